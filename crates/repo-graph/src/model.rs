@@ -1,0 +1,358 @@
+//! The typed facts of a repository: modules, classes, functions, imports.
+//!
+//! Every entity is a small plain struct with serde derives. Entities refer to
+//! each other by index ([`ModuleId`], [`ClassId`], [`FunctionId`]) into the
+//! vectors of [`crate::RepoGraph`]; text is kept once per module and sliced by
+//! [`Span`] when needed.
+
+use serde::{Deserialize, Serialize};
+
+/// A region of a source file: a byte range plus 1-based inclusive line numbers
+/// for display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Span {
+    /// First byte of the region.
+    pub start_byte: u32,
+    /// One past the last byte of the region.
+    pub end_byte: u32,
+    /// 1-based line of the first byte.
+    pub start_line: u32,
+    /// 1-based line of the last byte.
+    pub end_line: u32,
+}
+
+impl Span {
+    /// Number of lines the region covers.
+    pub fn line_count(&self) -> u32 {
+        self.end_line.saturating_sub(self.start_line) + 1
+    }
+}
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The index of this entity in its vector of the graph.
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+id_type!(
+    /// Index of a [`Module`] in [`crate::RepoGraph::modules`].
+    ModuleId
+);
+id_type!(
+    /// Index of a [`Class`] in [`crate::RepoGraph::classes`].
+    ClassId
+);
+id_type!(
+    /// Index of a [`Function`] in [`crate::RepoGraph::functions`].
+    FunctionId
+);
+
+/// Any entity of the graph. Also the node type of the function call graph,
+/// where a module stands for its module-level code and a class for a class
+/// that is instantiated but defines no `__init__`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntityId {
+    /// A module (one source file).
+    Module(ModuleId),
+    /// A class.
+    Class(ClassId),
+    /// A function or method.
+    Function(FunctionId),
+}
+
+/// What kind of file a module was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// A `.py` file.
+    Python,
+    /// A `.pyi` stub file.
+    Stub,
+    /// The code cells of a `.ipynb` notebook, joined in order.
+    Notebook,
+}
+
+/// Branch and nesting counts used as a complexity measure (seed 001, appendix F).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Complexity {
+    /// Count of `if`, `elif`, `for`, `while`, `except`, comprehensions and
+    /// `match` cases.
+    pub branches: u32,
+    /// Deepest block nesting (indentation level) at which a `def` appears.
+    pub max_def_depth: u32,
+}
+
+/// One source file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Module {
+    /// Dotted module name derived from the layout, e.g. `pkg.sub.mod`.
+    pub name: String,
+    /// Path relative to the analysed root, with `/` separators.
+    pub path: String,
+    /// File kind.
+    pub kind: SourceKind,
+    /// True for a package's `__init__` module.
+    pub is_package: bool,
+    /// The module docstring, cleaned of indentation.
+    pub docstring: Option<String>,
+    /// Number of lines of the (extracted) source.
+    pub line_count: u32,
+    /// Size of the (extracted) source in bytes.
+    pub byte_len: u32,
+    /// Imports in source order, one entry per imported name.
+    pub imports: Vec<Import>,
+    /// Branch and nesting counts over the whole file.
+    pub complexity: Complexity,
+    /// The parser reported syntax errors; the facts cover what the tree allowed.
+    pub has_syntax_errors: bool,
+    /// The file was not valid UTF-8 and was decoded lossily.
+    pub lossy_utf8: bool,
+    /// Names listed in a literal `__all__`, when the module defines one.
+    pub all: Option<Vec<String>>,
+    /// 128-bit xxh3 hash of the file's bytes, as hex.
+    pub content_hash: String,
+}
+
+/// A class definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Class {
+    /// The class name.
+    pub name: String,
+    /// Qualified name, e.g. `pkg.mod.Outer.Inner`.
+    pub qualname: String,
+    /// The module that defines it.
+    pub module: ModuleId,
+    /// The enclosing module, class or function.
+    pub parent: EntityId,
+    /// Base classes as written and, when internal, as resolved.
+    pub bases: Vec<Base>,
+    /// Decorators as written, without the `@`.
+    pub decorators: Vec<String>,
+    /// The class docstring.
+    pub docstring: Option<String>,
+    /// Functions defined directly in the class body, in source order.
+    pub methods: Vec<FunctionId>,
+    /// The whole definition including decorators.
+    pub span: Span,
+}
+
+/// A base class of a [`Class`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Base {
+    /// The base expression as written, e.g. `models.Model`.
+    pub text: String,
+    /// The internal class it resolves to, if any.
+    pub resolved: Option<ClassId>,
+}
+
+/// Whether a function is a plain function or one of the method flavours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FunctionKind {
+    /// Defined in a module or another function.
+    Function,
+    /// Defined in a class body.
+    Method,
+    /// A method decorated with `@staticmethod`.
+    StaticMethod,
+    /// A method decorated with `@classmethod`.
+    ClassMethod,
+}
+
+/// A function or method definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Function {
+    /// The function name.
+    pub name: String,
+    /// Qualified name, e.g. `pkg.mod.Class.method` or `pkg.mod.outer.inner`.
+    pub qualname: String,
+    /// The module that defines it.
+    pub module: ModuleId,
+    /// The enclosing module, class or function.
+    pub parent: EntityId,
+    /// Plain function or method flavour.
+    pub kind: FunctionKind,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// Return annotation as written.
+    pub returns: Option<String>,
+    /// Decorators as written, without the `@`.
+    pub decorators: Vec<String>,
+    /// Defined with `async def`.
+    pub is_async: bool,
+    /// The docstring.
+    pub docstring: Option<String>,
+    /// The whole definition including decorators.
+    pub span: Span,
+    /// Branch count inside the body and block depth of the `def`.
+    pub complexity: Complexity,
+}
+
+/// How a parameter receives its argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    /// An ordinary parameter (positional or keyword).
+    Normal,
+    /// `*args`.
+    VarPositional,
+    /// `**kwargs`.
+    VarKeyword,
+    /// A parameter after `*` or `*args`.
+    KeywordOnly,
+}
+
+/// One parameter of a [`Function`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Param {
+    /// Parameter name (empty for a tuple pattern).
+    pub name: String,
+    /// How it receives its argument.
+    pub kind: ParamKind,
+    /// Annotation as written.
+    pub annotation: Option<String>,
+    /// Default value as written.
+    pub default: Option<String>,
+}
+
+/// The syntactic form of an [`Import`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImportKind {
+    /// `import a.b [as c]`.
+    Import,
+    /// `from m import n [as k]`.
+    From,
+    /// `from m import *`.
+    Star,
+}
+
+/// One imported name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Import {
+    /// Syntactic form.
+    pub kind: ImportKind,
+    /// The module path as written, without leading dots (may be empty for `from . import x`).
+    pub module: String,
+    /// Number of leading dots of a relative import (0 for absolute).
+    pub level: u32,
+    /// The imported name for `from` imports.
+    pub name: Option<String>,
+    /// The `as` alias.
+    pub alias: Option<String>,
+    /// 1-based line of the statement.
+    pub line: u32,
+    /// The import is inside a function body.
+    pub in_function: bool,
+    /// The import is inside a `try` statement (typically `except ImportError`).
+    pub in_try: bool,
+    /// What the import refers to.
+    pub target: ImportTarget,
+}
+
+/// What an [`Import`] refers to after resolution across the repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImportTarget {
+    /// An internal module.
+    Module(ModuleId),
+    /// An internal class.
+    Class(ClassId),
+    /// An internal function.
+    Function(FunctionId),
+    /// Some other name (a variable or constant) defined in an internal module.
+    Attribute(ModuleId),
+    /// Outside the repository; the absolute dotted name.
+    External(String),
+}
+
+impl ImportTarget {
+    /// The internal module this import depends on, if any.
+    pub fn internal_module(&self, graph: &crate::RepoGraph) -> Option<ModuleId> {
+        match self {
+            ImportTarget::Module(m) | ImportTarget::Attribute(m) => Some(*m),
+            ImportTarget::Class(c) => graph.classes.get(c.index()).map(|c| c.module),
+            ImportTarget::Function(f) => graph.functions.get(f.index()).map(|f| f.module),
+            ImportTarget::External(_) => None,
+        }
+    }
+}
+
+/// A call that could not be resolved to an internal definition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnresolvedCall {
+    /// The calling function or module.
+    pub caller: EntityId,
+    /// The callee expression as written, or the absolute name of an external target.
+    pub callee: String,
+    /// True when the callee is known to live outside the repository (an
+    /// import of an external package or a builtin).
+    pub external: bool,
+    /// 1-based line of the call.
+    pub line: u32,
+}
+
+/// Why a file was not analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// Not a Python source (`.py`, `.pyi`, `.ipynb`).
+    NotSource,
+    /// Larger than the configured maximum size.
+    TooLarge,
+    /// Contains NUL bytes in its first 8 KiB.
+    Binary,
+    /// Matched `.gitignore`, `.ignore` or `.git/info/exclude` (a pruned
+    /// directory counts once).
+    Ignored,
+    /// A hidden file or directory (name starting with `.`); a pruned directory counts once.
+    Hidden,
+    /// A version-control, virtualenv, cache or build directory (counted once per directory).
+    ToolDirectory,
+    /// A symbolic link that leads back into one of its own ancestors.
+    SymlinkLoop,
+    /// A symbolic link whose target lies outside the analysed root.
+    SymlinkOutsideRoot,
+    /// The file or directory could not be read (permissions, vanished, I/O error).
+    Unreadable,
+    /// A notebook whose JSON could not be read.
+    InvalidNotebook,
+}
+
+impl SkipReason {
+    /// The snake_case name used in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::NotSource => "not_source",
+            SkipReason::TooLarge => "too_large",
+            SkipReason::Binary => "binary",
+            SkipReason::Ignored => "ignored",
+            SkipReason::Hidden => "hidden",
+            SkipReason::ToolDirectory => "tool_directory",
+            SkipReason::SymlinkLoop => "symlink_loop",
+            SkipReason::SymlinkOutsideRoot => "symlink_outside_root",
+            SkipReason::Unreadable => "unreadable",
+            SkipReason::InvalidNotebook => "invalid_notebook",
+        }
+    }
+}
+
+/// A file or directory that was not analysed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// Path relative to the root, with `/` separators.
+    pub path: String,
+    /// Why it was skipped.
+    pub reason: SkipReason,
+}

@@ -1,0 +1,275 @@
+//! Serialisable views of a [`RepoGraph`]: statistics, the whole-graph JSON
+//! document, the `calls` map and the Graphviz rendering of the MDG.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use petgraph::visit::EdgeRef;
+use serde::{Deserialize, Serialize};
+
+use crate::graph::RepoGraph;
+use crate::model::{Class, EntityId, Function, Module, ModuleId, Skipped, UnresolvedCall};
+
+/// Version of the [`GraphDocument`] layout; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Counts that summarise an analysis (`repo-agent analyze --format stats`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Regular files met by the walk, analysed or not.
+    pub files_seen: u64,
+    /// Source files read and analysed (parsed now or taken from the cache).
+    pub files_parsed: u64,
+    /// Modules in the graph (equal to `files_parsed`).
+    pub modules: u64,
+    /// Classes defined.
+    pub classes: u64,
+    /// Functions and methods defined.
+    pub functions: u64,
+    /// Distinct caller → callee edges of the FCG.
+    pub call_edges: u64,
+    /// Call sites that do not resolve to an internal definition.
+    pub unresolved_calls: u64,
+    /// Edges of the MDG (module pairs with imports or calls between them).
+    pub import_edges: u64,
+    /// Files in which the parser found syntax errors.
+    pub parse_errors: u64,
+    /// Files that were not valid UTF-8 and were decoded lossily.
+    pub invalid_utf8: u64,
+    /// Files and pruned directories passed over, by reason.
+    pub skipped: BTreeMap<String, u64>,
+    /// Wall time of the analysis in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// One edge of the FCG in a [`GraphDocument`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallEdge {
+    /// The calling function, or a module for module-level code.
+    pub caller: EntityId,
+    /// The called function (or a class without `__init__`).
+    pub callee: EntityId,
+    /// Number of call sites.
+    pub call_sites: u32,
+}
+
+/// One edge of the MDG in a [`GraphDocument`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleEdge {
+    /// The importing module.
+    pub from: ModuleId,
+    /// The imported module.
+    pub to: ModuleId,
+    /// Imported names.
+    pub imports: u32,
+    /// Resolved call sites from `from` into `to`.
+    pub calls: u32,
+    /// `imports + calls`.
+    pub weight: u32,
+}
+
+/// The whole graph as one serialisable document (`--format json`).
+/// Ids are indices into the `modules`, `classes` and `functions` arrays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphDocument {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The analysed root directory.
+    pub root: String,
+    /// Summary counts.
+    pub stats: Stats,
+    /// Modules in path order.
+    pub modules: Vec<Module>,
+    /// Classes grouped by module.
+    pub classes: Vec<Class>,
+    /// Functions grouped by module.
+    pub functions: Vec<Function>,
+    /// FCG edges.
+    pub call_edges: Vec<CallEdge>,
+    /// Calls that stayed unresolved.
+    pub unresolved_calls: Vec<UnresolvedCall>,
+    /// MDG edges.
+    pub module_edges: Vec<ModuleEdge>,
+    /// What was passed over.
+    pub skipped: Vec<Skipped>,
+}
+
+impl RepoGraph {
+    /// Summary counts of the analysis.
+    pub fn stats(&self) -> Stats {
+        let mut skipped = BTreeMap::new();
+        for s in &self.skipped {
+            *skipped.entry(s.reason.as_str().to_string()).or_insert(0) += 1;
+        }
+        let count = |n: usize| n as u64;
+        Stats {
+            files_seen: self.files_seen,
+            files_parsed: count(self.modules.len()),
+            modules: count(self.modules.len()),
+            classes: count(self.classes.len()),
+            functions: count(self.functions.len()),
+            call_edges: count(self.fcg.edge_count()),
+            unresolved_calls: count(self.unresolved.len()),
+            import_edges: count(self.mdg.edge_count()),
+            parse_errors: count(self.modules.iter().filter(|m| m.has_syntax_errors).count()),
+            invalid_utf8: count(self.modules.iter().filter(|m| m.lossy_utf8).count()),
+            skipped,
+            elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// The FCG's edges in a stable order.
+    pub fn call_edges(&self) -> Vec<CallEdge> {
+        self.fcg
+            .edge_references()
+            .map(|e| CallEdge {
+                caller: self.fcg[e.source()],
+                callee: self.fcg[e.target()],
+                call_sites: *e.weight(),
+            })
+            .collect()
+    }
+
+    /// The MDG's edges in a stable order.
+    pub fn module_edges(&self) -> Vec<ModuleEdge> {
+        self.mdg
+            .edge_references()
+            .map(|e| ModuleEdge {
+                from: self.mdg[e.source()],
+                to: self.mdg[e.target()],
+                imports: e.weight().imports,
+                calls: e.weight().calls,
+                weight: e.weight().weight(),
+            })
+            .collect()
+    }
+
+    /// The whole graph as a [`GraphDocument`].
+    pub fn to_document(&self) -> GraphDocument {
+        GraphDocument {
+            schema_version: SCHEMA_VERSION,
+            root: self.root.display().to_string(),
+            stats: self.stats(),
+            modules: self.modules.clone(),
+            classes: self.classes.clone(),
+            functions: self.functions.clone(),
+            call_edges: self.call_edges(),
+            unresolved_calls: self.unresolved.clone(),
+            module_edges: self.module_edges(),
+            skipped: self.skipped.clone(),
+        }
+    }
+
+    /// Every function, method and module (module-level code) by qualified
+    /// name, mapped to the sorted qualified names of the internal definitions
+    /// it calls; `[]` when it calls nothing internal.
+    pub fn calls_map(&self) -> BTreeMap<String, Vec<String>> {
+        let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for m in &self.modules {
+            map.entry(m.name.clone()).or_default();
+        }
+        for f in &self.functions {
+            map.entry(f.qualname.clone()).or_default();
+        }
+        for edge in self.fcg.edge_references() {
+            let caller = self.qualname(self.fcg[edge.source()]);
+            let callee = self.qualname(self.fcg[edge.target()]).to_string();
+            map.entry(caller.to_string()).or_default().push(callee);
+        }
+        for callees in map.values_mut() {
+            callees.sort_unstable();
+            callees.dedup();
+        }
+        map
+    }
+
+    /// The MDG in Graphviz `dot` syntax; edge labels are coupling weights.
+    pub fn dot(&self) -> String {
+        let mut out = String::from(
+            "digraph modules {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n",
+        );
+        for m in &self.modules {
+            let _ = writeln!(out, "  \"{}\";", escape(&m.name));
+        }
+        for edge in self.module_edges() {
+            let (from, to) = (
+                &self.modules[edge.from.index()],
+                &self.modules[edge.to.index()],
+            );
+            let _ = writeln!(
+                out,
+                "  \"{}\" -> \"{}\" [label=\"{}\", weight={}];",
+                escape(&from.name),
+                escape(&to.name),
+                edge.weight,
+                edge.weight
+            );
+        }
+        out.push_str("}\n");
+        out
+    }
+
+    /// Short human label of an entity, e.g. `def run(self, x)` or `class A(B)`.
+    pub fn signature(&self, entity: EntityId) -> String {
+        match entity {
+            EntityId::Module(m) => self.module(m).map_or_else(String::new, |m| m.name.clone()),
+            EntityId::Class(c) => self.class(c).map_or_else(String::new, |c| {
+                let bases: Vec<&str> = c.bases.iter().map(|b| b.text.as_str()).collect();
+                if bases.is_empty() {
+                    format!("class {}", c.name)
+                } else {
+                    format!("class {}({})", c.name, bases.join(", "))
+                }
+            }),
+            EntityId::Function(f) => self
+                .function(f)
+                .map_or_else(String::new, function_signature),
+        }
+    }
+}
+
+fn function_signature(f: &Function) -> String {
+    use crate::model::ParamKind;
+    let mut out = String::new();
+    if f.is_async {
+        out.push_str("async ");
+    }
+    out.push_str("def ");
+    out.push_str(&f.name);
+    out.push('(');
+    let mut star_written = false;
+    for (i, p) in f.params.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        match p.kind {
+            ParamKind::VarPositional => {
+                out.push('*');
+                star_written = true;
+            }
+            ParamKind::VarKeyword => out.push_str("**"),
+            ParamKind::KeywordOnly if !star_written => {
+                out.push_str("*, ");
+                star_written = true;
+            }
+            _ => {}
+        }
+        out.push_str(&p.name);
+        if let Some(a) = &p.annotation {
+            let _ = write!(out, ": {a}");
+        }
+        if let Some(d) = &p.default {
+            out.push_str(if p.annotation.is_some() { " = " } else { "=" });
+            out.push_str(d);
+        }
+    }
+    out.push(')');
+    if let Some(r) = &f.returns {
+        let _ = write!(out, " -> {r}");
+    }
+    out
+}
+
+fn escape(name: &str) -> String {
+    name.replace('\\', "\\\\").replace('"', "\\\"")
+}

@@ -1,0 +1,294 @@
+//! Discovery of source files under a root directory.
+//!
+//! The walk is our own depth-first traversal rather than `ignore::Walk`
+//! because every file or directory it passes over must be counted with its
+//! reason, which `ignore::Walk` does not report. Ignore rules still come from
+//! the `ignore` crate's gitignore matcher: `.gitignore` and `.ignore` files at
+//! every level, plus the root's `.git/info/exclude`. There is no depth or
+//! files-per-directory limit; symbolic links are followed unless they lead
+//! outside the root or back to a directory already walked.
+
+use std::collections::HashSet;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::model::{SkipReason, Skipped, SourceKind};
+
+/// Directory names that never hold the repository's own source.
+const TOOL_DIRS: &[&str] = &[
+    "__pycache__",
+    "node_modules",
+    "site-packages",
+    "venv",
+    ".venv",
+    ".tox",
+    ".nox",
+    ".eggs",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".git",
+    ".hg",
+    ".svn",
+    ".repo-agent",
+];
+
+/// A source file found by the walk.
+#[derive(Debug, Clone)]
+pub(crate) struct SourceFile {
+    /// Path relative to the root with `/` separators.
+    pub rel_path: String,
+    pub abs_path: PathBuf,
+    pub kind: SourceKind,
+}
+
+/// What the walk found.
+#[derive(Debug, Default)]
+pub(crate) struct WalkOutput {
+    pub files: Vec<SourceFile>,
+    pub skipped: Vec<Skipped>,
+    /// Every regular file met, analysed or not.
+    pub files_seen: u64,
+}
+
+pub(crate) struct WalkOptions {
+    pub max_file_size: u64,
+    pub include_hidden: bool,
+    pub respect_ignore_files: bool,
+}
+
+struct DirToWalk {
+    path: PathBuf,
+    rel: String,
+    /// Index into the matcher stack: matchers `0..depth` apply.
+    matchers: usize,
+}
+
+pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, crate::Error> {
+    let canonical_root = fs::canonicalize(root).map_err(|source| crate::Error::Root {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    if !canonical_root.is_dir() {
+        return Err(crate::Error::NotADirectory(root.to_path_buf()));
+    }
+    let mut out = WalkOutput::default();
+    let mut visited_dirs: HashSet<(u64, u64)> = HashSet::new();
+    if let Ok(meta) = fs::metadata(&canonical_root) {
+        visited_dirs.insert((meta.dev(), meta.ino()));
+    }
+    // Matchers apply from the root down; each entry is the matcher of one
+    // directory. Each DirToWalk records how many of them apply to it.
+    let mut matchers: Vec<(String, Gitignore)> = Vec::new();
+    if options.respect_ignore_files {
+        let exclude = canonical_root.join(".git/info/exclude");
+        if exclude.is_file() {
+            let mut builder = GitignoreBuilder::new(&canonical_root);
+            builder.add(&exclude);
+            if let Ok(matcher) = builder.build() {
+                matchers.push((String::new(), matcher));
+            }
+        }
+    }
+    let mut stack = vec![DirToWalk {
+        path: canonical_root.clone(),
+        rel: String::new(),
+        matchers: matchers.len(),
+    }];
+    while let Some(dir) = stack.pop() {
+        matchers.truncate(dir.matchers);
+        if options.respect_ignore_files
+            && let Some(matcher) = dir_matcher(&dir.path)
+        {
+            matchers.push((dir.rel.clone(), matcher));
+        }
+        let entries = match fs::read_dir(&dir.path) {
+            Ok(entries) => entries,
+            Err(error) => {
+                tracing::warn!(path = %dir.path.display(), %error, "cannot read directory");
+                out.skipped.push(Skipped {
+                    path: dir.rel.clone(),
+                    reason: SkipReason::Unreadable,
+                });
+                continue;
+            }
+        };
+        let mut entries: Vec<fs::DirEntry> = entries.filter_map(Result::ok).collect();
+        entries.sort_by_key(|e| e.file_name());
+        let mut subdirs = Vec::new();
+        for entry in entries {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let rel = if dir.rel.is_empty() {
+                name.to_string()
+            } else {
+                format!("{}/{}", dir.rel, name)
+            };
+            let skip = |out: &mut WalkOutput, reason| {
+                out.skipped.push(Skipped {
+                    path: rel.clone(),
+                    reason,
+                })
+            };
+            let Ok(file_type) = entry.file_type() else {
+                skip(&mut out, SkipReason::Unreadable);
+                continue;
+            };
+            let path = entry.path();
+            let (is_dir, meta) = if file_type.is_symlink() {
+                match symlink_target(&path, &canonical_root) {
+                    Ok(meta) => (meta.is_dir(), Some(meta)),
+                    Err(reason) => {
+                        if !file_type.is_dir() {
+                            out.files_seen += 1;
+                        }
+                        skip(&mut out, reason);
+                        continue;
+                    }
+                }
+            } else {
+                (file_type.is_dir(), None)
+            };
+            if !is_dir {
+                out.files_seen += 1;
+            }
+            if !options.include_hidden && name.starts_with('.') {
+                let reason = if is_dir && TOOL_DIRS.contains(&name.as_ref()) {
+                    SkipReason::ToolDirectory
+                } else {
+                    SkipReason::Hidden
+                };
+                skip(&mut out, reason);
+                continue;
+            }
+            if is_ignored(&matchers, &path, is_dir) {
+                skip(&mut out, SkipReason::Ignored);
+                continue;
+            }
+            if is_dir {
+                if TOOL_DIRS.contains(&name.as_ref())
+                    || name.ends_with(".egg-info")
+                    || path.join("pyvenv.cfg").is_file()
+                {
+                    skip(&mut out, SkipReason::ToolDirectory);
+                    continue;
+                }
+                let meta = match meta {
+                    Some(m) => m,
+                    None => match fs::metadata(&path) {
+                        Ok(m) => m,
+                        Err(_) => {
+                            skip(&mut out, SkipReason::Unreadable);
+                            continue;
+                        }
+                    },
+                };
+                if !visited_dirs.insert((meta.dev(), meta.ino())) {
+                    skip(&mut out, SkipReason::SymlinkLoop);
+                    continue;
+                }
+                subdirs.push(DirToWalk {
+                    path,
+                    rel,
+                    matchers: matchers.len(),
+                });
+                continue;
+            }
+            let kind = match Path::new(name.as_ref())
+                .extension()
+                .and_then(|e| e.to_str())
+            {
+                Some("py") => SourceKind::Python,
+                Some("pyi") => SourceKind::Stub,
+                Some("ipynb") => SourceKind::Notebook,
+                _ => {
+                    skip(&mut out, SkipReason::NotSource);
+                    continue;
+                }
+            };
+            let size = match meta {
+                Some(m) => m.len(),
+                None => match entry.metadata() {
+                    Ok(m) => m.len(),
+                    Err(_) => {
+                        skip(&mut out, SkipReason::Unreadable);
+                        continue;
+                    }
+                },
+            };
+            if size > options.max_file_size {
+                skip(&mut out, SkipReason::TooLarge);
+                continue;
+            }
+            out.files.push(SourceFile {
+                rel_path: rel,
+                abs_path: path,
+                kind,
+            });
+        }
+        // Reverse so that the stack pops directories in name order.
+        stack.extend(subdirs.into_iter().rev());
+    }
+    out.files.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    out.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Follows a symbolic link; refuses targets outside the root and broken links.
+fn symlink_target(path: &Path, canonical_root: &Path) -> Result<fs::Metadata, SkipReason> {
+    let target = match fs::canonicalize(path) {
+        Ok(t) => t,
+        Err(error) => {
+            // ELOOP: the link chain itself loops.
+            return Err(if error.raw_os_error() == Some(40) {
+                SkipReason::SymlinkLoop
+            } else {
+                SkipReason::Unreadable
+            });
+        }
+    };
+    if !target.starts_with(canonical_root) {
+        return Err(SkipReason::SymlinkOutsideRoot);
+    }
+    fs::metadata(&target).map_err(|_| SkipReason::Unreadable)
+}
+
+fn dir_matcher(dir: &Path) -> Option<Gitignore> {
+    let mut builder = GitignoreBuilder::new(dir);
+    let mut any = false;
+    for name in [".gitignore", ".ignore"] {
+        let file = dir.join(name);
+        if file.is_file() {
+            if let Some(error) = builder.add(&file) {
+                tracing::warn!(path = %file.display(), %error, "part of an ignore file was not understood");
+            }
+            any = true;
+        }
+    }
+    if !any {
+        return None;
+    }
+    match builder.build() {
+        Ok(matcher) => Some(matcher),
+        Err(error) => {
+            tracing::warn!(dir = %dir.display(), %error, "ignore rules could not be built");
+            None
+        }
+    }
+}
+
+/// The nearest directory's rule decides, as in git; `.git/info/exclude` comes last.
+fn is_ignored(matchers: &[(String, Gitignore)], path: &Path, is_dir: bool) -> bool {
+    for (_, matcher) in matchers.iter().rev() {
+        match matcher.matched(path, is_dir) {
+            Match::Ignore(_) => return true,
+            Match::Whitelist(_) => return false,
+            Match::None => {}
+        }
+    }
+    false
+}

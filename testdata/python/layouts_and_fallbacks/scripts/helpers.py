@@ -1,0 +1,2 @@
+def banner():
+    print("report")

@@ -1,0 +1,6 @@
+# -*- coding: latin-1 -*-
+"""Café module."""
+
+
+def latin():
+    return "été"
