@@ -1,0 +1,51 @@
+//! `repo-agent`: use an existing code repository to solve a task.
+//!
+//! The binary is glue: argument parsing, wiring and printing. Every
+//! capability lives in a library crate (`repo-graph` for analysis).
+
+mod cmd;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "repo-agent",
+    version,
+    about = "Understand and use an existing code repository to solve a task"
+)]
+struct Cli {
+    /// Log verbosity for diagnostics on stderr (error, warn, info, debug, trace).
+    #[arg(long, global = true, default_value = "warn", env = "REPO_AGENT_LOG")]
+    log: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build the structural model of a repository (HCT, FCG, MDG) and print it.
+    Analyze(cmd::analyze::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match cli.command {
+        Command::Analyze(args) => cmd::analyze::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
