@@ -1,0 +1,83 @@
+//! Runs model-written code without letting it hurt the machine it runs on.
+//!
+//! A [`Sandbox`] executes commands, shell scripts and Python under a wall-clock
+//! timeout, memory/CPU/file-size/process-count limits and a clean environment (the
+//! caller's `OPENAI_API_KEY` and friends never get in), and hands back an
+//! [`ExecResult`] whose stdout and stderr are bounded: a program that prints 100 MB
+//! costs a few hundred kilobytes, with the head and tail kept and the middle counted.
+//! Two isolation levels sit behind the same API:
+//!
+//! | | [`Isolation::Process`] | [`Isolation::Namespaces`] (`bwrap`) |
+//! |---|---|---|
+//! | resource limits (`setrlimit`) | yes | yes |
+//! | timeout kills every descendant | its process group | its whole PID namespace |
+//! | file system | as the sandbox user sees it | system dirs read-only; only the working directory, granted paths and a private `/tmp` writable; home hidden |
+//! | network | caller's | none (private loopback) unless enabled |
+//!
+//! [`Isolation::Auto`] (the default) picks namespaces when `bwrap` (Debian package
+//! `bubblewrap`) is installed and the kernel allows it. On top of one-off calls the crate
+//! offers a [`ShellSession`] that keeps `cd` and `export` between commands, per-task
+//! Python virtualenvs ([`Sandbox::create_venv`], [`Sandbox::pip_install`]) with a
+//! shared pip cache, live output through a callback, and a [`BlockingSandbox`] for
+//! synchronous callers.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use sandbox::{Command, PythonScript, Sandbox, SandboxConfig};
+//!
+//! # async fn demo() -> Result<(), sandbox::SandboxError> {
+//! let config = SandboxConfig::builder("/tmp/task-42")
+//!     .timeout(Duration::from_secs(30))
+//!     .memory_limit(1 << 30)
+//!     .output_limit(64 * 1024)
+//!     .build()?;
+//! let sandbox = Sandbox::new(config).await?;
+//!
+//! let result = sandbox.exec(Command::new("ls").arg("-la")).await?;
+//! println!("{} -> {}", result.status_summary(), result.stdout);
+//!
+//! let result = sandbox
+//!     .run_python(PythonScript::code("print(sum(range(10)))"), &["--verbose"])
+//!     .await?;
+//! assert_eq!(result.stdout.head.trim(), "45");
+//!
+//! let mut shell = sandbox.shell_session()?;
+//! shell.run("cd src && export MODE=test").await?;
+//! let again = shell.run("echo $MODE in $PWD").await?;
+//! println!("{}", again.stdout);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Limits that the kernel cannot enforce are reported rather than faked: Linux ignores
+//! RLIMIT_NPROC for root, so [`Sandbox::process_limit_enforced`] is `false` unless the
+//! code runs as another user ([`SandboxConfigBuilder::run_as`]); process mode cannot
+//! block the network; and [`ExecResult::killed_for_memory`] is inferred from how the
+//! program failed (see its documentation).
+#![deny(missing_docs)]
+
+mod blocking;
+mod bwrap;
+mod command;
+mod config;
+mod error;
+mod limits;
+mod output;
+mod python;
+mod runner;
+mod sandbox;
+mod session;
+
+pub use blocking::{BlockingSandbox, BlockingShellSession};
+pub use command::Command;
+pub use config::{
+    DEFAULT_KILL_GRACE, DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_LIMIT,
+    DEFAULT_OUTPUT_LIMIT, DEFAULT_PATH, DEFAULT_TIMEOUT, Isolation, RunAs, SandboxConfig,
+    SandboxConfigBuilder,
+};
+pub use error::{Result, SandboxError};
+pub use output::{CapturedOutput, OutputCallback, OutputChunk, OutputStream};
+pub use python::{PythonEnv, PythonScript};
+pub use runner::ExecResult;
+pub use sandbox::{Sandbox, namespaces_available};
+pub use session::ShellSession;

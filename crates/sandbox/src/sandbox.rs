@@ -1,0 +1,577 @@
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tempfile::TempDir;
+
+use crate::bwrap;
+use crate::command::Command;
+use crate::config::{DEFAULT_PATH, Isolation, RunAs, SandboxConfig};
+use crate::error::{Result, SandboxError};
+use crate::limits::{self, Limits};
+use crate::python::{self, PythonEnv, PythonInfo, PythonScript};
+use crate::runner::{self, ExecResult, Spec};
+use crate::session::ShellSession;
+
+/// Tasks `bwrap` itself keeps alive (its monitor and the namespace's init), which
+/// count against RLIMIT_NPROC like the code's own processes.
+const BWRAP_TASKS: u64 = 2;
+
+/// How long the namespace probe may take before it counts as a failure.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs commands under one [`SandboxConfig`].
+///
+/// Cheap to clone (clones share the configuration and the private home directory) and
+/// safe to use from several tasks at once; each call runs in a fresh process tree.
+#[derive(Clone, Debug)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: SandboxConfig,
+    isolation: Isolation,
+    bwrap: Option<PathBuf>,
+    python: std::result::Result<PythonInfo, String>,
+    /// Private `HOME` for the code, removed when the last clone is dropped.
+    home: TempDir,
+    /// Real uid the code runs as, which is what RLIMIT_NPROC counts against.
+    child_uid: u32,
+}
+
+/// Per-call extras that only the crate's own helpers use.
+#[derive(Debug, Default)]
+pub(crate) struct Extra {
+    pub(crate) network: Option<bool>,
+    pub(crate) read_write: Vec<PathBuf>,
+}
+
+impl Sandbox {
+    /// Prepares a sandbox: picks the isolation level (probing `bwrap` for `Auto` and
+    /// `Namespaces`), creates the private home directory and locates Python.
+    ///
+    /// # Errors
+    ///
+    /// [`SandboxError::BwrapMissing`] or [`SandboxError::NamespacesUnavailable`] when
+    /// `Namespaces` was asked for and cannot be had, [`SandboxError::InvalidConfig`]
+    /// when `run_as` is set without root, [`SandboxError::Io`] when the home directory
+    /// cannot be created.
+    pub async fn new(config: SandboxConfig) -> Result<Self> {
+        let caller_uid = rustix::process::geteuid().as_raw();
+        if let Some(identity) = config.run_as
+            && caller_uid != 0
+            && identity.uid != caller_uid
+        {
+            return Err(SandboxError::InvalidConfig(format!(
+                "run_as uid {} needs the caller to be root (it is uid {caller_uid}); drop \
+                 `run_as` or start the agent as root",
+                identity.uid
+            )));
+        }
+        let child_uid = config
+            .run_as
+            .map_or_else(|| rustix::process::getuid().as_raw(), |r| r.uid);
+
+        let home = make_home(config.run_as)?;
+        let python = python::resolve(&config.python).await;
+        if let Err(reason) = &python {
+            tracing::debug!(%reason, "no Python interpreter; run_python will fail");
+        }
+
+        let mut inner = Inner {
+            config,
+            isolation: Isolation::Process,
+            bwrap: None,
+            python,
+            home,
+            child_uid,
+        };
+        let requested = inner.config.isolation;
+        if requested != Isolation::Process {
+            match probe(&mut inner).await {
+                Ok(()) => inner.isolation = Isolation::Namespaces,
+                Err(e) if requested == Isolation::Namespaces => return Err(e),
+                Err(e) => tracing::warn!(
+                    reason = %e,
+                    "namespace isolation unavailable; falling back to process isolation"
+                ),
+            }
+        }
+
+        if inner.isolation == Isolation::Process && !inner.config.network {
+            tracing::warn!(
+                "process isolation cannot block network access; the code will have the \
+                 caller's network (use bwrap/namespaces isolation to cut it off)"
+            );
+        }
+        let sandbox = Self {
+            inner: Arc::new(inner),
+        };
+        if sandbox.inner.config.max_processes.is_some() && !sandbox.process_limit_enforced() {
+            tracing::warn!(
+                "the code runs as root, for which Linux ignores RLIMIT_NPROC: max_processes \
+                 is not enforced (set `run_as(RunAs::NOBODY)` to enforce it)"
+            );
+        }
+        tracing::debug!(isolation = %sandbox.isolation(), "sandbox ready");
+        Ok(sandbox)
+    }
+
+    /// The isolation level in effect (never `Auto`).
+    pub fn isolation(&self) -> Isolation {
+        self.inner.isolation
+    }
+
+    /// The configuration this sandbox was made from.
+    pub fn config(&self) -> &SandboxConfig {
+        &self.inner.config
+    }
+
+    /// The code's private `HOME`, which persists across calls on this sandbox and is
+    /// deleted with it.
+    pub fn home_dir(&self) -> &Path {
+        self.inner.home.path()
+    }
+
+    /// Whether `max_processes` is really enforced: it is set, and the code does not run
+    /// as root (the kernel never applies RLIMIT_NPROC to root).
+    pub fn process_limit_enforced(&self) -> bool {
+        self.inner.config.max_processes.is_some() && self.inner.child_uid != 0
+    }
+
+    /// Runs `command` and waits for it (or for its timeout).
+    ///
+    /// # Errors
+    ///
+    /// Only when the sandbox could not run the command at all (see [`SandboxError`]);
+    /// a failing program is reported through the [`ExecResult`].
+    pub async fn exec(&self, command: Command) -> Result<ExecResult> {
+        self.exec_with(command, Extra::default()).await
+    }
+
+    /// Runs a `bash` script (`bash -c script`; `sh` when bash is not installed).
+    ///
+    /// # Errors
+    ///
+    /// As for [`exec`](Self::exec).
+    pub async fn run_shell(&self, script: &str) -> Result<ExecResult> {
+        self.exec(Command::new(shell_program()).arg("-c").arg(script))
+            .await
+    }
+
+    /// Runs Python code or a script file with the configured interpreter.
+    ///
+    /// # Errors
+    ///
+    /// [`SandboxError::PythonUnavailable`] when no interpreter was found,
+    /// [`SandboxError::CodeTooLarge`] for oversized inline code, otherwise as for
+    /// [`exec`](Self::exec).
+    pub async fn run_python<S: AsRef<OsStr>>(
+        &self,
+        script: PythonScript,
+        args: &[S],
+    ) -> Result<ExecResult> {
+        let info = self.python_info()?;
+        let command = Command::new(&info.executable)
+            .args(script.interpreter_args()?)
+            .args(args)
+            .env("PYTHONUNBUFFERED", "1");
+        self.exec(command).await
+    }
+
+    /// Runs Python code or a script file with the interpreter of virtualenv `env`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`run_python`](Self::run_python).
+    pub async fn run_python_in<S: AsRef<OsStr>>(
+        &self,
+        env: &PythonEnv,
+        script: PythonScript,
+        args: &[S],
+    ) -> Result<ExecResult> {
+        let command = self
+            .venv_command(env)
+            .args(script.interpreter_args()?)
+            .args(args);
+        self.exec(command).await
+    }
+
+    /// Creates a virtualenv at `dir` with `python -m venv` (pip included, from the
+    /// interpreter's bundled wheel, so no network is needed). `dir` must be writable in
+    /// the sandbox: inside the working directory, a read-write path or
+    /// [`home_dir`](Self::home_dir).
+    ///
+    /// # Errors
+    ///
+    /// [`SandboxError::PythonUnavailable`] without an interpreter,
+    /// [`SandboxError::VenvFailed`] when `venv` fails.
+    pub async fn create_venv(&self, dir: impl AsRef<Path>) -> Result<PythonEnv> {
+        let info = self.python_info()?;
+        let dir = self.absolute(dir.as_ref());
+        let result = self
+            .exec(Command::new(&info.executable).args([
+                OsStr::new("-m"),
+                OsStr::new("venv"),
+                dir.as_os_str(),
+            ]))
+            .await?;
+        let env = PythonEnv { dir };
+        if !result.success() || std::fs::symlink_metadata(env.python()).is_err() {
+            return Err(SandboxError::VenvFailed {
+                path: env.dir,
+                status: result.status_summary(),
+                output: result.combined_output(),
+            });
+        }
+        tracing::info!(dir = %env.dir.display(), "created virtualenv");
+        Ok(env)
+    }
+
+    /// Runs `pip ARGS` in virtualenv `env` (for example `["list"]` or
+    /// `["cache", "dir"]`) and returns how it went, successful or not.
+    ///
+    /// pip gets network access exactly when
+    /// [`package_registry`](crate::SandboxConfigBuilder::package_registry) is on,
+    /// regardless of the general network switch. The shared pip cache is writable and
+    /// announced to pip through `PIP_CACHE_DIR`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`exec`](Self::exec).
+    pub async fn pip<S: AsRef<OsStr>>(&self, env: &PythonEnv, args: &[S]) -> Result<ExecResult> {
+        let registry = self.inner.config.package_registry;
+        let mut command =
+            self.venv_command(env)
+                .args(["-m", "pip", "--disable-pip-version-check", "--no-input"]);
+        command = command.args(args);
+        let mut extra = Extra {
+            network: Some(registry),
+            read_write: Vec::new(),
+        };
+        if let Some(cache) = &self.inner.config.pip_cache_dir {
+            match std::fs::create_dir_all(cache) {
+                Ok(()) => {
+                    command = command.env("PIP_CACHE_DIR", cache);
+                    extra.read_write.push(cache.clone());
+                }
+                // A missing cache only costs download time; say so and go on.
+                Err(e) => tracing::warn!(
+                    dir = %cache.display(),
+                    error = %e,
+                    "cannot create the pip cache; running pip without it"
+                ),
+            }
+        }
+        self.exec_with(command, extra).await
+    }
+
+    /// Runs `pip install ARGS` in virtualenv `env`, e.g. `["-r", "requirements.txt"]`
+    /// or `["numpy==2.1"]`.
+    ///
+    /// Network access follows [`pip`](Self::pip). Without
+    /// [`package_registry`](crate::SandboxConfigBuilder::package_registry), pip runs
+    /// with `--no-index` and can only install local files (wheels, directories,
+    /// `--find-links` folders).
+    ///
+    /// # Errors
+    ///
+    /// [`SandboxError::PipFailed`] when pip exits unsuccessfully, or as for
+    /// [`exec`](Self::exec).
+    pub async fn pip_install<S: AsRef<OsStr>>(
+        &self,
+        env: &PythonEnv,
+        args: &[S],
+    ) -> Result<ExecResult> {
+        let mut full: Vec<OsString> = vec!["install".into(), "--progress-bar".into(), "off".into()];
+        if !self.inner.config.package_registry {
+            full.push("--no-index".into());
+        }
+        full.extend(args.iter().map(|a| a.as_ref().to_os_string()));
+        let result = self.pip(env, &full).await?;
+        if !result.success() {
+            return Err(SandboxError::PipFailed {
+                status: result.status_summary(),
+                output: result.combined_output(),
+            });
+        }
+        Ok(result)
+    }
+
+    /// Starts a shell session that keeps the working directory and exported variables
+    /// from one command to the next.
+    ///
+    /// # Errors
+    ///
+    /// [`SandboxError::Io`] when the session's state directory cannot be created.
+    pub fn shell_session(&self) -> Result<ShellSession> {
+        ShellSession::new(self.clone())
+    }
+
+    fn python_info(&self) -> Result<&PythonInfo> {
+        self.inner
+            .python
+            .as_ref()
+            .map_err(|reason| SandboxError::PythonUnavailable {
+                reason: reason.clone(),
+            })
+    }
+
+    fn venv_command(&self, env: &PythonEnv) -> Command {
+        let mut path = env.bin_dir().into_os_string();
+        path.push(":");
+        path.push(self.base_path());
+        Command::new(env.python())
+            .env("VIRTUAL_ENV", env.dir())
+            .env("PATH", path)
+            .env("PYTHONUNBUFFERED", "1")
+    }
+
+    fn absolute(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.inner.config.working_dir.join(path)
+        }
+    }
+
+    /// `PATH` for the code: the configured interpreter's directory first, so that
+    /// `python3` in a shell command is the same interpreter `run_python` uses.
+    fn base_path(&self) -> OsString {
+        let mut path = OsString::new();
+        if let Ok(info) = &self.inner.python
+            && let Some(dir) = info.executable.parent()
+            && !DEFAULT_PATH.split(':').any(|d| Path::new(d) == dir)
+        {
+            path.push(dir);
+            path.push(":");
+        }
+        path.push(DEFAULT_PATH);
+        path
+    }
+
+    pub(crate) fn state_parent(&self) -> &Path {
+        self.inner.home.path()
+    }
+
+    pub(crate) async fn exec_with(&self, command: Command, extra: Extra) -> Result<ExecResult> {
+        let spec = self.spec(command, extra)?;
+        runner::run(spec).await
+    }
+
+    fn spec(&self, command: Command, extra: Extra) -> Result<Spec> {
+        let inner = &*self.inner;
+        let config = &inner.config;
+        let cwd = match &command.current_dir {
+            Some(dir) => self.absolute(dir),
+            None => config.working_dir.clone(),
+        };
+        let mut env: Vec<(OsString, OsString)> = vec![
+            ("PATH".into(), self.base_path()),
+            ("HOME".into(), inner.home.path().into()),
+            ("LANG".into(), "C.UTF-8".into()),
+        ];
+        for (name, value) in config.env.iter().chain(command.env.iter()) {
+            crate::config::check_env_entry(name, value)?;
+            env.retain(|(existing, _)| existing != name);
+            env.push((name.clone(), value.clone()));
+        }
+        let display_name = command.program.to_string_lossy().into_owned();
+        let (program, args, spawn_cwd, bwrap_tasks) = match (inner.isolation, &inner.bwrap) {
+            (Isolation::Namespaces, Some(bwrap_path)) => {
+                let mut args = self.bwrap_args(&cwd, &extra);
+                args.push(command.program);
+                args.extend(command.args);
+                // bwrap changes into the working directory itself; starting it from `/`
+                // keeps it independent of the caller's (or run_as user's) access to cwd.
+                (
+                    bwrap_path.clone().into_os_string(),
+                    args,
+                    PathBuf::from("/"),
+                    BWRAP_TASKS,
+                )
+            }
+            _ => (command.program, command.args, cwd, 0),
+        };
+        let limits = Limits {
+            address_space: config.memory_limit,
+            cpu_seconds: config.cpu_time_limit.map(Limits::cpu_seconds_for),
+            file_size: config.max_file_size,
+            processes: config
+                .max_processes
+                .map(|n| limits::tasks_of_user(inner.child_uid) + n + bwrap_tasks),
+        };
+        Ok(Spec {
+            program,
+            args,
+            env,
+            cwd: spawn_cwd,
+            stdin: command.stdin,
+            limits,
+            run_as: config.run_as,
+            timeout: command.timeout.unwrap_or(config.timeout),
+            kill_grace: config.kill_grace,
+            output_limit: config.output_limit,
+            on_output: config.on_output.clone(),
+            display_name,
+        })
+    }
+
+    fn bwrap_args(&self, cwd: &Path, extra: &Extra) -> Vec<OsString> {
+        bwrap_args_for(&self.inner, cwd, extra)
+    }
+}
+
+fn bwrap_args_for(inner: &Inner, cwd: &Path, extra: &Extra) -> Vec<OsString> {
+    let config = &inner.config;
+    let mut read_only = config.read_only_paths.clone();
+    if let Ok(info) = &inner.python {
+        for path in [&info.base_prefix, &info.executable] {
+            if bwrap::is_under_system_dirs(path) || !path.exists() {
+                continue;
+            }
+            // bwrap running as another user cannot bind what that user cannot reach
+            // (pyenv under a 0700 /root, say) and would refuse to start at all.
+            if let Some(identity) = config.run_as
+                && !reachable_by(path, identity)
+            {
+                tracing::debug!(path = %path.display(), "Python not reachable by run_as user; not mounted");
+                continue;
+            }
+            read_only.push(path.clone());
+        }
+    }
+    let mut read_write = vec![inner.home.path().to_path_buf(), config.working_dir.clone()];
+    read_write.extend(config.read_write_paths.iter().cloned());
+    read_write.extend(extra.read_write.iter().cloned());
+    bwrap::args(&bwrap::Mounts {
+        read_only: &read_only,
+        read_write: &read_write,
+        network: extra.network.unwrap_or(config.network),
+        cwd,
+    })
+}
+
+/// Checks that `bwrap` exists and can build the exact container this sandbox uses.
+async fn probe(inner: &mut Inner) -> Result<()> {
+    let program = &inner.config.bwrap;
+    let Some(path) = bwrap::find_program(program) else {
+        return Err(SandboxError::BwrapMissing {
+            program: PathBuf::from(program),
+        });
+    };
+    let mut args = bwrap_args_for(inner, &inner.config.working_dir, &Extra::default());
+    args.push("true".into());
+    let spec = Spec {
+        program: path.clone().into_os_string(),
+        args,
+        env: vec![("PATH".into(), DEFAULT_PATH.into())],
+        cwd: PathBuf::from("/"),
+        stdin: None,
+        limits: Limits::default(),
+        run_as: inner.config.run_as,
+        timeout: PROBE_TIMEOUT,
+        kill_grace: Duration::from_millis(100),
+        output_limit: 8 * 1024,
+        on_output: None,
+        display_name: "bwrap (probe)".to_owned(),
+    };
+    let result = runner::run(spec).await?;
+    if result.success() {
+        inner.bwrap = Some(path);
+        return Ok(());
+    }
+    let reason = if result.stderr.is_empty() {
+        result.status_summary()
+    } else {
+        result.stderr.to_string().trim().to_owned()
+    };
+    Err(SandboxError::NamespacesUnavailable { reason })
+}
+
+/// Checks whether namespace isolation works on this machine, with a default
+/// configuration rooted at `/tmp`. Tests and diagnostics use it to decide whether to
+/// run namespace-specific checks.
+///
+/// # Errors
+///
+/// [`SandboxError::BwrapMissing`] or [`SandboxError::NamespacesUnavailable`] explaining
+/// what is missing.
+pub async fn namespaces_available() -> Result<()> {
+    let config = SandboxConfig::builder(std::env::temp_dir())
+        .isolation(Isolation::Namespaces)
+        .build()?;
+    Sandbox::new(config).await.map(drop)
+}
+
+fn make_home(run_as: Option<RunAs>) -> Result<TempDir> {
+    let home = tempfile::Builder::new()
+        .prefix("sandbox-home-")
+        .tempdir()
+        .map_err(|e| SandboxError::io("creating the sandbox home directory", e))?;
+    if let Some(identity) = run_as {
+        std::os::unix::fs::chown(home.path(), Some(identity.uid), Some(identity.gid)).map_err(
+            |e| {
+                SandboxError::io(
+                    format!(
+                        "handing the sandbox home directory to uid {} gid {}",
+                        identity.uid, identity.gid
+                    ),
+                    e,
+                )
+            },
+        )?;
+    }
+    Ok(home)
+}
+
+/// Whether `identity` may traverse every directory down to `path` (by its permission
+/// bits; ACLs are not consulted).
+fn reachable_by(path: &Path, identity: RunAs) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    path.ancestors().all(|dir| {
+        let Ok(meta) = dir.metadata() else {
+            return false;
+        };
+        if !meta.is_dir() {
+            return true;
+        }
+        let mode = meta.mode();
+        let bit = if identity.uid == 0 {
+            return true;
+        } else if meta.uid() == identity.uid {
+            0o100
+        } else if meta.gid() == identity.gid {
+            0o010
+        } else {
+            0o001
+        };
+        mode & bit != 0
+    })
+}
+
+/// `bash` when it exists (sessions and most agents' commands assume it), else `sh`.
+pub(crate) fn shell_program() -> &'static str {
+    if Path::new("/bin/bash").exists() || Path::new("/usr/bin/bash").exists() {
+        "bash"
+    } else {
+        "sh"
+    }
+}
+
+/// Compile-time check that the futures can be handed to `tokio::spawn`.
+#[cfg(test)]
+#[allow(dead_code)]
+fn futures_are_send(sandbox: &Sandbox, session: &mut ShellSession, env: &PythonEnv) {
+    fn is_send<T: Send>(_: &T) {}
+    is_send(&sandbox.exec(Command::new("true")));
+    is_send(&sandbox.run_shell("true"));
+    is_send(&sandbox.run_python(PythonScript::code(""), &[] as &[&str]));
+    is_send(&sandbox.pip_install(env, &["x"]));
+    is_send(&sandbox.create_venv("v"));
+    is_send(&session.run("true"));
+    is_send(&Sandbox::new(sandbox.config().clone()));
+}
