@@ -1,40 +1,52 @@
 //! Per-file facts cached by content hash, in memory and optionally on disk.
 //!
 //! The key is the xxh3-128 hash of a file's bytes, so a renamed or moved file
-//! is still a hit and an edited one is a miss. The on-disk form is one
-//! postcard file written atomically (temporary file, fsync, rename); a cache
-//! that cannot be read is discarded with a warning, never trusted.
+//! is still a hit and an edited one is a miss.
+//!
+//! On disk the cache is one append-only log: a header, then one frame per
+//! entry (`hash: u128 LE`, `len: u32 LE`, then `len` bytes of postcard). After
+//! an edit only the new entries are appended, so re-analysing after a small
+//! change writes kilobytes, not the whole cache; when stale frames outnumber
+//! live ones the log is rewritten (to a temporary file renamed over the old
+//! one). Frames decode in parallel. A torn last frame (a crash mid-append) or
+//! a frame that does not decode is skipped with a warning: the cache is an
+//! optimisation and is never trusted over the source.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use rayon::prelude::*;
 
 use crate::python::{FACTS_VERSION, FileFacts};
 
 pub(crate) type FactsMap = HashMap<u128, Arc<FileFacts>>;
 
-#[derive(Deserialize)]
-struct CacheFile {
-    version: u32,
-    entries: Vec<(u128, FileFacts)>,
-}
-
-/// The same layout as [`CacheFile`], borrowing the facts to avoid a copy.
-#[derive(Serialize)]
-struct CacheFileRef<'a> {
-    version: u32,
-    entries: Vec<(u128, &'a FileFacts)>,
-}
+const MAGIC: &[u8; 8] = b"RGFACTS\0";
 
 pub(crate) fn cache_file(dir: &Path) -> PathBuf {
-    dir.join(format!("facts-v{FACTS_VERSION}.postcard"))
+    dir.join(format!("facts-v{FACTS_VERSION}.log"))
 }
 
-/// Loads the on-disk cache; a missing, stale or corrupt file gives an empty map.
-pub(crate) fn load(dir: &Path) -> FactsMap {
+fn header() -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&FACTS_VERSION.to_le_bytes());
+    out
+}
+
+/// What was read from disk: the facts, and how many frames the log holds.
+pub(crate) struct Loaded {
+    pub facts: FactsMap,
+    pub frames: usize,
+}
+
+/// Loads the on-disk cache; a missing, stale or unreadable file gives an empty map.
+pub(crate) fn load(dir: &Path) -> Loaded {
+    let empty = Loaded {
+        facts: FactsMap::new(),
+        frames: 0,
+    };
     let path = cache_file(dir);
     let bytes = match std::fs::read(&path) {
         Ok(bytes) => bytes,
@@ -42,48 +54,97 @@ pub(crate) fn load(dir: &Path) -> FactsMap {
             if error.kind() != std::io::ErrorKind::NotFound {
                 tracing::warn!(path = %path.display(), %error, "analysis cache unreadable; starting cold");
             }
-            return FactsMap::new();
+            return empty;
         }
     };
-    match postcard::from_bytes::<CacheFile>(&bytes) {
-        Ok(file) if file.version == FACTS_VERSION => file
-            .entries
-            .into_iter()
-            .map(|(hash, facts)| (hash, Arc::new(facts)))
-            .collect(),
-        Ok(_) => FactsMap::new(),
-        Err(error) => {
-            tracing::warn!(path = %path.display(), %error, "analysis cache corrupt; starting cold");
-            FactsMap::new()
-        }
+    let Some(mut rest) = bytes.strip_prefix(header().as_slice()) else {
+        tracing::warn!(path = %path.display(), "analysis cache has another format; starting cold");
+        return empty;
+    };
+    let mut frames: Vec<(u128, &[u8])> = Vec::new();
+    while !rest.is_empty() {
+        let Some((hash, len, tail)) = split_frame_header(rest) else {
+            tracing::warn!(path = %path.display(), "analysis cache ends in a torn frame; ignoring it");
+            break;
+        };
+        let Some(blob) = tail.get(..len) else {
+            tracing::warn!(path = %path.display(), "analysis cache ends in a torn frame; ignoring it");
+            break;
+        };
+        frames.push((hash, blob));
+        rest = &tail[len..];
+    }
+    let count = frames.len();
+    let facts: FactsMap = frames
+        .par_iter()
+        .filter_map(
+            |(hash, blob)| match postcard::from_bytes::<FileFacts>(blob) {
+                Ok(facts) => Some((*hash, Arc::new(facts))),
+                Err(error) => {
+                    tracing::warn!(%error, "skipping an analysis cache entry that does not decode");
+                    None
+                }
+            },
+        )
+        .collect();
+    Loaded {
+        facts,
+        frames: count,
     }
 }
 
-/// Writes the facts of the current files, replacing the previous cache atomically.
-pub(crate) fn store(dir: &Path, entries: &[(u128, Arc<FileFacts>)]) -> Result<(), crate::Error> {
+fn split_frame_header(bytes: &[u8]) -> Option<(u128, usize, &[u8])> {
+    let hash = u128::from_le_bytes(bytes.get(..16)?.try_into().ok()?);
+    let len = u32::from_le_bytes(bytes.get(16..20)?.try_into().ok()?);
+    Some((hash, usize::try_from(len).ok()?, bytes.get(20..)?))
+}
+
+fn frames(entries: &[(u128, Arc<FileFacts>)]) -> Result<Vec<u8>, postcard::Error> {
+    let blobs: Result<Vec<(u128, Vec<u8>)>, postcard::Error> = entries
+        .par_iter()
+        .map(|(hash, facts)| Ok((*hash, postcard::to_stdvec(&**facts)?)))
+        .collect();
+    let mut out = Vec::new();
+    for (hash, blob) in blobs? {
+        out.extend_from_slice(&hash.to_le_bytes());
+        let len = u32::try_from(blob.len()).unwrap_or(u32::MAX);
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&blob);
+    }
+    Ok(out)
+}
+
+/// How to bring the on-disk log up to date.
+pub(crate) enum Update<'a> {
+    /// Append these new entries to the existing log.
+    Append(&'a [(u128, Arc<FileFacts>)]),
+    /// Replace the log with exactly these entries.
+    Rewrite(&'a [(u128, Arc<FileFacts>)]),
+}
+
+pub(crate) fn store(dir: &Path, update: Update<'_>) -> Result<(), crate::Error> {
     let io = |source| crate::Error::Cache {
         path: dir.to_path_buf(),
         source,
     };
+    let encode = |entries| frames(entries).map_err(|e| io(std::io::Error::other(e.to_string())));
     std::fs::create_dir_all(dir).map_err(io)?;
-    let file = CacheFileRef {
-        version: FACTS_VERSION,
-        entries: entries
-            .iter()
-            .map(|(hash, facts)| (*hash, &**facts))
-            .collect(),
-    };
-    let bytes = postcard::to_stdvec(&file).map_err(|e| io(std::io::Error::other(e.to_string())))?;
-    let target = cache_file(dir);
-    let mut temp = tempfile_in(dir).map_err(io)?;
-    temp.1.write_all(&bytes).map_err(io)?;
-    temp.1.sync_all().map_err(io)?;
-    std::fs::rename(&temp.0, &target).map_err(io)?;
-    Ok(())
-}
-
-fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    let path = dir.join(format!(".facts-{}.tmp", std::process::id()));
-    let file = std::fs::File::create(&path)?;
-    Ok((path, file))
+    let path = cache_file(dir);
+    match update {
+        Update::Append(entries) if path.is_file() => {
+            let bytes = encode(entries)?;
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .map_err(io)?;
+            file.write_all(&bytes).map_err(io)
+        }
+        Update::Append(entries) | Update::Rewrite(entries) => {
+            let mut bytes = header();
+            bytes.extend(encode(entries)?);
+            let temp = dir.join(format!(".facts-{}.tmp", std::process::id()));
+            std::fs::write(&temp, &bytes).map_err(io)?;
+            std::fs::rename(&temp, &path).map_err(io)
+        }
+    }
 }

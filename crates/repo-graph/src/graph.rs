@@ -1,7 +1,9 @@
 //! [`RepoGraph`]: the entities, the function call graph (FCG) and the module
 //! dependency graph (MDG) of one repository, with the queries later stages need.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap as HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

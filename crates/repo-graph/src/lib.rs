@@ -69,7 +69,6 @@ mod resolve;
 mod source;
 mod walk;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -151,7 +150,14 @@ pub struct Analyzer {
     respect_ignore_files: bool,
     cache_dir: Option<PathBuf>,
     progress: Option<Arc<ProgressFn>>,
-    memory: Mutex<Option<cache::FactsMap>>,
+    memory: Mutex<Option<Remembered>>,
+}
+
+/// Facts kept between runs of one [`Analyzer`], and the frame count of the
+/// on-disk log they correspond to.
+struct Remembered {
+    facts: cache::FactsMap,
+    disk_frames: usize,
 }
 
 impl Analyzer {
@@ -206,32 +212,46 @@ impl Analyzer {
     /// Walks, parses and resolves the repository.
     pub fn analyze(&self) -> Result<RepoGraph, Error> {
         let started = Instant::now();
-        let walked = walk::walk(
-            &self.root,
-            &walk::WalkOptions {
-                max_file_size: self.max_file_size,
-                include_hidden: self.include_hidden,
-                respect_ignore_files: self.respect_ignore_files,
-            },
-        )?;
+        let remembered = self
+            .memory
+            .lock()
+            .map_err(|_| Error::Io(std::io::Error::other("analysis cache lock poisoned")))?
+            .take();
+        let options = walk::WalkOptions {
+            max_file_size: self.max_file_size,
+            include_hidden: self.include_hidden,
+            respect_ignore_files: self.respect_ignore_files,
+        };
+        // The on-disk cache loads while the directory is walked.
+        let (walked, known) = std::thread::scope(|scope| {
+            let loader = match (&remembered, &self.cache_dir) {
+                (None, Some(dir)) => Some(scope.spawn(move || cache::load(dir))),
+                _ => None,
+            };
+            let walked = walk::walk(&self.root, &options);
+            let loaded = loader.and_then(|l| l.join().ok()).map(|l| Remembered {
+                facts: l.facts,
+                disk_frames: l.frames,
+            });
+            (
+                walked,
+                remembered.or(loaded).unwrap_or(Remembered {
+                    facts: cache::FactsMap::new(),
+                    disk_frames: 0,
+                }),
+            )
+        });
+        let walked = walked?;
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            files = walked.files.len(),
+            cached_entries = known.facts.len(),
+            "walk and cache load done"
+        );
         let root = std::fs::canonicalize(&self.root).map_err(|source| Error::Root {
             path: self.root.clone(),
             source,
         })?;
-        let known = self
-            .memory
-            .lock()
-            .map_err(|_| Error::Io(std::io::Error::other("analysis cache lock poisoned")))?
-            .take()
-            .unwrap_or_else(|| match &self.cache_dir {
-                Some(dir) => cache::load(dir),
-                None => HashMap::new(),
-            });
-        tracing::debug!(
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            files = walked.files.len(),
-            "walk done"
-        );
         let names = names::module_names(&walked.files);
         let total = walked.files.len();
         let done = AtomicUsize::new(0);
@@ -243,7 +263,7 @@ impl Analyzer {
             .map_init(
                 || None::<python::PythonParser>,
                 |parser, (file, name)| {
-                    let result = analyze_file(&known, parser, file, name, self.max_file_size);
+                    let result = analyze_file(&known.facts, parser, file, name, self.max_file_size);
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if let Some(report) = &self.progress
                         && (n.is_multiple_of(report_every) || n == total)
@@ -282,34 +302,61 @@ impl Analyzer {
             .iter()
             .map(|m| (m.hash, Arc::clone(&m.facts)))
             .collect();
-        let stale = current.len() != known.len();
-        if let Some(dir) = &self.cache_dir
-            && (fresh > 0 || stale)
-        {
-            let mut entries: Vec<(u128, Arc<python::FileFacts>)> =
-                current.iter().map(|(h, f)| (*h, Arc::clone(f))).collect();
-            entries.sort_unstable_by_key(|(h, _)| *h);
-            if let Err(error) = cache::store(dir, &entries) {
+        // New entries are appended to the on-disk log; it is rewritten when
+        // stale frames outnumber live ones.
+        let new_entries: Vec<(u128, Arc<python::FileFacts>)> = {
+            let mut new: Vec<_> = current
+                .iter()
+                .filter(|(h, _)| !known.facts.contains_key(*h))
+                .map(|(h, f)| (*h, Arc::clone(f)))
+                .collect();
+            new.sort_unstable_by_key(|(h, _)| *h);
+            new
+        };
+        let frames_after_append = known.disk_frames + new_entries.len();
+        let rewrite = frames_after_append > 2 * current.len() || known.disk_frames == 0;
+        let all_entries: Vec<(u128, Arc<python::FileFacts>)> =
+            if rewrite && self.cache_dir.is_some() {
+                let mut all: Vec<_> = current.iter().map(|(h, f)| (*h, Arc::clone(f))).collect();
+                all.sort_unstable_by_key(|(h, _)| *h);
+                all
+            } else {
+                Vec::new()
+            };
+        let update = match (&self.cache_dir, rewrite, new_entries.is_empty()) {
+            (None, _, _) => None,
+            (Some(dir), true, _) => Some((dir.as_path(), cache::Update::Rewrite(&all_entries))),
+            (Some(dir), false, false) => Some((dir.as_path(), cache::Update::Append(&new_entries))),
+            (Some(_), false, true) => None,
+        };
+        let disk_frames = match &update {
+            Some((_, cache::Update::Rewrite(entries))) => entries.len(),
+            Some((_, cache::Update::Append(entries))) => known.disk_frames + entries.len(),
+            None => known.disk_frames,
+        };
+        drop(known);
+        if let Ok(mut memory) = self.memory.lock() {
+            *memory = Some(Remembered {
+                facts: current,
+                disk_frames,
+            });
+        }
+        let input = resolve::BuildInput {
+            root,
+            modules,
+            skipped,
+            files_seen: walked.files_seen,
+        };
+        // Writing the cache overlaps with resolution.
+        let graph = std::thread::scope(|scope| {
+            let writer = update.map(|(dir, update)| scope.spawn(move || cache::store(dir, update)));
+            let graph = resolve::build(input, started);
+            if let Some(Ok(Err(error))) = writer.map(|w| w.join()) {
                 tracing::warn!(%error, "analysis cache not written");
             }
-        }
-        if let Ok(mut memory) = self.memory.lock() {
-            *memory = Some(current);
-        }
-
-        tracing::debug!(
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "cache stored"
-        );
-        Ok(resolve::build(
-            resolve::BuildInput {
-                root,
-                modules,
-                skipped,
-                files_seen: walked.files_seen,
-            },
-            started,
-        ))
+            graph
+        });
+        Ok(graph)
     }
 }
 

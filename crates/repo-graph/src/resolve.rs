@@ -8,7 +8,7 @@
 //! tables. Every evaluation carries a depth budget, so cyclic re-exports or
 //! self-referential aliases end as "unknown" instead of looping.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -96,7 +96,8 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
         class_module.extend(std::iter::repeat_n(id, module.facts.classes.len()));
         function_module.extend(std::iter::repeat_n(id, module.facts.functions.len()));
     }
-    let mut module_by_name: HashMap<&str, ModuleId> = HashMap::with_capacity(inputs.len() * 2);
+    let mut module_by_name: HashMap<&str, ModuleId> =
+        HashMap::with_capacity_and_hasher(inputs.len() * 2, Default::default());
     for (m, module) in inputs.iter().enumerate() {
         module_by_name.insert(&module.name.name, ModuleId(m as u32));
     }
@@ -109,7 +110,7 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
         .par_iter()
         .map(|module| {
             let mut scopes: HashMap<(ScopeRef, &str), Vec<&LocalValue>> =
-                HashMap::with_capacity(module.facts.bindings.len());
+                HashMap::with_capacity_and_hasher(module.facts.bindings.len(), Default::default());
             for binding in &module.facts.bindings {
                 scopes
                     .entry((binding.scope, binding.name.as_str()))
@@ -129,8 +130,8 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
                 .classes
                 .iter()
                 .map(|class| ClassTable {
-                    methods: HashMap::new(),
-                    nested: HashMap::new(),
+                    methods: HashMap::default(),
+                    nested: HashMap::default(),
                     attrs: class
                         .attrs
                         .iter()
@@ -830,8 +831,8 @@ fn assemble(
     let mut functions: Vec<Function> = Vec::with_capacity(resolver.function_module.len());
     let mut bases = bases.into_iter();
     let mut unresolved = Vec::new();
-    let mut edge_counts: HashMap<(EntityId, EntityId), u32> = HashMap::new();
-    let mut module_edges: HashMap<(ModuleId, ModuleId), Coupling> = HashMap::new();
+    let mut edge_counts: HashMap<(EntityId, EntityId), u32> = HashMap::default();
+    let mut module_edges: HashMap<(ModuleId, ModuleId), Coupling> = HashMap::default();
     for (m, (module, output)) in inputs.iter().zip(per_module).enumerate() {
         let id = ModuleId(m as u32);
         let facts = &module.facts;
@@ -965,9 +966,11 @@ fn assemble(
         );
     }
 
-    let mut by_name: HashMap<String, EntityId> =
-        HashMap::with_capacity(modules.len() + classes.len() + functions.len());
-    let mut children: HashMap<EntityId, Vec<EntityId>> = HashMap::new();
+    let mut by_name: HashMap<String, EntityId> = HashMap::with_capacity_and_hasher(
+        modules.len() + classes.len() + functions.len(),
+        Default::default(),
+    );
+    let mut children: HashMap<EntityId, Vec<EntityId>> = HashMap::default();
     for (i, m) in modules.iter().enumerate() {
         by_name
             .entry(m.name.clone())
