@@ -6,6 +6,9 @@
 //!   `target/corpus/` (PyPI sdists; nothing downloaded is ever committed).
 //! - `bench analysis`: measures the repo-graph pipeline on the corpora
 //!   against raw tree-sitter parsing (see docs/PERFORMANCE.md).
+//! - `bench importance`: measures ranking on the corpora, and the Git
+//!   feature on a synthetic repository with 12,000 commits that `corpus`
+//!   generates locally with `git fast-import`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,13 +28,15 @@ fn main() -> anyhow::Result<()> {
         ["test", rest @ ..] => test(rest),
         ["corpus"] => corpus().map(|_| ()),
         ["bench", "analysis", rest @ ..] => bench_analysis(rest),
+        ["bench", "importance", rest @ ..] => bench_importance(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
                  test [ARGS...]         install system needs, then cargo test --workspace [ARGS]\n  \
                  corpus                 fetch benchmark corpora into target/corpus/\n  \
-                 bench analysis [--runs N]  measure analysis vs raw parsing on the corpora"
+                 bench analysis [--runs N]  measure analysis vs raw parsing on the corpora\n  \
+                 bench importance [--runs N]  measure ranking, and the git feature on a 12,000-commit history"
             );
             bail!("unknown or missing command")
         }
@@ -42,6 +47,13 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// Where cargo puts build outputs (`CARGO_TARGET_DIR`, else `target/`).
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
 }
 
 fn run(command: &mut Command) -> anyhow::Result<()> {
@@ -134,7 +146,105 @@ fn corpus() -> anyhow::Result<Vec<PathBuf>> {
             .arg("-C")
             .arg(&dir))?;
     }
+    let synthetic = dir.join(SYNTHETIC_GIT);
+    if !synthetic.join(".git").is_dir() {
+        synthetic_history(&synthetic, SYNTHETIC_COMMITS)?;
+    }
     Ok(roots)
+}
+
+const SYNTHETIC_GIT: &str = "synthetic-git";
+const SYNTHETIC_COMMITS: usize = 12_000;
+
+/// Writes a git repository with `commits` commits over 400 Python modules,
+/// deterministically (a fixed linear congruential sequence picks the files),
+/// through one `git fast-import` stream.
+fn synthetic_history(dir: &Path, commits: usize) -> anyhow::Result<()> {
+    use std::io::Write;
+    eprintln!("generating {} with {commits} commits", dir.display());
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| format!("cannot clear {}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir)?;
+    run(Command::new("git").args(["init", "-q"]).current_dir(dir))?;
+    let mut child = Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .context("cannot start git fast-import; is git installed?")?;
+    let mut stdin = child.stdin.take().context("git fast-import has no stdin")?;
+    let mut seed: u64 = 42;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize
+    };
+    let start = 1_600_000_000u64;
+    let mut stream = String::new();
+    for i in 0..commits {
+        use std::fmt::Write as _;
+        let _ = write!(
+            stream,
+            "commit refs/heads/main\ncommitter Bench <bench@example.com> {} +0000\ndata 9\ncommit {:>2}\n",
+            start + i as u64 * 3_600,
+            i % 100
+        );
+        let touched = if i == 0 { 400 } else { 1 + next() % 3 };
+        for k in 0..touched {
+            let file = if i == 0 { k } else { next() % 400 };
+            let body = format!("def f{file}(x):\n    return x + {i}\n");
+            let _ = write!(
+                stream,
+                "M 100644 inline pkg/m{:03}/mod{file:03}.py\ndata {}\n{body}\n",
+                file % 20,
+                body.len()
+            );
+        }
+        if stream.len() > 1 << 20 {
+            stdin.write_all(stream.as_bytes())?;
+            stream.clear();
+        }
+    }
+    stdin.write_all(stream.as_bytes())?;
+    drop(stdin);
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("git fast-import failed with {status}");
+    }
+    for sub in 0..20 {
+        std::fs::create_dir_all(dir.join(format!("pkg/m{sub:03}")))?;
+    }
+    run(Command::new("git")
+        .args(["checkout", "-q", "-f", "main"])
+        .current_dir(dir))
+}
+
+fn bench_importance(rest: &[&str]) -> anyhow::Result<()> {
+    let runs = match rest {
+        ["--runs", n] => n.parse::<u32>().context("--runs takes a number")?,
+        [] => 5,
+        _ => bail!("usage: cargo xtask bench importance [--runs N]"),
+    };
+    let mut roots = corpus()?;
+    roots.push(workspace_root().join("target/corpus").join(SYNTHETIC_GIT));
+    run(cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "importance",
+        "--example",
+        "measure_rank",
+    ]))?;
+    let measure = target_dir().join("release/examples/measure_rank");
+    for root in roots {
+        eprintln!("measuring {}", root.display());
+        run(Command::new(&measure)
+            .arg(&root)
+            .args(["--runs", &runs.to_string()]))?;
+    }
+    Ok(())
 }
 
 fn bench_analysis(rest: &[&str]) -> anyhow::Result<()> {
@@ -152,7 +262,7 @@ fn bench_analysis(rest: &[&str]) -> anyhow::Result<()> {
         "--example",
         "measure",
     ]))?;
-    let measure = workspace_root().join("target/release/examples/measure");
+    let measure = target_dir().join("release/examples/measure");
     for root in roots {
         eprintln!("measuring {}", root.display());
         run(Command::new(&measure)

@@ -1,10 +1,11 @@
 //! `repo-agent`: use an existing code repository to solve a task.
 //!
 //! The binary is glue: argument parsing, wiring and printing. Every
-//! capability lives in a library crate (`repo-graph` for analysis).
+//! capability lives in a library crate (`repo-graph` for analysis, `importance` for ranking).
 
 mod cmd;
 mod output;
+mod paths;
 
 use std::process::ExitCode;
 
@@ -28,6 +29,8 @@ struct Cli {
 enum Command {
     /// Build the structural model of a repository (HCT, FCG, MDG) and print it.
     Analyze(cmd::analyze::Args),
+    /// Rank modules, classes and functions by importance (RepoMaster's scores).
+    Rank(cmd::rank::Args),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
         .init();
     let result = match cli.command {
         Command::Analyze(args) => cmd::analyze::run(args),
+        Command::Rank(args) => cmd::rank::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

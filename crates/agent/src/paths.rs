@@ -1,0 +1,36 @@
+//! Where repo-agent keeps its per-user state.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+/// `$REPO_AGENT_HOME`, else `$XDG_CACHE_HOME/repo-agent`, else `~/.cache/repo-agent`.
+pub fn repo_agent_home() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("REPO_AGENT_HOME") {
+        return Some(PathBuf::from(home));
+    }
+    if let Some(cache) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(cache).join("repo-agent"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("repo-agent"))
+}
+
+/// The analysis cache for the repository at `root`: one directory per
+/// canonical root path under `<home>/cache/graph/`. `None` without a home.
+pub fn graph_cache_dir(root: &Path) -> anyhow::Result<Option<PathBuf>> {
+    let Some(home) = repo_agent_home() else {
+        tracing::warn!("no home directory; the analysis cache is disabled");
+        return Ok(None);
+    };
+    let root = std::fs::canonicalize(root)
+        .with_context(|| format!("cannot read {}; check the path exists", root.display()))?;
+    let key = format!("{:016x}", fnv1a(root.to_string_lossy().as_bytes()));
+    Ok(Some(home.join("cache").join("graph").join(key)))
+}
+
+/// FNV-1a: a stable, dependency-free hash for naming cache directories.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
