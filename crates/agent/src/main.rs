@@ -1,7 +1,7 @@
 //! `repo-agent`: use an existing code repository to solve a task.
 //!
 //! The binary is glue: argument parsing, wiring and printing. Every
-//! capability lives in a library crate (`repo-graph` for analysis, `importance` for ranking).
+//! capability lives in a library crate (`repo-graph` for analysis, `importance` for ranking, `context-pack` for what the model sees).
 
 mod cmd;
 mod output;
@@ -31,6 +31,10 @@ enum Command {
     Analyze(cmd::analyze::Args),
     /// Rank modules, classes and functions by importance (RepoMaster's scores).
     Rank(cmd::rank::Args),
+    /// Print the initial repository context an agent starts from.
+    Context(cmd::context::ContextArgs),
+    /// Print the structure-preserving code view of a file or entity.
+    View(cmd::context::ViewArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +48,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Analyze(args) => cmd::analyze::run(args),
         Command::Rank(args) => cmd::rank::run(args),
+        Command::Context(args) => cmd::context::run_context(args),
+        Command::View(args) => cmd::context::run_view(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

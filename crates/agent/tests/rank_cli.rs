@@ -30,10 +30,20 @@ fn json_has_the_documented_shape() {
     let modules = value["modules"].as_array().unwrap();
     assert_eq!(modules.len(), 3);
     assert_eq!(modules[0]["name"], "registry");
-    for key in ["dependency", "complexity", "usage", "semantic", "doc", "git"] {
+    for key in [
+        "dependency",
+        "complexity",
+        "usage",
+        "semantic",
+        "doc",
+        "git",
+    ] {
         assert!(modules[0]["features"][key].is_number(), "{key}");
     }
-    let scores: Vec<f64> = modules.iter().map(|m| m["score"].as_f64().unwrap()).collect();
+    let scores: Vec<f64> = modules
+        .iter()
+        .map(|m| m["score"].as_f64().unwrap())
+        .collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]));
     let classes = value["classes"].as_array().unwrap();
     assert_eq!(classes.len(), 2);

@@ -1,4 +1,5 @@
 //! One module per subcommand.
 
 pub mod analyze;
+pub mod context;
 pub mod rank;

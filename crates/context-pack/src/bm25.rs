@@ -1,0 +1,131 @@
+//! BM25 ranking over code identifiers and prose.
+
+use rustc_hash::FxHashMap;
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "of",
+    "on", "or", "that", "the", "this", "to", "with", "use", "using", "self",
+];
+
+/// Splits text into lowercase terms: words and identifiers, with
+/// `snake_case` and `camelCase` identifiers also split into their parts, so
+/// "extract text" matches `extract_text` and `ExtractText`.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in text.split(|c: char| !c.is_alphanumeric() && c != '_') {
+        if word.is_empty() {
+            continue;
+        }
+        let lower = word.to_lowercase();
+        let mut parts: Vec<String> = Vec::new();
+        for piece in word.split('_').filter(|p| !p.is_empty()) {
+            let mut current = String::new();
+            let mut previous_lower = false;
+            for c in piece.chars() {
+                if c.is_uppercase() && previous_lower && !current.is_empty() {
+                    parts.push(std::mem::take(&mut current).to_lowercase());
+                }
+                previous_lower = c.is_lowercase() || c.is_ascii_digit();
+                current.push(c);
+            }
+            if !current.is_empty() {
+                parts.push(current.to_lowercase());
+            }
+        }
+        if parts.len() > 1 || parts.first().is_some_and(|p| *p != lower) {
+            out.push(lower.clone());
+        }
+        out.extend(parts);
+    }
+    out.retain(|t| t.len() > 1 && !STOPWORDS.contains(&t.as_str()));
+    out
+}
+
+/// A BM25 index over a fixed list of documents.
+///
+/// ```
+/// use context_pack::bm25::Bm25;
+/// let index = Bm25::new(["read a pdf file", "write an image", "extract_text from PDF pages"]);
+/// let scores = index.scores("extract text from a pdf");
+/// assert!(scores[2] > scores[0] && scores[0] > scores[1]);
+/// ```
+pub struct Bm25 {
+    docs: Vec<FxHashMap<String, u32>>,
+    lengths: Vec<f64>,
+    average_length: f64,
+    document_frequency: FxHashMap<String, u32>,
+}
+
+impl Bm25 {
+    /// Indexes the documents, in order.
+    pub fn new<'a>(documents: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut docs = Vec::new();
+        let mut lengths = Vec::new();
+        let mut document_frequency: FxHashMap<String, u32> = FxHashMap::default();
+        for doc in documents {
+            let mut counts: FxHashMap<String, u32> = FxHashMap::default();
+            let terms = terms(doc);
+            lengths.push(terms.len() as f64);
+            for term in terms {
+                *counts.entry(term).or_default() += 1;
+            }
+            for term in counts.keys() {
+                *document_frequency.entry(term.clone()).or_default() += 1;
+            }
+            docs.push(counts);
+        }
+        let average_length = if lengths.is_empty() {
+            0.0
+        } else {
+            lengths.iter().sum::<f64>() / lengths.len() as f64
+        };
+        Bm25 {
+            docs,
+            lengths,
+            average_length,
+            document_frequency,
+        }
+    }
+
+    /// One score per document for `query` (0 for documents sharing no term).
+    pub fn scores(&self, query: &str) -> Vec<f64> {
+        let mut query_terms = terms(query);
+        query_terms.sort();
+        query_terms.dedup();
+        let n = self.docs.len() as f64;
+        self.docs
+            .iter()
+            .zip(&self.lengths)
+            .map(|(counts, length)| {
+                query_terms
+                    .iter()
+                    .filter_map(|term| {
+                        let tf = f64::from(*counts.get(term)?);
+                        let df = f64::from(self.document_frequency.get(term).copied().unwrap_or(0));
+                        let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+                        let norm = 1.0 - B + B * length / self.average_length.max(1.0);
+                        Some(idf * tf * (K1 + 1.0) / (tf + K1 * norm))
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifier_splitting() {
+        assert_eq!(terms("extract_text"), ["extract_text", "extract", "text"]);
+        assert_eq!(
+            terms("PdfReader.getPage"),
+            ["pdfreader", "pdf", "reader", "getpage", "get", "page"]
+        );
+        assert_eq!(terms("the a of"), Vec::<String>::new());
+    }
+}

@@ -1,0 +1,633 @@
+//! The initial repository context: four blocks within a hard token budget
+//! (seed 001, section 3.2.3; appendix D shows an example).
+//!
+//! Allocation, in order, each block getting a fixed share of the budget plus
+//! whatever the blocks before it left unused:
+//!
+//! | block | share |
+//! | --- | --- |
+//! | (a) README | 25 % |
+//! | (b) summary table of the top modules | 20 % |
+//! | (c) source or skeletons of the core classes | 45 % |
+//! | (d) paths of the other top-ranked modules | the rest (10 % plus leftovers) |
+//!
+//! A block is filled with whole units (README sections, table rows,
+//! classes, directory lines) while they fit; a unit that does not fit is
+//! shrunk (a class to its skeleton) or dropped, and a marker says what was
+//! left out. The rendered Markdown never exceeds the budget: it is counted
+//! whole at the end and the last block is trimmed if joining changed the count.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use importance::Ranking;
+use repo_graph::{ClassId, EntityId, ModuleId, RepoGraph};
+use serde::{Deserialize, Serialize};
+
+use crate::bm25::Bm25;
+use crate::summary::{StaticSummarizer, Summarizer};
+use crate::tokens::{Encoding, TokenCounter};
+
+/// Which of the four blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockKind {
+    /// (a) The README.
+    Readme,
+    /// (b) One-line summaries of the top modules.
+    ModuleSummaries,
+    /// (c) Source or skeletons of the core classes.
+    CoreComponents,
+    /// (d) Paths of the other top-ranked modules, by directory.
+    ModulePaths,
+}
+
+impl BlockKind {
+    fn share_percent(self) -> usize {
+        match self {
+            BlockKind::Readme => 25,
+            BlockKind::ModuleSummaries => 20,
+            BlockKind::CoreComponents => 45,
+            BlockKind::ModulePaths => 10,
+        }
+    }
+}
+
+/// One rendered block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Block {
+    /// Which block.
+    pub kind: BlockKind,
+    /// Its size in tokens.
+    pub tokens: usize,
+    /// Its Markdown.
+    pub text: String,
+}
+
+/// The initial context: blocks in order, within the budget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepoContext {
+    /// The non-empty blocks, in order.
+    pub blocks: Vec<Block>,
+    /// Tokens of [`RepoContext::render_markdown`].
+    pub total_tokens: usize,
+    /// The budget it was built for.
+    pub budget: usize,
+}
+
+impl RepoContext {
+    /// The blocks joined into one Markdown document.
+    pub fn render_markdown(&self) -> String {
+        join_blocks(&self.blocks)
+    }
+}
+
+fn join_blocks(blocks: &[Block]) -> String {
+    blocks
+        .iter()
+        .map(|b| b.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// Builds a [`RepoContext`]. Defaults: 8,000-token budget, o200k_base
+/// tokens, 20 summarised modules, 10 core classes, the static summarizer,
+/// no task.
+pub struct ContextBuilder<'g> {
+    graph: &'g RepoGraph,
+    ranking: &'g Ranking,
+    budget: usize,
+    task: Option<String>,
+    top_modules: usize,
+    core_classes: usize,
+    encoding: Encoding,
+    summarizer: &'g dyn Summarizer,
+}
+
+impl<'g> ContextBuilder<'g> {
+    /// A builder over an analysed and ranked repository.
+    pub fn new(graph: &'g RepoGraph, ranking: &'g Ranking) -> Self {
+        ContextBuilder {
+            graph,
+            ranking,
+            budget: 8_000,
+            task: None,
+            top_modules: 20,
+            core_classes: 10,
+            encoding: Encoding::default(),
+            summarizer: &StaticSummarizer,
+        }
+    }
+
+    /// The hard limit on the rendered context, in tokens.
+    pub fn budget(mut self, tokens: usize) -> Self {
+        self.budget = tokens;
+        self
+    }
+
+    /// Bias the selection toward entities relevant to this task (BM25 over
+    /// names, docstrings and identifiers).
+    pub fn task(mut self, task: impl Into<String>) -> Self {
+        let task = task.into();
+        self.task = (!task.trim().is_empty()).then_some(task);
+        self
+    }
+
+    /// How many modules the summary table lists.
+    pub fn top_modules(mut self, n: usize) -> Self {
+        self.top_modules = n;
+        self
+    }
+
+    /// How many core classes are shown.
+    pub fn core_classes(mut self, k: usize) -> Self {
+        self.core_classes = k;
+        self
+    }
+
+    /// The tokenizer the budget is counted in.
+    pub fn encoding(mut self, encoding: Encoding) -> Self {
+        self.encoding = encoding;
+        self
+    }
+
+    /// Who writes the module summaries.
+    pub fn summarizer(mut self, summarizer: &'g dyn Summarizer) -> Self {
+        self.summarizer = summarizer;
+        self
+    }
+
+    /// Renders the four blocks within the budget.
+    pub fn build(&self) -> Result<RepoContext, crate::Error> {
+        let counter = TokenCounter::new(self.encoding)?;
+        let (modules, classes) = self.order();
+        let mut blocks = Vec::new();
+        let mut carry = 0usize;
+        // Separators between blocks ("\n\n") are paid for up front.
+        let usable = self.budget.saturating_sub(3 * 2);
+        let kinds = [
+            BlockKind::Readme,
+            BlockKind::ModuleSummaries,
+            BlockKind::CoreComponents,
+            BlockKind::ModulePaths,
+        ];
+        let mut used_so_far = 0usize;
+        for (i, kind) in kinds.into_iter().enumerate() {
+            let share = if i == kinds.len() - 1 {
+                usable.saturating_sub(used_so_far)
+            } else {
+                usable * kind.share_percent() / 100 + carry
+            };
+            let text = match kind {
+                BlockKind::Readme => self.readme(&counter, share),
+                BlockKind::ModuleSummaries => self.summaries(&counter, share, &modules)?,
+                BlockKind::CoreComponents => self.core(&counter, share, &classes),
+                BlockKind::ModulePaths => self.paths(&counter, share, &modules),
+            };
+            let tokens = if text.is_empty() {
+                0
+            } else {
+                counter.count(&text)
+            };
+            carry = share.saturating_sub(tokens);
+            used_so_far += tokens;
+            if !text.is_empty() {
+                blocks.push(Block { kind, tokens, text });
+            }
+        }
+        // Joining can merge tokens across block boundaries; trim to be exact.
+        let mut total = counter.count(&join_blocks(&blocks));
+        while total > self.budget {
+            let Some(last) = blocks.last_mut() else { break };
+            let over = total - self.budget;
+            let keep = last.tokens.saturating_sub(over + 1);
+            if keep == 0 {
+                blocks.pop();
+            } else {
+                last.text = close_fences(counter.truncate(&last.text, keep.saturating_sub(2)));
+                last.tokens = counter.count(&last.text);
+            }
+            total = counter.count(&join_blocks(&blocks));
+        }
+        Ok(RepoContext {
+            blocks,
+            total_tokens: total,
+            budget: self.budget,
+        })
+    }
+
+    /// Modules and classes in the order the context presents them: by
+    /// importance, boosted by task relevance when a task is given
+    /// (`score + 5 × relevance`, relevance normalised to [0, 1]).
+    fn order(&self) -> (Vec<ModuleId>, Vec<ClassId>) {
+        let graph = self.graph;
+        let mut modules: Vec<(ModuleId, f64)> = self
+            .ranking
+            .modules
+            .iter()
+            .map(|m| (m.id, m.score))
+            .collect();
+        let mut classes: Vec<(ClassId, f64)> = self
+            .ranking
+            .classes
+            .iter()
+            .map(|c| (c.id, c.score))
+            .collect();
+        if let Some(task) = &self.task {
+            let module_docs: Vec<String> = graph
+                .modules()
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let mut doc = format!(
+                        "{} {} {}",
+                        m.name,
+                        m.path,
+                        m.docstring.as_deref().unwrap_or("")
+                    );
+                    for child in graph.children(EntityId::Module(ModuleId(i as u32))) {
+                        doc.push(' ');
+                        doc.push_str(&entity_text(graph, *child));
+                    }
+                    doc
+                })
+                .collect();
+            let class_docs: Vec<String> = (0..graph.classes().len())
+                .map(|i| entity_text(graph, EntityId::Class(ClassId(i as u32))))
+                .collect();
+            let module_relevance =
+                normalised(Bm25::new(module_docs.iter().map(String::as_str)).scores(task));
+            let class_relevance =
+                normalised(Bm25::new(class_docs.iter().map(String::as_str)).scores(task));
+            for (id, score) in &mut modules {
+                *score += 5.0 * module_relevance.get(id.index()).copied().unwrap_or(0.0);
+            }
+            for (id, score) in &mut classes {
+                *score += 5.0 * class_relevance.get(id.index()).copied().unwrap_or(0.0);
+            }
+        }
+        let name_of_module = |id: ModuleId| graph.module(id).map_or("", |m| m.name.as_str());
+        let name_of_class = |id: ClassId| graph.class(id).map_or("", |c| c.qualname.as_str());
+        modules.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| name_of_module(a.0).cmp(name_of_module(b.0)))
+        });
+        classes.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| name_of_class(a.0).cmp(name_of_class(b.0)))
+        });
+        (
+            modules.into_iter().map(|(id, _)| id).collect(),
+            classes.into_iter().map(|(id, _)| id).collect(),
+        )
+    }
+
+    /// (a) The README, whole or trimmed at heading boundaries.
+    fn readme(&self, counter: &TokenCounter, share: usize) -> String {
+        let Some((name, text)) = find_readme(self.graph.root()) else {
+            return String::new();
+        };
+        let heading = format!("## README ({name})\n\n");
+        let room = share.saturating_sub(counter.count(&heading) + 2);
+        if room < 16 {
+            return String::new();
+        }
+        let text = text.trim();
+        if counter.count(text) <= room {
+            return close_fences(&format!("{heading}{text}"));
+        }
+        let sections = split_sections(text);
+        let mut kept = String::new();
+        let mut omitted: Vec<String> = Vec::new();
+        let marker_room = 40;
+        for (title, body) in &sections {
+            let candidate = format!("{kept}{body}");
+            if omitted.is_empty() && counter.count(&candidate) + marker_room <= room {
+                kept = candidate;
+            } else {
+                omitted.push(title.clone());
+            }
+        }
+        if kept.is_empty() {
+            kept = counter
+                .truncate(text, room.saturating_sub(marker_room))
+                .to_string();
+            omitted.push("the rest of the first section".into());
+        }
+        let listed: Vec<&str> = omitted.iter().take(8).map(String::as_str).collect();
+        let more = omitted.len().saturating_sub(listed.len());
+        let mut marker = format!(
+            "\n\n[README trimmed to fit: {} section(s) omitted: {}",
+            omitted.len(),
+            listed.join("; ")
+        );
+        if more > 0 {
+            let _ = write!(marker, "; and {more} more");
+        }
+        marker.push(']');
+        close_fences(&format!("{heading}{}{marker}", kept.trim_end()))
+    }
+
+    /// (b) The summary table of the top modules.
+    fn summaries(
+        &self,
+        counter: &TokenCounter,
+        share: usize,
+        modules: &[ModuleId],
+    ) -> Result<String, crate::Error> {
+        let mut text = String::from(
+            "## Top modules\n\n| module | path | importance | summary |\n| --- | --- | --- | --- |\n",
+        );
+        if counter.count(&text) > share {
+            return Ok(String::new());
+        }
+        let mut rows = 0;
+        for &id in modules.iter().take(self.top_modules) {
+            let (Some(m), Some(score)) = (self.graph.module(id), self.ranking.module(id)) else {
+                continue;
+            };
+            let summary = self.summarizer.summarize(self.graph, id)?;
+            let row = format!(
+                "| `{}` | `{}` | {:.2} | {} |\n",
+                m.name,
+                m.path,
+                score.score,
+                escape_cell(&summary)
+            );
+            let candidate = format!("{text}{row}");
+            if counter.count(&candidate) > share {
+                break;
+            }
+            text = candidate;
+            rows += 1;
+        }
+        Ok(if rows == 0 {
+            String::new()
+        } else {
+            text.trim_end().to_string()
+        })
+    }
+
+    /// (c) Core classes: full source when it fits, else a skeleton.
+    fn core(&self, counter: &TokenCounter, share: usize, classes: &[ClassId]) -> String {
+        let graph = self.graph;
+        let mut text = String::from("## Core components\n");
+        let mut shown = 0;
+        for &id in classes.iter().take(self.core_classes) {
+            let Some(class) = graph.class(id) else {
+                continue;
+            };
+            let path = graph.module(class.module).map_or("", |m| m.path.as_str());
+            let header = format!(
+                "\n### `{}` ({path}, lines {}-{})\n\n",
+                class.qualname, class.span.start_line, class.span.end_line
+            );
+            let full = graph.source(EntityId::Class(id)).unwrap_or("");
+            let remaining = share.saturating_sub(counter.count(&text));
+            let fenced_full = format!("{header}```python\n{full}\n```\n");
+            if counter.count(&fenced_full) <= remaining {
+                text.push_str(&fenced_full);
+                shown += 1;
+                continue;
+            }
+            let skeleton = format!("{header}```python\n{}\n```\n", class_skeleton(graph, id));
+            if counter.count(&skeleton) <= remaining {
+                text.push_str(&skeleton);
+                shown += 1;
+            }
+        }
+        if shown == 0 {
+            String::new()
+        } else {
+            text.trim_end().to_string()
+        }
+    }
+
+    /// (d) The other top-ranked modules' paths, grouped by directory.
+    fn paths(&self, counter: &TokenCounter, share: usize, modules: &[ModuleId]) -> String {
+        let graph = self.graph;
+        let listed: Vec<ModuleId> = modules.iter().skip(self.top_modules).copied().collect();
+        if listed.is_empty() {
+            return String::new();
+        }
+        let mut text = String::from("## Other important modules\n\n");
+        let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut included = 0;
+        // Add modules in rank order while the grouped rendering still fits.
+        for id in listed {
+            let Some(m) = graph.module(id) else { continue };
+            let (dir, file) = m.path.rsplit_once('/').unwrap_or(("", m.path.as_str()));
+            by_dir.entry(dir).or_default().push(file);
+            let rendered = render_dirs(&by_dir);
+            if counter.count(&format!("{text}{rendered}")) + 24 > share {
+                if let Some(files) = by_dir.get_mut(dir) {
+                    files.pop();
+                    if files.is_empty() {
+                        by_dir.remove(dir);
+                    }
+                }
+                break;
+            }
+            included += 1;
+        }
+        if included == 0 {
+            return String::new();
+        }
+        text.push_str(&render_dirs(&by_dir));
+        let rest = modules.len().saturating_sub(self.top_modules + included);
+        if rest > 0 {
+            let _ = write!(
+                text,
+                "\n[{rest} more modules not listed; use the exploration tools to find them]"
+            );
+        }
+        text.trim_end().to_string()
+    }
+}
+
+fn render_dirs(by_dir: &BTreeMap<&str, Vec<&str>>) -> String {
+    let mut out = String::new();
+    for (dir, files) in by_dir {
+        let dir = if dir.is_empty() { "." } else { dir };
+        let _ = writeln!(out, "- `{dir}/`: {}", files.join(", "));
+    }
+    out
+}
+
+/// Name, qualified name, docstring and parameter names of an entity, for BM25.
+fn entity_text(graph: &RepoGraph, entity: EntityId) -> String {
+    let mut text = graph.qualname(entity).replace('.', " ");
+    match entity {
+        EntityId::Class(c) => {
+            if let Some(class) = graph.class(c) {
+                text.push(' ');
+                text.push_str(class.docstring.as_deref().unwrap_or(""));
+                for method in &class.methods {
+                    if let Some(f) = graph.function(*method) {
+                        text.push(' ');
+                        text.push_str(&f.name);
+                        text.push(' ');
+                        text.push_str(f.docstring.as_deref().unwrap_or(""));
+                    }
+                }
+            }
+        }
+        EntityId::Function(f) => {
+            if let Some(function) = graph.function(f) {
+                text.push(' ');
+                text.push_str(function.docstring.as_deref().unwrap_or(""));
+                for p in &function.params {
+                    text.push(' ');
+                    text.push_str(&p.name);
+                }
+            }
+        }
+        EntityId::Module(_) => {}
+    }
+    text
+}
+
+fn normalised(scores: Vec<f64>) -> Vec<f64> {
+    let max = scores.iter().copied().fold(0.0, f64::max);
+    if max <= 0.0 {
+        return vec![0.0; scores.len()];
+    }
+    scores.into_iter().map(|s| s / max).collect()
+}
+
+/// A class's signature, docstring and method signatures, bodies elided.
+pub(crate) fn class_skeleton(graph: &RepoGraph, id: ClassId) -> String {
+    let Some(class) = graph.class(id) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for d in &class.decorators {
+        let _ = writeln!(out, "@{d}");
+    }
+    let _ = writeln!(out, "{}:", graph.signature(EntityId::Class(id)));
+    if let Some(doc) = &class.docstring {
+        let _ = writeln!(out, "    \"\"\"{}\"\"\"", first_paragraph(doc));
+    }
+    for child in graph.children(EntityId::Class(id)) {
+        match child {
+            EntityId::Function(f) => {
+                let Some(function) = graph.function(*f) else {
+                    continue;
+                };
+                for d in &function.decorators {
+                    let _ = writeln!(out, "    @{d}");
+                }
+                let _ = write!(
+                    out,
+                    "    {}: ...  # body elided: lines {}-{}",
+                    graph.signature(*child),
+                    function.span.start_line,
+                    function.span.end_line
+                );
+                if let Some(doc) = function.docstring.as_deref().and_then(|d| d.lines().next()) {
+                    let _ = write!(out, "; {doc}");
+                }
+                out.push('\n');
+            }
+            EntityId::Class(c) => {
+                let Some(nested) = graph.class(*c) else {
+                    continue;
+                };
+                let _ = writeln!(
+                    out,
+                    "    {}: ...  # nested class elided: lines {}-{}",
+                    graph.signature(*child),
+                    nested.span.start_line,
+                    nested.span.end_line
+                );
+            }
+            EntityId::Module(_) => {}
+        }
+    }
+    out.trim_end().to_string()
+}
+
+fn first_paragraph(doc: &str) -> String {
+    doc.split("\n\n")
+        .next()
+        .unwrap_or("")
+        .replace("\"\"\"", "'''")
+}
+
+fn escape_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Closes an unterminated code fence left by truncation.
+fn close_fences(text: &str) -> String {
+    let fences = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("```"))
+        .count();
+    if fences % 2 == 1 {
+        format!("{text}\n```")
+    } else {
+        text.to_string()
+    }
+}
+
+/// The README at the root: README.md, .rst, .txt or no extension, any case.
+fn find_readme(root: &std::path::Path) -> Option<(String, String)> {
+    let entries = std::fs::read_dir(root).ok()?;
+    let mut candidates: Vec<(usize, String, std::path::PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let lower = name.to_lowercase();
+            let rank = match lower.as_str() {
+                "readme.md" | "readme.markdown" => 0,
+                "readme.rst" => 1,
+                "readme.txt" => 2,
+                "readme" => 3,
+                _ => return None,
+            };
+            e.path().is_file().then_some((rank, name, e.path()))
+        })
+        .collect();
+    candidates.sort();
+    let (_, name, path) = candidates.into_iter().next()?;
+    let bytes = std::fs::read(&path).ok()?;
+    // A huge README is cut before tokenizing; the budget is far smaller anyway.
+    let bytes = &bytes[..bytes.len().min(512 * 1024)];
+    Some((name, String::from_utf8_lossy(bytes).into_owned()))
+}
+
+/// Splits Markdown or reST into (title, text) sections at headings.
+fn split_sections(text: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut sections: Vec<(String, String)> = Vec::new();
+    let mut title = String::from("(introduction)");
+    let mut body = String::new();
+    let mut in_fence = false;
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        }
+        let markdown_heading = !in_fence && line.starts_with('#');
+        let rst_heading = !in_fence
+            && lines.get(i + 1).is_some_and(|next| {
+                let next = next.trim();
+                next.len() >= 3
+                    && next.len() >= line.trim().len()
+                    && !line.trim().is_empty()
+                    && next.chars().all(|c| "=-~^*+#".contains(c))
+            });
+        if (markdown_heading || rst_heading) && !body.trim().is_empty() {
+            sections.push((std::mem::take(&mut title), std::mem::take(&mut body)));
+        }
+        if markdown_heading || rst_heading {
+            title = line.trim_start_matches('#').trim().to_string();
+        }
+        body.push_str(line);
+        body.push('\n');
+    }
+    if !body.trim().is_empty() {
+        sections.push((title, body));
+    }
+    sections
+}

@@ -1,0 +1,214 @@
+//! The initial context and the code view on fixture repositories.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use context_pack::select::{SelectOptions, code};
+use context_pack::{BlockKind, ContextBuilder, RepoContext, TokenCounter};
+use importance::Ranker;
+use proptest::prelude::*;
+use repo_graph::{Analyzer, RepoGraph};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/python")
+        .join(name)
+}
+
+fn analysed(name: &str) -> (RepoGraph, importance::Ranking) {
+    let graph = Analyzer::new(fixture(name)).analyze().unwrap();
+    let ranking = Ranker::new().git(false).rank(&graph);
+    (graph, ranking)
+}
+
+/// Markdown is well formed: code fences are balanced and every table row
+/// has as many cells as its header.
+fn assert_well_formed(context: &RepoContext) {
+    for block in &context.blocks {
+        let fences = block
+            .text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("```"))
+            .count();
+        assert_eq!(
+            fences % 2,
+            0,
+            "unbalanced fences in {:?}:\n{}",
+            block.kind,
+            block.text
+        );
+        let mut columns = None;
+        for line in block.text.lines().filter(|l| l.starts_with('|')) {
+            let cells = line.replace("\\|", "").matches('|').count();
+            assert_eq!(
+                *columns.get_or_insert(cells),
+                cells,
+                "ragged table row: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn task_biased_context_snapshot() {
+    let (graph, ranking) = analysed("context_pdf");
+    let context = ContextBuilder::new(&graph, &ranking)
+        .budget(1_200)
+        .task("extract the text from a PDF page")
+        .build()
+        .unwrap();
+    assert!(context.total_tokens <= 1_200);
+    assert_well_formed(&context);
+    let core = context
+        .blocks
+        .iter()
+        .find(|b| b.kind == BlockKind::CoreComponents)
+        .unwrap();
+    assert!(
+        core.text
+            .starts_with("## Core components\n\n### `minipdf.page.Page`"),
+        "{}",
+        core.text
+    );
+    insta::assert_snapshot!("context_pdf__task_1200", context.render_markdown());
+}
+
+#[test]
+fn readme_is_trimmed_at_headings_with_a_marker() {
+    let (graph, ranking) = analysed("context_pdf");
+    let context = ContextBuilder::new(&graph, &ranking)
+        .budget(400)
+        .build()
+        .unwrap();
+    assert!(context.total_tokens <= 400);
+    let readme = context
+        .blocks
+        .iter()
+        .find(|b| b.kind == BlockKind::Readme)
+        .unwrap();
+    assert!(
+        readme.text.contains("README trimmed to fit"),
+        "{}",
+        readme.text
+    );
+    assert!(readme.text.contains("License"));
+    assert_well_formed(&context);
+    let counter = TokenCounter::new(Default::default()).unwrap();
+    for block in &context.blocks {
+        assert_eq!(block.tokens, counter.count(&block.text));
+    }
+    assert_eq!(
+        context.total_tokens,
+        counter.count(&context.render_markdown())
+    );
+}
+
+#[test]
+fn without_room_core_classes_become_skeletons() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut src = String::from("class Big:\n    \"\"\"A class too large to show whole.\"\"\"\n");
+    for i in 0..40 {
+        src.push_str(&format!(
+            "    def method_{i}(self, x):\n        \"\"\"Method {i}.\"\"\"\n        total = 0\n        for k in range(x):\n            total += k * {i}\n        return total\n\n"
+        ));
+    }
+    std::fs::write(dir.path().join("big.py"), src).unwrap();
+    let graph = Analyzer::new(dir.path()).analyze().unwrap();
+    let ranking = Ranker::new().git(false).rank(&graph);
+    let core = |budget: usize| {
+        let context = ContextBuilder::new(&graph, &ranking)
+            .budget(budget)
+            .build()
+            .unwrap();
+        assert!(context.total_tokens <= budget);
+        assert_well_formed(&context);
+        context
+            .blocks
+            .iter()
+            .find(|b| b.kind == BlockKind::CoreComponents)
+            .map(|b| b.text.clone())
+            .unwrap_or_default()
+    };
+    let roomy = core(8_000);
+    assert!(roomy.contains("total += k * 39"));
+    let tight = core(1_500);
+    assert!(tight.contains("def method_39(self, x):"), "{tight}");
+    assert!(tight.contains("...  # body elided: lines"), "{tight}");
+    assert!(!tight.contains("total += k"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+    #[test]
+    fn never_exceeds_the_budget(budget in 200usize..32_000, task in proptest::option::of("[a-z ]{0,40}")) {
+        let (graph, ranking) = analysed("context_pdf");
+        let mut builder = ContextBuilder::new(&graph, &ranking).budget(budget);
+        if let Some(task) = task {
+            builder = builder.task(task);
+        }
+        let context = builder.build().unwrap();
+        prop_assert!(context.total_tokens <= budget);
+        assert_well_formed(&context);
+    }
+}
+
+#[test]
+fn code_view_passes_small_files_through_and_reduces_large_ones() {
+    let (graph, _) = analysed("context_pdf");
+    let counter = TokenCounter::new(Default::default()).unwrap();
+    let options = SelectOptions::default();
+    let small = code(&graph, "minipdf/page.py", None, &counter, &options).unwrap();
+    assert!(!small.reduced);
+    assert_eq!(
+        small.text,
+        std::fs::read_to_string(fixture("context_pdf/minipdf/page.py")).unwrap()
+    );
+    let by_name = code(&graph, "minipdf.page.Page.rotate", None, &counter, &options).unwrap();
+    assert!(by_name.text.starts_with("def rotate(self, degrees):"));
+    let error = code(&graph, "minipdf.nothing", None, &counter, &options).unwrap_err();
+    assert!(error.to_string().contains("search for the name"));
+
+    let tight = SelectOptions {
+        max_tokens: 150,
+        ..SelectOptions::default()
+    };
+    let view = code(
+        &graph,
+        "minipdf/page.py",
+        Some("extract text"),
+        &counter,
+        &tight,
+    )
+    .unwrap();
+    assert!(view.reduced && view.tokens <= 150);
+    insta::assert_snapshot!("context_pdf__code_view_page", view.text);
+}
+
+#[test]
+fn code_view_of_a_5000_line_file_keeps_structure_and_the_relevant_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut src = String::from("import os\nfrom typing import List\n\n");
+    for i in 0..1_000 {
+        src.push_str(&format!(
+            "def step_{i}(values: List[int]) -> int:\n    \"\"\"Step number {i}.\"\"\"\n    return sum(values) + {i}\n\n"
+        ));
+    }
+    src.push_str("class Parser:\n    def parse_header(self, data):\n        return data[:4]\n");
+    std::fs::write(dir.path().join("big.py"), &src).unwrap();
+    let graph = Analyzer::new(dir.path()).analyze().unwrap();
+    let counter = TokenCounter::new(Default::default()).unwrap();
+    let options = SelectOptions::default();
+    let view = code(&graph, "big.py", Some("parse header"), &counter, &options).unwrap();
+    assert!(view.reduced && view.tokens <= options.max_tokens);
+    assert!(view.text.contains("    1 | import os"));
+    assert!(view.text.contains("return data[:4]"));
+    assert!(view.text.contains("def step_0(values: List[int]) -> int:"));
+    assert!(view.text.contains("body elided: lines"));
+    // Definitions that did not fit are folded into markers with their lines.
+    assert!(
+        view.text.contains("definitions omitted: lines"),
+        "{}",
+        view.text
+    );
+}

@@ -1,0 +1,3 @@
+"""minipdf: read, write and extract text from PDF files."""
+from .reader import PdfReader
+from .writer import PdfWriter
