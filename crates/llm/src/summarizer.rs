@@ -1,0 +1,208 @@
+//! Module summaries written by a chat model, for context-pack's summary table.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use context_pack::{StaticSummarizer, Summarizer};
+use repo_graph::{EntityId, ModuleId, RepoGraph};
+
+use crate::{ChatModel, ChatRequest, LlmError, Message, Usage, UsageMeter};
+
+const SYSTEM_PROMPT: &str = "You summarize source files for a developer who must decide which file to read. \
+Answer with one sentence of at most 25 words that says what the module provides. No preamble, no Markdown.";
+
+/// Source characters sent per module after the outline.
+const MAX_SOURCE_CHARS: usize = 6_000;
+
+/// Summaries written by a model and cached by the module's content hash, so
+/// an unchanged file is never summarised twice.
+///
+/// [`Summarizer::summarize`] is synchronous and never calls the model: it
+/// answers from the cache, and falls back to [`StaticSummarizer`] for
+/// modules not summarised yet. Call [`ModelSummarizer::prepare`] (async)
+/// first for the modules the context will list.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use context_pack::Summarizer;
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("m.py"), "def f():\n    return 1\n")?;
+/// let graph = repo_graph::Analyzer::new(dir.path()).analyze()?;
+/// let module = graph.module_by_name("m").unwrap();
+///
+/// let model = Arc::new(llm::Scripted::new().then_text("Returns the number one."));
+/// let summarizer = llm::ModelSummarizer::new(model);
+/// summarizer.prepare(&graph, &[module]).await?;
+/// assert_eq!(summarizer.summarize(&graph, module)?, "Returns the number one.");
+/// # Ok(())
+/// # }
+/// ```
+pub struct ModelSummarizer {
+    model: Arc<dyn ChatModel>,
+    cache: Mutex<BTreeMap<String, String>>,
+    cache_file: Option<PathBuf>,
+}
+
+impl ModelSummarizer {
+    /// A summarizer asking `model`, with an in-memory cache.
+    pub fn new(model: Arc<dyn ChatModel>) -> Self {
+        ModelSummarizer {
+            model,
+            cache: Mutex::new(BTreeMap::new()),
+            cache_file: None,
+        }
+    }
+
+    /// Also keep the cache in `path` (JSON: content hash → summary); an
+    /// existing file is loaded, an unreadable one is ignored with a warning.
+    pub fn cache_file(mut self, path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => match serde_json::from_str::<BTreeMap<String, String>>(&text) {
+                Ok(entries) => {
+                    if let Ok(mut cache) = self.cache.lock() {
+                        cache.extend(entries);
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(path = %path.display(), %error, "summary cache unreadable; starting empty")
+                }
+            },
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                tracing::warn!(path = %path.display(), %error, "summary cache unreadable; starting empty");
+            }
+            Err(_) => {}
+        }
+        self.cache_file = Some(path);
+        self
+    }
+
+    /// Asks the model to summarise each of `modules` whose content is not
+    /// cached yet, one request per module, and saves the cache. Returns the
+    /// usage of the requests made. A failed request fails the call, keeping
+    /// the summaries obtained before it.
+    pub async fn prepare(
+        &self,
+        graph: &RepoGraph,
+        modules: &[ModuleId],
+    ) -> Result<Usage, LlmError> {
+        let meter = UsageMeter::default();
+        let result = self.prepare_inner(graph, modules, &meter).await;
+        self.save();
+        result.map(|()| meter.summary())
+    }
+
+    async fn prepare_inner(
+        &self,
+        graph: &RepoGraph,
+        modules: &[ModuleId],
+        meter: &UsageMeter,
+    ) -> Result<(), LlmError> {
+        for &id in modules {
+            let Some(module) = graph.module(id) else {
+                continue;
+            };
+            if self.cached(&module.content_hash).is_some() {
+                continue;
+            }
+            let request = ChatRequest::new(vec![
+                Message::system(SYSTEM_PROMPT),
+                Message::user(prompt(graph, id)),
+            ])
+            .with_max_tokens(80)
+            .with_temperature(0.0);
+            let response = self.model.complete(&request).await?;
+            meter.record_response(self.model.model_name(), &response);
+            let summary = response
+                .content
+                .as_deref()
+                .and_then(|c| c.lines().map(str::trim).find(|l| !l.is_empty()))
+                .unwrap_or("")
+                .to_string();
+            if !summary.is_empty()
+                && let Ok(mut cache) = self.cache.lock()
+            {
+                cache.insert(module.content_hash.clone(), summary);
+            }
+        }
+        Ok(())
+    }
+
+    fn cached(&self, hash: &str) -> Option<String> {
+        self.cache.lock().ok()?.get(hash).cloned()
+    }
+
+    fn save(&self) {
+        let Some(path) = &self.cache_file else { return };
+        let Ok(cache) = self.cache.lock() else { return };
+        let write = || -> std::io::Result<()> {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let text = serde_json::to_string_pretty(&*cache).map_err(std::io::Error::other)?;
+            let temp = temp_path(path);
+            std::fs::write(&temp, text)?;
+            std::fs::rename(temp, path)
+        };
+        if let Err(error) = write() {
+            tracing::warn!(path = %path.display(), %error, "summary cache not written");
+        }
+    }
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(format!(".{}.tmp", std::process::id()));
+    path.with_file_name(name)
+}
+
+impl Summarizer for ModelSummarizer {
+    fn summarize(
+        &self,
+        graph: &RepoGraph,
+        module: ModuleId,
+    ) -> Result<String, context_pack::Error> {
+        let cached = graph
+            .module(module)
+            .and_then(|m| self.cached(&m.content_hash));
+        match cached {
+            Some(summary) => Ok(summary.replace(['\n', '|'], " ")),
+            None => StaticSummarizer.summarize(graph, module),
+        }
+    }
+}
+
+/// The module's name, outline (signatures and docstring first lines) and
+/// the start of its source.
+fn prompt(graph: &RepoGraph, id: ModuleId) -> String {
+    let Some(module) = graph.module(id) else {
+        return String::new();
+    };
+    let mut text = format!("Module `{}` ({})\n\nOutline:\n", module.name, module.path);
+    let mut stack: Vec<(EntityId, usize)> = graph
+        .children(EntityId::Module(id))
+        .iter()
+        .rev()
+        .map(|e| (*e, 0))
+        .collect();
+    while let Some((entity, depth)) = stack.pop() {
+        text.push_str(&"  ".repeat(depth));
+        text.push_str(&graph.signature(entity));
+        text.push('\n');
+        stack.extend(graph.children(entity).iter().rev().map(|e| (*e, depth + 1)));
+    }
+    let source = graph.module_source(id).unwrap_or("");
+    let mut end = source.len().min(MAX_SOURCE_CHARS);
+    while !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.push_str("\nSource (start):\n");
+    text.push_str(&source[..end]);
+    text
+}
