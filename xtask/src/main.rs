@@ -29,6 +29,7 @@ fn main() -> anyhow::Result<()> {
         ["corpus"] => corpus().map(|_| ()),
         ["bench", "analysis", rest @ ..] => bench_analysis(rest),
         ["bench", "importance", rest @ ..] => bench_importance(rest),
+        ["bench", "context", rest @ ..] => bench_context(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
@@ -36,7 +37,8 @@ fn main() -> anyhow::Result<()> {
                  test [ARGS...]         install system needs, then cargo test --workspace [ARGS]\n  \
                  corpus                 fetch benchmark corpora into target/corpus/\n  \
                  bench analysis [--runs N]  measure analysis vs raw parsing on the corpora\n  \
-                 bench importance [--runs N]  measure ranking, and the git feature on a 12,000-commit history"
+                 bench importance [--runs N]  measure ranking, and the git feature on a 12,000-commit history\n  \
+                 bench context [--runs N]  measure the initial context and a code view of the largest module"
             );
             bail!("unknown or missing command")
         }
@@ -263,6 +265,31 @@ fn bench_analysis(rest: &[&str]) -> anyhow::Result<()> {
         "measure",
     ]))?;
     let measure = target_dir().join("release/examples/measure");
+    for root in roots {
+        eprintln!("measuring {}", root.display());
+        run(Command::new(&measure)
+            .arg(&root)
+            .args(["--runs", &runs.to_string()]))?;
+    }
+    Ok(())
+}
+
+fn bench_context(rest: &[&str]) -> anyhow::Result<()> {
+    let runs = match rest {
+        ["--runs", n] => n.parse::<u32>().context("--runs takes a number")?,
+        [] => 5,
+        _ => bail!("usage: cargo xtask bench context [--runs N]"),
+    };
+    let roots = corpus()?;
+    run(cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "context-pack",
+        "--example",
+        "measure_context",
+    ]))?;
+    let measure = target_dir().join("release/examples/measure_context");
     for root in roots {
         eprintln!("measuring {}", root.display());
         run(Command::new(&measure)
