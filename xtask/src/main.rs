@@ -224,72 +224,42 @@ fn synthetic_history(dir: &Path, commits: usize) -> anyhow::Result<()> {
 }
 
 fn bench_importance(rest: &[&str]) -> anyhow::Result<()> {
-    let runs = match rest {
-        ["--runs", n] => n.parse::<u32>().context("--runs takes a number")?,
-        [] => 5,
-        _ => bail!("usage: cargo xtask bench importance [--runs N]"),
-    };
-    let mut roots = corpus()?;
-    roots.push(workspace_root().join("target/corpus").join(SYNTHETIC_GIT));
-    run(cargo().args([
-        "build",
-        "--release",
-        "-p",
+    let synthetic = workspace_root().join("target/corpus").join(SYNTHETIC_GIT);
+    bench_example(
+        rest,
         "importance",
-        "--example",
+        "importance",
         "measure_rank",
-    ]))?;
-    let measure = target_dir().join("release/examples/measure_rank");
-    for root in roots {
-        eprintln!("measuring {}", root.display());
-        run(Command::new(&measure)
-            .arg(&root)
-            .args(["--runs", &runs.to_string()]))?;
-    }
-    Ok(())
+        &[synthetic],
+    )
 }
 
 fn bench_analysis(rest: &[&str]) -> anyhow::Result<()> {
-    let runs = match rest {
-        ["--runs", n] => n.parse::<u32>().context("--runs takes a number")?,
-        [] => 5,
-        _ => bail!("usage: cargo xtask bench analysis [--runs N]"),
-    };
-    let roots = corpus()?;
-    run(cargo().args([
-        "build",
-        "--release",
-        "-p",
-        "repo-graph",
-        "--example",
-        "measure",
-    ]))?;
-    let measure = target_dir().join("release/examples/measure");
-    for root in roots {
-        eprintln!("measuring {}", root.display());
-        run(Command::new(&measure)
-            .arg(&root)
-            .args(["--runs", &runs.to_string()]))?;
-    }
-    Ok(())
+    bench_example(rest, "analysis", "repo-graph", "measure", &[])
 }
 
 fn bench_context(rest: &[&str]) -> anyhow::Result<()> {
+    bench_example(rest, "context", "context-pack", "measure_context", &[])
+}
+
+/// Builds `package`'s measuring example in release mode and runs it on every
+/// corpus (plus `extra` directories), passing `--runs N`.
+fn bench_example(
+    rest: &[&str],
+    name: &str,
+    package: &str,
+    example: &str,
+    extra: &[PathBuf],
+) -> anyhow::Result<()> {
     let runs = match rest {
         ["--runs", n] => n.parse::<u32>().context("--runs takes a number")?,
         [] => 5,
-        _ => bail!("usage: cargo xtask bench context [--runs N]"),
+        _ => bail!("usage: cargo xtask bench {name} [--runs N]"),
     };
-    let roots = corpus()?;
-    run(cargo().args([
-        "build",
-        "--release",
-        "-p",
-        "context-pack",
-        "--example",
-        "measure_context",
-    ]))?;
-    let measure = target_dir().join("release/examples/measure_context");
+    let mut roots = corpus()?;
+    roots.extend(extra.iter().cloned());
+    run(cargo().args(["build", "--release", "-p", package, "--example", example]))?;
+    let measure = target_dir().join("release/examples").join(example);
     for root in roots {
         eprintln!("measuring {}", root.display());
         run(Command::new(&measure)
