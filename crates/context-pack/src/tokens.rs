@@ -85,6 +85,31 @@ impl TokenCounter {
         count
     }
 
+    /// `Some(count)` when `text` holds at most `limit` tokens, else `None`,
+    /// without tokenizing all of a text that is far over the limit: if a
+    /// prefix already holds more than `limit` (plus a margin for merges at
+    /// the cut), the whole does too.
+    ///
+    /// ```
+    /// let counter = context_pack::TokenCounter::new(Default::default()).unwrap();
+    /// assert_eq!(counter.count_within("hello world", 5), Some(2));
+    /// assert_eq!(counter.count_within(&"word ".repeat(100_000), 50), None);
+    /// ```
+    pub fn count_within(&self, text: &str, limit: usize) -> Option<usize> {
+        let probe = limit.saturating_add(16).saturating_mul(12);
+        if text.len() > probe {
+            let mut end = probe;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            if self.count(&text[..end]) > limit.saturating_add(16) {
+                return None;
+            }
+        }
+        let count = self.count(text);
+        (count <= limit).then_some(count)
+    }
+
     /// The longest prefix of `text` that fits in `max_tokens`, cut at a
     /// line boundary when one exists in the last quarter of the prefix.
     pub fn truncate<'t>(&self, text: &'t str, max_tokens: usize) -> &'t str {

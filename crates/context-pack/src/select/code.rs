@@ -86,11 +86,10 @@ pub fn code(
         },
     };
     let full = graph.source(root).unwrap_or("");
-    let full_tokens = counter.count(full);
-    if full_tokens <= options.max_tokens {
+    if let Some(tokens) = counter.count_within(full, options.max_tokens) {
         return Ok(View {
             text: full.to_string(),
-            tokens: full_tokens,
+            tokens,
             reduced: false,
         });
     }
