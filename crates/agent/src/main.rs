@@ -1,7 +1,7 @@
 //! `repo-agent`: use an existing code repository to solve a task.
 //!
 //! The binary is glue: argument parsing, wiring and printing. Every
-//! capability lives in a library crate (`repo-graph` for analysis, `importance` for ranking, `context-pack` for what the model sees).
+//! capability lives in a library crate (`repo-graph` for analysis, `importance` for ranking, `context-pack` for what the model sees, `agent`'s library for the loop).
 
 mod cmd;
 mod output;
@@ -35,6 +35,8 @@ enum Command {
     Context(cmd::context::ContextArgs),
     /// Print the structure-preserving code view of a file or entity.
     View(cmd::context::ViewArgs),
+    /// Solve a task with a repository: explore it, write and run code, produce the outputs.
+    Run(cmd::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Rank(args) => cmd::rank::run(args),
         Command::Context(args) => cmd::context::run_context(args),
         Command::View(args) => cmd::context::run_view(args),
+        Command::Run(args) => cmd::run::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,3 +3,4 @@
 pub mod analyze;
 pub mod context;
 pub mod rank;
+pub mod run;

@@ -1,0 +1,188 @@
+//! `repo-agent run`: solve a task with a repository.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent::{AgentConfig, InputFile, Progress, TaskSpec, ToolOptions, Trajectory};
+use anyhow::{Context as _, bail};
+use llm::{ChatModel, OpenAiConfig, OpenAiModel};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The repository to use (its top-level directory).
+    #[arg(long)]
+    repo: Option<PathBuf>,
+    /// What to do, in plain language.
+    #[arg(long)]
+    task: Option<String>,
+    /// An input file, optionally with a description: `FILE[=DESCRIPTION]`.
+    #[arg(long = "input", value_name = "FILE[=DESCRIPTION]")]
+    inputs: Vec<String>,
+    /// Where the outputs go (`output.<ext>`, or `output_01.<ext>`...).
+    #[arg(long)]
+    output_dir: Option<PathBuf>,
+    /// Where code runs (default: the repository).
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
+    /// A task file: repo-agent's JSON form or a GitTaskBench query.json.
+    #[arg(long)]
+    task_file: Option<PathBuf>,
+    /// OpenAI-compatible server (default: OPENAI_BASE_URL).
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Model name (default: REPO_AGENT_MODEL).
+    #[arg(long)]
+    model: Option<String>,
+    /// Most model turns.
+    #[arg(long, default_value_t = 40)]
+    max_turns: u32,
+    /// Most prompt plus completion tokens in total.
+    #[arg(long)]
+    max_tokens: Option<u64>,
+    /// Wall-clock limit in seconds.
+    #[arg(long)]
+    timeout: Option<u64>,
+    /// The model's context window in tokens.
+    #[arg(long, default_value_t = 128_000)]
+    context_window: usize,
+    /// Token budget of the initial repository context.
+    #[arg(long, default_value_t = 8_000)]
+    context_budget: usize,
+    /// Per-interaction limit L on every observation, in tokens.
+    #[arg(long, default_value_t = 8_000)]
+    observation_limit: usize,
+    /// Write the trajectory (JSON lines) to this file.
+    #[arg(long)]
+    trajectory: Option<PathBuf>,
+    /// Print the final summary as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Ablation: no initial context beyond the README.
+    #[arg(long)]
+    no_hierarchical_analysis: bool,
+    /// Ablation: only file viewing, writing and running tools.
+    #[arg(long)]
+    no_exploration_tools: bool,
+    /// Ablation: raw observations, no information selection.
+    #[arg(long)]
+    no_info_selection: bool,
+}
+
+fn task_spec(args: &Args) -> anyhow::Result<TaskSpec> {
+    let mut spec = match &args.task_file {
+        Some(file) => TaskSpec::from_file(file, args.output_dir.as_deref())?,
+        None => {
+            let (Some(task), Some(repo), Some(out)) = (&args.task, &args.repo, &args.output_dir)
+            else {
+                bail!("give --repo, --task and --output-dir, or a --task-file");
+            };
+            TaskSpec::new(task.clone(), repo.clone(), out.clone())
+        }
+    };
+    if args.task_file.is_some() {
+        if let Some(task) = &args.task {
+            spec.description.clone_from(task);
+        }
+        if let Some(repo) = &args.repo {
+            spec.repositories
+                .insert(0, agent::RepoSpec::at(repo.clone()));
+        }
+        if let Some(out) = &args.output_dir {
+            spec.output_dir.clone_from(out);
+        }
+    }
+    spec.inputs
+        .extend(args.inputs.iter().map(|i| InputFile::parse_flag(i)));
+    if let Some(dir) = &args.work_dir {
+        spec.work_dir = Some(dir.clone());
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    spec.absolutize(&cwd);
+    spec.validate()?;
+    Ok(spec)
+}
+
+fn model(args: &Args) -> anyhow::Result<OpenAiModel> {
+    let env_model = std::env::var(llm::ENV_MODEL)
+        .ok()
+        .filter(|m| !m.trim().is_empty());
+    if args.model.is_none() && env_model.is_none() {
+        bail!(
+            "no model configured: pass --base-url URL and --model NAME (or set {} and {}, plus {} if the server needs a key); the embedded local model is not available yet",
+            llm::ENV_BASE_URL,
+            llm::ENV_MODEL,
+            llm::ENV_API_KEY
+        );
+    }
+    let mut builder = OpenAiConfig::from_env();
+    if let Some(url) = &args.base_url {
+        builder = builder.base_url(url.clone());
+    }
+    if let Some(name) = &args.model {
+        builder = builder.model(name.clone());
+    }
+    Ok(OpenAiModel::new(builder.build()?)?)
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let task = task_spec(&args)?;
+    let model = model(&args)?;
+    let mut tools = ToolOptions {
+        exploration: !args.no_exploration_tools,
+        info_selection: !args.no_info_selection,
+        ..ToolOptions::default()
+    };
+    tools.select.max_tokens = args.observation_limit;
+    let mut config = AgentConfig {
+        tools,
+        context_budget: args.context_budget,
+        hierarchical_analysis: !args.no_hierarchical_analysis,
+        ..AgentConfig::default()
+    };
+    config.budgets.max_turns = args.max_turns;
+    config.budgets.max_tokens = args.max_tokens;
+    config.budgets.timeout = args.timeout.map(Duration::from_secs);
+    config.budgets.context_window = args.context_window;
+    let mut trajectory = match &args.trajectory {
+        Some(path) => Trajectory::to_file(path)?,
+        None => Trajectory::in_memory(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let mut progress = |p: &Progress| {
+        let mut err = std::io::stderr().lock();
+        let _ = match &p.tool {
+            Some(tool) => writeln!(
+                err,
+                "[turn {}] {tool} ({} tokens so far)",
+                p.turn, p.total_tokens
+            ),
+            None => writeln!(
+                err,
+                "[turn {}] asking the model ({} tokens so far)",
+                p.turn, p.total_tokens
+            ),
+        };
+    };
+    let summary = runtime.block_on(async {
+        let model: &dyn ChatModel = &model;
+        agent::run(model, &task, &config, &mut trajectory, &mut progress).await
+    })?;
+    eprintln!(
+        "{:?} after {} turns, {} tokens, ${:.4}, {:.1}s; outputs: {:?}",
+        summary.status,
+        summary.turns,
+        summary.total_tokens,
+        summary.cost,
+        summary.wall_ms as f64 / 1000.0,
+        summary.outputs
+    );
+    if args.json {
+        crate::output::emit(&format!("{}\n", serde_json::to_string(&summary)?), None)?;
+    }
+    Ok(())
+}

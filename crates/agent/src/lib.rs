@@ -1,0 +1,70 @@
+//! The repo-agent loop: solve a task by exploring and reusing an existing
+//! code repository (RepoMaster, seed 001, section 3.3).
+//!
+//! An episode starts from a [`TaskSpec`] (flags, or a GitTaskBench
+//! `query.json`): [`prepare`] analyses and ranks the repository, builds the
+//! token-budgeted initial context and a sandbox; [`run_episode`] then
+//! alternates model turns and tool calls ([`tools`]) until the model calls
+//! `finish` or a [`Budgets`] limit ends it, keeping every observation under
+//! the per-interaction limit and the conversation within the model's
+//! context window ([`History`]). Every step goes to a [`Trajectory`].
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use agent::{AgentConfig, Status, TaskSpec, Trajectory};
+//! use llm::Scripted;
+//! use serde_json::json;
+//!
+//! let repo = tempfile::tempdir()?;
+//! std::fs::write(repo.path().join("greet.py"), "def hello(name):\n    return f'hello {name}'\n")?;
+//! let out = tempfile::tempdir()?;
+//! let task = TaskSpec::new("Greet the world into output.txt", repo.path(), out.path());
+//!
+//! let model = Scripted::new()
+//!     .then_tool_call("search_code", json!({"query": "hello"}))
+//!     .then_tool_call("finish", json!({"summary": "nothing to do"}));
+//! let config = AgentConfig { isolation: sandbox::Isolation::Process, ..AgentConfig::default() };
+//! let mut trajectory = Trajectory::in_memory();
+//! let summary = agent::run(&model, &task, &config, &mut trajectory, &mut |_| {}).await?;
+//! assert_eq!((summary.status, summary.turns), (Status::Finished, 2));
+//! assert!(model.requests()[1].messages.iter().any(|m| m.text().is_some_and(|t| t.contains("greet.hello"))));
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod episode;
+pub mod history;
+pub mod prompt;
+pub mod task;
+pub mod tools;
+pub mod trajectory;
+
+pub use episode::{AgentConfig, Budgets, Prepared, Progress, prepare, run, run_episode};
+pub use history::History;
+pub use task::{InputFile, RepoSpec, TaskSpec};
+pub use tools::{ToolOptions, ToolOutput, Tools};
+pub use trajectory::{Status, Summary, Trajectory};
+
+/// Errors that stop an episode before or outside the loop. Failures inside
+/// the loop (tools, the model) are observations or a final status instead.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The task is incomplete or cannot be read.
+    #[error("task: {0}")]
+    Task(String),
+    /// The repository could not be analysed.
+    #[error("analysing the repository: {0}")]
+    Analysis(#[from] repo_graph::Error),
+    /// The initial context could not be built.
+    #[error("building the context: {0}")]
+    Context(#[from] context_pack::Error),
+    /// The sandbox could not be set up.
+    #[error("setting up the sandbox: {0}")]
+    Sandbox(#[from] sandbox::SandboxError),
+    /// The trajectory could not be written.
+    #[error("writing the trajectory: {0}")]
+    Trajectory(String),
+}

@@ -1,0 +1,118 @@
+//! The system prompt and the task prompt (RepoMaster, seed 001, appendix C).
+
+use std::fmt::Write as _;
+
+use crate::task::TaskSpec;
+
+/// The system prompt: who the agent is and the rules it follows.
+pub fn system_prompt(exploration_tools: bool) -> String {
+    let mut s = String::from(
+        "You are repo-agent, an expert programmer who solves tasks by reusing an existing code repository.\n\
+         You work step by step with tools: explore the repository to find the code that does the job, \
+         write a small script that calls it, run the script, check the result, and call `finish`.\n\n\
+         Rules:\n\
+         - Reuse the repository's code (import and call it) rather than rewriting its functionality.\n\
+         - Use absolute paths for every file you read or write.\n\
+         - Check that input files exist and look as expected before using them.\n\
+         - If a Python package is missing, install it with `pip install` (through `run_shell`).\n\
+         - Save outputs in the output directory with the required names.\n\
+         - When a run fails, read the traceback, fix the cause, and run again.\n\
+         - Call `finish` with a short summary once the outputs are written and checked.\n",
+    );
+    if exploration_tools {
+        s.push_str(
+            "\nExplore efficiently: `search_code` to find entities, `view_code` to read a file or entity, \
+             `find_callers`/`find_callees` and `module_dependencies`/`dependency_path` to follow the structure.\n",
+        );
+    }
+    s
+}
+
+/// The task prompt in the style of the paper's listing 3, followed by the
+/// initial repository context (when there is one).
+pub fn task_prompt(task: &TaskSpec, repo_context: Option<&str>) -> String {
+    let mut s = String::new();
+    let work_dir = task.effective_work_dir();
+    let _ = writeln!(
+        s,
+        "# Task\nI need you to analyze the following provided code repository and use your powerful programming abilities to complete the user's task:\n**Task Description**\n<task>\nPlease complete the following tasks based on the given repository:\n## Task Description\n{}\n## Available Repository",
+        task.description.trim()
+    );
+    for repo in &task.repositories {
+        let _ = writeln!(s, "- **Name**: {}", repo.name);
+        let _ = writeln!(s, "- **Path (absolute)**: {}", repo.path.display());
+        if let Some(url) = &repo.url {
+            let _ = writeln!(s, "- **URL**: {url}");
+        }
+        if !repo.guidelines.is_empty() {
+            let _ = writeln!(s, "- **Understanding Guide**: {:?}", repo.guidelines);
+        }
+    }
+    s.push_str("## File Path\nInput file paths and descriptions:\n");
+    let inputs: Vec<serde_json::Value> = task
+        .inputs
+        .iter()
+        .map(
+            |i| serde_json::json!({"path": i.path.to_string_lossy(), "description": i.description}),
+        )
+        .collect();
+    let _ = writeln!(
+        s,
+        "{}",
+        serde_json::to_string_pretty(&inputs).unwrap_or_else(|_| "[]".into())
+    );
+    let _ = writeln!(
+        s,
+        "## Output\n- **Output directory**: {}\n- If there is only one file, name it `output` (with the right extension, e.g. `output.txt`).\n- If there are multiple files, start naming with `output_01`, `output_02`, etc., format as needed.",
+        task.output_dir.display()
+    );
+    s.push_str(
+        "## Additional Notes\n**Core Objective**: Quickly understand and analyze the code repository, generate and execute the necessary code or tool calls to efficiently and accurately complete the user's specified task.\n\
+         **Core Components**:\n\
+         - Saved output results must be named starting with `output` (e.g., `output.txt`, `output.wav`).\n\
+         - If there are multiple files, name them `output_01`, `output_02`, etc.\n\
+         - Save them directly in the output directory.\n</task>\n",
+    );
+    let _ = writeln!(
+        s,
+        "**Working Directory (where code should be run)**\n<work_dir>\n{}\n</work_dir>",
+        work_dir.display()
+    );
+    if let Some(repo) = task.primary_repo() {
+        let _ = writeln!(
+            s,
+            "**Repository Address**\n<repo>\n{}\n</repo>",
+            repo.path.display()
+        );
+    }
+    if let Some(context) = repo_context.filter(|c| !c.trim().is_empty()) {
+        let _ = write!(s, "\n# Repository context\n{context}\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_prompt_has_every_part() {
+        let task = TaskSpec::new("Count the words.", "/r/textstats", "/o")
+            .with_input("/in/a.txt", "a text");
+        let p = task_prompt(&task, Some("## README\nhello"));
+        for needle in [
+            "Count the words.",
+            "/r/textstats",
+            "/in/a.txt",
+            "a text",
+            "/o",
+            "output_01",
+            "<work_dir>\n/r/textstats\n</work_dir>",
+            "## README\nhello",
+        ] {
+            assert!(p.contains(needle), "missing {needle:?} in\n{p}");
+        }
+        let system = system_prompt(true);
+        assert!(system.contains("pip install") && system.contains("absolute paths"));
+    }
+}

@@ -1,0 +1,74 @@
+//! Shared helpers: a private copy of the fixture repository and task.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use agent::{AgentConfig, TaskSpec};
+
+pub fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            if entry.file_name() != "__pycache__" {
+                copy_dir(&entry.path(), &target)?;
+            }
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+/// A temporary directory with `repo/` (the fixture), `input.txt` and `out/`.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new() -> std::io::Result<Self> {
+        let dir = tempfile::tempdir()?;
+        copy_dir(&testdata().join("agent_fixture"), &dir.path().join("repo"))?;
+        std::fs::copy(
+            testdata().join("agent_task/input.txt"),
+            dir.path().join("input.txt"),
+        )?;
+        Ok(Fixture { dir })
+    }
+
+    pub fn repo(&self) -> PathBuf {
+        self.dir.path().join("repo")
+    }
+
+    pub fn input(&self) -> PathBuf {
+        self.dir.path().join("input.txt")
+    }
+
+    pub fn out(&self) -> PathBuf {
+        self.dir.path().join("out")
+    }
+
+    pub fn task(&self) -> TaskSpec {
+        TaskSpec::new(
+            "Find the three most frequent words of the input text and save them with their counts as a CSV file.",
+            self.repo(),
+            self.out(),
+        )
+        .with_input(self.input(), "A short English text")
+    }
+}
+
+pub fn config() -> AgentConfig {
+    AgentConfig {
+        isolation: sandbox::Isolation::Process,
+        exec_timeout: std::time::Duration::from_secs(30),
+        package_registry: false,
+        ..AgentConfig::default()
+    }
+}

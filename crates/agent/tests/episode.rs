@@ -1,0 +1,336 @@
+//! Whole episodes with a scripted model, against the real graph and sandbox.
+
+mod common;
+
+use std::time::Duration;
+
+use agent::{Budgets, Status, Trajectory};
+use llm::{ChatResponse, LlmError, Message, Scripted, TokenUsage, ToolCall};
+use serde_json::{Value, json};
+
+use common::{Fixture, config};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn call(id: &str, name: &str, args: Value, prompt: u64) -> ChatResponse {
+    ChatResponse::with_tool_calls(vec![ToolCall::new(id, name, args)])
+        .with_usage(TokenUsage::new(prompt, 10))
+}
+
+const SCRIPT: &str = "import sys\nfrom textstats.core import WordCounter\nfrom textstats.io import read_text, write_csv\n\ncounter = WordCounter(lowercase=True).feed(read_text(sys.argv[1]))\nwrite_csv(counter.top(3), sys.argv[2])\nprint('wrote', counter.total(), 'words')\n";
+
+fn read_trajectory(path: &std::path::Path) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(path)?;
+    Ok(text
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<Vec<Value>, _>>()?)
+}
+
+#[tokio::test]
+async fn scripted_episode_uses_the_repository_and_writes_the_output() -> TestResult {
+    let fx = Fixture::new()?;
+    let task = fx.task();
+    let script = fx.dir.path().join("count.py");
+    let output = fx.out().join("output.csv");
+    let model = Scripted::new()
+        .then(call(
+            "c1",
+            "search_code",
+            json!({"query": "count words"}),
+            1000,
+        ))
+        .then(call(
+            "c2",
+            "view_code",
+            json!({"target": "textstats.core.WordCounter", "query": "top"}),
+            1200,
+        ))
+        .then(call(
+            "c3",
+            "write_file",
+            json!({"path": script, "content": SCRIPT}),
+            1400,
+        ))
+        .then(call(
+            "c4",
+            "run_python",
+            json!({"path": script, "args": [fx.input(), output]}),
+            1600,
+        ))
+        .then(call("c5", "view_file", json!({"path": output}), 1800))
+        .then(call(
+            "c6",
+            "finish",
+            json!({"summary": "top words in output.csv"}),
+            2000,
+        ));
+    let trajectory_path = fx.dir.path().join("traj.jsonl");
+    let mut trajectory = Trajectory::to_file(&trajectory_path)?;
+    let mut seen = Vec::new();
+    let summary = agent::run(&model, &task, &config(), &mut trajectory, &mut |p| {
+        seen.push((p.turn, p.tool.clone()))
+    })
+    .await?;
+
+    assert_eq!(summary.status, Status::Finished);
+    assert_eq!(summary.turns, 6);
+    assert_eq!(summary.prompt_tokens, 9000);
+    assert_eq!(summary.completion_tokens, 60);
+    assert_eq!(summary.total_tokens, 9060);
+    assert_eq!(summary.outputs, std::slice::from_ref(&output));
+    assert_eq!(summary.message.as_deref(), Some("top words in output.csv"));
+    let csv = std::fs::read_to_string(&output)?;
+    assert_eq!(
+        csv.lines().collect::<Vec<_>>(),
+        ["word,count", "the,5", "a,2", "cat,2"]
+    );
+    assert!(seen.contains(&(4, Some("run_python".to_string()))));
+
+    // The first request holds the system prompt, the task and the context.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 6);
+    let first = &requests[0];
+    assert!(first.tools.iter().any(|t| t.name == "dependency_path"));
+    let task_text = first.messages[1].text().unwrap_or("");
+    assert!(task_text.contains(&fx.input().display().to_string()));
+    assert!(task_text.contains("class WordCounter"), "{task_text}");
+    // Observations reach the model.
+    let last = &requests[5].messages;
+    assert!(
+        matches!(&last[last.len() - 1], Message::Tool { content, .. } if content.contains("the,5"))
+    );
+    assert!(requests[1].messages.iter().any(|m| {
+        m.text()
+            .is_some_and(|t| t.contains("textstats.core.WordCounter (class)"))
+    }));
+
+    let events = read_trajectory(&trajectory_path)?;
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"start"));
+    assert_eq!(kinds.iter().filter(|k| **k == "model").count(), 6);
+    assert_eq!(kinds.iter().filter(|k| **k == "tool").count(), 6);
+    assert_eq!(kinds.last(), Some(&"summary"));
+    let run = events
+        .iter()
+        .find(|e| e["name"] == "run_python")
+        .ok_or("no run_python")?;
+    assert!(
+        run["observation"]
+            .as_str()
+            .is_some_and(|o| o.contains("wrote 21 words")),
+        "{run}"
+    );
+    let end = events.last().ok_or("empty")?;
+    assert_eq!(end["status"], "finished");
+    assert_eq!(end["total_tokens"], 9060);
+    assert_eq!(
+        events
+            .iter()
+            .find(|e| e["type"] == "model")
+            .ok_or("no model")?["usage"]["prompt_tokens"],
+        1000
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_failing_script_shows_its_traceback_and_a_fix_succeeds() -> TestResult {
+    let fx = Fixture::new()?;
+    let script = fx.dir.path().join("count.py");
+    let output = fx.out().join("output.csv");
+    let broken = SCRIPT.replace("WordCounter(lowercase", "WordCountr(lowercase");
+    let model = Scripted::new()
+        .then(call(
+            "c1",
+            "write_file",
+            json!({"path": script, "content": broken}),
+            100,
+        ))
+        .then(call(
+            "c2",
+            "run_python",
+            json!({"path": script, "args": [fx.input(), output]}),
+            100,
+        ))
+        .then(call(
+            "c3",
+            "edit_file",
+            json!({"path": script, "old_text": "WordCountr(", "new_text": "WordCounter("}),
+            100,
+        ))
+        .then(call(
+            "c4",
+            "run_python",
+            json!({"path": script, "args": [fx.input(), output]}),
+            100,
+        ))
+        .then(call("c5", "finish", json!({"summary": "fixed"}), 100));
+    let mut trajectory = Trajectory::in_memory();
+    let summary = agent::run(&model, &fx.task(), &config(), &mut trajectory, &mut |_| {}).await?;
+    assert_eq!(summary.status, Status::Finished);
+    let requests = model.requests();
+    let after_failure = requests[2]
+        .messages
+        .last()
+        .and_then(Message::text)
+        .unwrap_or("");
+    assert!(after_failure.contains("exit code 1"), "{after_failure}");
+    assert!(
+        after_failure.contains("Traceback (most recent call last)"),
+        "{after_failure}"
+    );
+    assert!(
+        after_failure.contains("NameError: name 'WordCountr' is not defined"),
+        "{after_failure}"
+    );
+    let after_fix = requests[4]
+        .messages
+        .last()
+        .and_then(Message::text)
+        .unwrap_or("");
+    assert!(
+        after_fix.contains("exit code 0") && after_fix.contains("wrote 21 words"),
+        "{after_fix}"
+    );
+    assert!(std::fs::read_to_string(&output)?.contains("the,5"));
+    Ok(())
+}
+
+fn endless(n: usize, prompt: u64) -> Scripted {
+    let mut s = Scripted::new();
+    for i in 0..n {
+        s = s.then(call(
+            &format!("c{i}"),
+            "search_code",
+            json!({"query": "words"}),
+            prompt,
+        ));
+    }
+    s
+}
+
+fn assert_complete(trajectory: &Trajectory, status: &str) {
+    let events = trajectory.events();
+    assert_eq!(
+        events.first().map(|e| e["type"].clone()),
+        Some(json!("start"))
+    );
+    let end = events.last().cloned().unwrap_or_default();
+    assert_eq!(end["type"], "summary");
+    assert_eq!(end["status"], status);
+}
+
+#[tokio::test]
+async fn budgets_end_with_the_right_status() -> TestResult {
+    let fx = Fixture::new()?;
+    let base = config();
+    let prepared = agent::prepare(&fx.task(), &base).await?;
+
+    let model = endless(10, 100);
+    let budgets = Budgets {
+        max_turns: 3,
+        ..Budgets::default()
+    };
+    let mut t = Trajectory::in_memory();
+    let s =
+        agent::run_episode(&model, &prepared, &fx.task(), &budgets, &mut t, &mut |_| {}).await?;
+    assert_eq!(
+        (s.status, s.turns, s.total_tokens),
+        (Status::MaxTurns, 3, 330)
+    );
+    assert_complete(&t, "max_turns");
+
+    let model = endless(10, 1000);
+    let budgets = Budgets {
+        max_tokens: Some(2500),
+        ..Budgets::default()
+    };
+    let mut t = Trajectory::in_memory();
+    let s =
+        agent::run_episode(&model, &prepared, &fx.task(), &budgets, &mut t, &mut |_| {}).await?;
+    assert_eq!(
+        (s.status, s.turns, s.total_tokens),
+        (Status::MaxTokens, 3, 3030)
+    );
+    assert_complete(&t, "max_tokens");
+
+    // The wall-clock limit interrupts a long tool run.
+    let model = Scripted::new()
+        .then(call("c1", "run_shell", json!({"command": "sleep 5"}), 10))
+        .then(call("c2", "finish", json!({"summary": "never"}), 10));
+    let budgets = Budgets {
+        timeout: Some(Duration::from_millis(700)),
+        ..Budgets::default()
+    };
+    let mut t = Trajectory::in_memory();
+    let s =
+        agent::run_episode(&model, &prepared, &fx.task(), &budgets, &mut t, &mut |_| {}).await?;
+    assert_eq!((s.status, s.turns), (Status::Timeout, 1));
+    assert!(s.wall_ms < 4000, "{}", s.wall_ms);
+    assert_complete(&t, "timeout");
+
+    // A model failure that retrying cannot fix.
+    let model = endless(1, 10);
+    let mut t = Trajectory::in_memory();
+    let s = agent::run_episode(
+        &model,
+        &prepared,
+        &fx.task(),
+        &Budgets::default(),
+        &mut t,
+        &mut |_| {},
+    )
+    .await?;
+    assert_eq!((s.status, s.turns), (Status::Error, 1));
+    assert!(s.message.is_some_and(|m| m.contains("script")));
+    assert_complete(&t, "error");
+    Ok(())
+}
+
+#[tokio::test]
+async fn context_overflow_shrinks_and_retries_and_text_turns_are_nudged() -> TestResult {
+    let fx = Fixture::new()?;
+    let model = Scripted::new()
+        .then(call(
+            "c1",
+            "view_code",
+            json!({"target": "textstats/core.py"}),
+            100,
+        ))
+        .then_error(LlmError::ContextLengthExceeded {
+            message: "too long".into(),
+            limit: Some(10),
+            requested: Some(20),
+        })
+        .then(ChatResponse::text("I will now finish.").with_usage(TokenUsage::new(100, 5)))
+        .then(call("c2", "finish", json!({"summary": "done"}), 100));
+    let mut t = Trajectory::in_memory();
+    let s = agent::run(&model, &fx.task(), &config(), &mut t, &mut |_| {}).await?;
+    assert_eq!(
+        (s.status, s.turns),
+        (Status::Finished, 3),
+        "{:?}",
+        s.message
+    );
+    assert!(
+        t.events()
+            .iter()
+            .any(|e| e["type"] == "context_exceeded" && e["shrunk"] == true)
+    );
+    let requests_before = model.requests();
+    let retried = requests_before[2]
+        .messages
+        .last()
+        .and_then(Message::text)
+        .unwrap_or("");
+    assert!(retried.starts_with("[digest]"), "{retried}");
+    let requests = model.requests();
+    let nudge = requests[3]
+        .messages
+        .last()
+        .and_then(Message::text)
+        .unwrap_or("");
+    assert!(nudge.contains("call `finish`"), "{nudge}");
+    Ok(())
+}

@@ -1,0 +1,238 @@
+//! `repo-agent run` end to end: through the `llm` crate's HTTP client against
+//! a local OpenAI-compatible test server, and without a model.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use common::Fixture;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn completion(id: &str, name: &str, args: Value, prompt: u64) -> Value {
+    json!({
+        "id": format!("chatcmpl-{id}"),
+        "object": "chat.completion",
+        "created": 1,
+        "model": "test-model",
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": null, "tool_calls": [{
+                "id": id, "type": "function",
+                "function": {"name": name, "arguments": args.to_string()}
+            }]},
+            "finish_reason": "tool_calls"
+        }],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": 7, "total_tokens": prompt + 7}
+    })
+}
+
+/// Serves `answers` in order, one per request, and keeps the request bodies.
+fn serve(answers: Vec<Value>) -> std::io::Result<(String, Arc<Mutex<Vec<Value>>>)> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://{}/v1", listener.local_addr()?);
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&bodies);
+    std::thread::spawn(move || {
+        let mut answers = answers.into_iter();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let Ok(clone) = stream.try_clone() else {
+                continue;
+            };
+            let mut reader = BufReader::new(clone);
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                continue;
+            }
+            if let Ok(mut seen) = seen.lock() {
+                seen.push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+            }
+            let answer = answers.next().map(|a| a.to_string()).unwrap_or_default();
+            let status = if answer.is_empty() {
+                "500 Internal Server Error"
+            } else {
+                "200 OK"
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    Ok((url, bodies))
+}
+
+fn repo_agent() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_repo-agent"));
+    for var in ["REPO_AGENT_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+#[test]
+fn an_episode_through_the_http_client_and_the_cli() -> TestResult {
+    let fx = Fixture::new()?;
+    let script = fx.repo().join("count.py");
+    let output = fx.out().join("output.csv");
+    let code = "import sys\nfrom textstats.core import WordCounter\nfrom textstats.io import read_text, write_csv\nwrite_csv(WordCounter().feed(read_text(sys.argv[1])).top(3), sys.argv[2])\n";
+    let (url, bodies) = serve(vec![
+        completion("c1", "search_code", json!({"query": "WordCounter"}), 500),
+        completion(
+            "c2",
+            "write_file",
+            json!({"path": script, "content": code}),
+            600,
+        ),
+        completion(
+            "c3",
+            "run_python",
+            json!({"path": script, "args": [fx.input(), output]}),
+            700,
+        ),
+        completion("c4", "finish", json!({"summary": "done"}), 800),
+    ])?;
+    let trajectory = fx.dir.path().join("t.jsonl");
+    let result = repo_agent()
+        .args(["run", "--repo"])
+        .arg(fx.repo())
+        .args([
+            "--task",
+            "Save the three most frequent words of the input with their counts as CSV.",
+        ])
+        .arg("--input")
+        .arg(format!("{}=A short English text", fx.input().display()))
+        .arg("--output-dir")
+        .arg(fx.out())
+        .args([
+            "--base-url",
+            &url,
+            "--model",
+            "test-model",
+            "--max-turns",
+            "10",
+            "--json",
+        ])
+        .arg("--trajectory")
+        .arg(&trajectory)
+        .output()?;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    assert!(stderr.contains("[turn 3] run_python"), "{stderr}");
+    let summary: Value = serde_json::from_slice(&result.stdout)?;
+    assert_eq!(summary["status"], "finished");
+    assert_eq!(summary["turns"], 4);
+    assert_eq!(summary["prompt_tokens"], 2600);
+    assert_eq!(summary["completion_tokens"], 28);
+    assert_eq!(summary["total_tokens"], 2628);
+    let csv = std::fs::read_to_string(&output)?;
+    assert_eq!(
+        csv.lines().collect::<Vec<_>>(),
+        ["word,count", "the,5", "a,2", "cat,2"]
+    );
+
+    let bodies = bodies.lock().map_err(|_| "poisoned")?.clone();
+    assert_eq!(bodies.len(), 4);
+    assert_eq!(bodies[0]["model"], "test-model");
+    let tools: Vec<&str> = bodies[0]["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["function"]["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        tools.contains(&"find_callers") && tools.contains(&"finish"),
+        "{tools:?}"
+    );
+    let last = bodies[3]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(last["role"], "tool");
+    assert!(
+        last["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("exit code 0")),
+        "{last}"
+    );
+    let lines = std::fs::read_to_string(&trajectory)?;
+    assert_eq!(
+        lines.lines().count(),
+        1 + 4 * 3 + 1,
+        "start, then request, model and tool per turn, then summary"
+    );
+    Ok(())
+}
+
+#[test]
+fn without_a_model_run_says_what_to_pass() -> TestResult {
+    let fx = Fixture::new()?;
+    let result = repo_agent()
+        .args(["run", "--repo"])
+        .arg(fx.repo())
+        .args(["--task", "anything", "--output-dir"])
+        .arg(fx.out())
+        .output()?;
+    assert!(!result.status.success());
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        stderr.contains("--base-url") && stderr.contains("--model"),
+        "{stderr}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_query_json_task_file_is_accepted() -> TestResult {
+    let fx = Fixture::new()?;
+    let query = json!({
+        "task_id": "t1",
+        "task_description": "Count words.",
+        "repositories": [{"name": "textstats", "path": fx.repo(), "url": "", "understanding_guidelines": []}],
+        "file_paths": {"input_files": [{"path": fx.input(), "description": "text"}]}
+    });
+    let file = fx.dir.path().join("query.json");
+    std::fs::write(&file, query.to_string())?;
+    let (url, _bodies) = serve(vec![completion(
+        "c1",
+        "finish",
+        json!({"summary": "ok"}),
+        10,
+    )])?;
+    let result = repo_agent()
+        .args(["run", "--task-file"])
+        .arg(&file)
+        .arg("--output-dir")
+        .arg(fx.out())
+        .args(["--base-url", &url, "--model", "m", "--json"])
+        .output()?;
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&result.stdout)?;
+    assert_eq!(summary["status"], "finished");
+    Ok(())
+}

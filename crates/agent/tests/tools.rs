@@ -1,0 +1,376 @@
+//! Every tool against the real graph, views and sandbox of the fixture.
+
+mod common;
+
+use agent::tools::{EXPLORATION_TOOLS, all_definitions};
+use agent::{Prepared, ToolOptions, ToolOutput};
+use llm::ToolCall;
+use serde_json::{Value, json};
+
+use common::{Fixture, config};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+async fn setup() -> Result<(Fixture, Prepared), Box<dyn std::error::Error>> {
+    let fixture = Fixture::new()?;
+    let prepared = agent::prepare(&fixture.task(), &config()).await?;
+    Ok((fixture, prepared))
+}
+
+async fn call(prepared: &Prepared, name: &str, args: Value) -> ToolOutput {
+    prepared.tools.call(&ToolCall::new("t1", name, args)).await
+}
+
+#[test]
+fn schemas_have_exactly_the_issue_names_and_parameters() {
+    let expected: &[(&str, &[&str], &[&str])] = &[
+        ("list_directory", &["path", "depth"], &["path"]),
+        ("view_code", &["target", "query"], &["target"]),
+        ("view_file", &["path", "start_line", "end_line"], &["path"]),
+        ("search_code", &["query", "regex"], &["query"]),
+        ("find_callers", &["name", "depth"], &["name"]),
+        ("find_callees", &["name", "depth"], &["name"]),
+        (
+            "module_dependencies",
+            &["module", "direction"],
+            &["module", "direction"],
+        ),
+        ("dependency_path", &["from", "to"], &["from", "to"]),
+        ("read_document", &["path", "query"], &["path"]),
+        ("write_file", &["path", "content"], &["path", "content"]),
+        (
+            "edit_file",
+            &["path", "old_text", "new_text"],
+            &["path", "old_text", "new_text"],
+        ),
+        ("run_python", &["code", "path", "args"], &[]),
+        ("run_shell", &["command"], &["command"]),
+        ("finish", &["summary"], &["summary"]),
+    ];
+    let defs = all_definitions();
+    assert_eq!(defs.len(), expected.len());
+    for (def, (name, params, required)) in defs.iter().zip(expected) {
+        assert_eq!(def.name, *name);
+        let mut got: Vec<&str> = def.parameters["properties"]
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let mut want = params.to_vec();
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want, "{name}");
+        let req: Vec<&str> = def.parameters["required"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(req, *required, "{name}");
+    }
+    assert!(
+        EXPLORATION_TOOLS
+            .iter()
+            .all(|t| defs.iter().any(|d| d.name == *t))
+    );
+}
+
+#[tokio::test]
+async fn exploration_tools_answer_from_the_graph() -> TestResult {
+    let (fixture, p) = setup().await?;
+
+    let out = call(
+        &p,
+        "list_directory",
+        json!({"path": fixture.repo().to_string_lossy()}),
+    )
+    .await;
+    assert!(
+        !out.is_error && out.text.contains("textstats/") && out.text.contains("core.py"),
+        "{}",
+        out.text
+    );
+
+    let out = call(&p, "search_code", json!({"query": "WordCounter"})).await;
+    assert!(
+        out.text
+            .contains("textstats.core.WordCounter (class) textstats/core.py:8-"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        &p,
+        "search_code",
+        json!({"query": r"def \w+\(rows", "regex": true}),
+    )
+    .await;
+    assert!(
+        out.text.contains("textstats/io.py:12:")
+            && out.text.contains("(in textstats.io.write_csv)"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        &p,
+        "search_code",
+        json!({"query": "[unclosed", "regex": true}),
+    )
+    .await;
+    assert!(
+        out.is_error && out.text.contains("invalid regex"),
+        "{}",
+        out.text
+    );
+
+    let out = call(
+        &p,
+        "view_code",
+        json!({"target": "textstats.core.WordCounter.top"}),
+    )
+    .await;
+    assert!(out.text.contains("def top(self, n):"), "{}", out.text);
+    let out = call(&p, "view_code", json!({"target": "textstats/io.py"})).await;
+    assert!(
+        out.text.contains("def write_csv(rows, path):"),
+        "{}",
+        out.text
+    );
+    let out = call(&p, "view_code", json!({"target": "textstats.core.Nope"})).await;
+    assert!(
+        out.is_error && out.text.contains("neither a file"),
+        "{}",
+        out.text
+    );
+
+    let out = call(&p, "find_callees", json!({"name": "feed"})).await;
+    assert!(
+        out.text.contains("textstats.tokenize.words"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        &p,
+        "find_callers",
+        json!({"name": "textstats.tokenize.words", "depth": 2}),
+    )
+    .await;
+    assert!(
+        out.text.contains("[1] textstats.core.WordCounter.feed")
+            && out.text.contains("[2] textstats.cli.main"),
+        "{}",
+        out.text
+    );
+    let out = call(&p, "find_callers", json!({"name": "no_such_function"})).await;
+    assert!(
+        out.is_error && out.text.contains("search_code"),
+        "{}",
+        out.text
+    );
+
+    let out = call(
+        &p,
+        "module_dependencies",
+        json!({"module": "textstats.cli", "direction": "imports"}),
+    )
+    .await;
+    assert!(
+        out.text.contains("textstats.core") && out.text.contains("textstats.io"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        &p,
+        "module_dependencies",
+        json!({"module": "textstats/tokenize.py", "direction": "imported_by"}),
+    )
+    .await;
+    assert!(out.text.contains("textstats.core"), "{}", out.text);
+    let out = call(
+        &p,
+        "module_dependencies",
+        json!({"module": "textstats.cli", "direction": "sideways"}),
+    )
+    .await;
+    assert!(out.is_error, "{}", out.text);
+    let out = call(
+        &p,
+        "dependency_path",
+        json!({"from": "textstats.cli", "to": "textstats.tokenize"}),
+    )
+    .await;
+    assert!(
+        out.text.contains("textstats.cli")
+            && out.text.contains("-> textstats.core")
+            && out.text.contains("-> textstats.tokenize"),
+        "{}",
+        out.text
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn file_tools_view_write_and_edit() -> TestResult {
+    let (fixture, p) = setup().await?;
+    let script = fixture.dir.path().join("s.py");
+    let path = script.to_string_lossy().into_owned();
+
+    let out = call(
+        &p,
+        "write_file",
+        json!({"path": path, "content": "x = 1\ny = 2\nx = 1\n"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    let out = call(
+        &p,
+        "view_file",
+        json!({"path": path, "start_line": 2, "end_line": 3}),
+    )
+    .await;
+    assert_eq!(out.text, "    2 | y = 2\n    3 | x = 1\n");
+    let out = call(
+        &p,
+        "edit_file",
+        json!({"path": path, "old_text": "x = 1", "new_text": "x = 3"}),
+    )
+    .await;
+    assert!(
+        out.is_error && out.text.contains("occurs 2 times"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        &p,
+        "edit_file",
+        json!({"path": path, "old_text": "z", "new_text": "w"}),
+    )
+    .await;
+    assert!(
+        out.is_error && out.text.contains("does not occur"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        &p,
+        "edit_file",
+        json!({"path": path, "old_text": "y = 2", "new_text": "y = 5"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(std::fs::read_to_string(&script)?, "x = 1\ny = 5\nx = 1\n");
+
+    let out = call(&p, "view_file", json!({"path": "/no/such/file"})).await;
+    assert!(
+        out.is_error && out.text.contains("cannot read /no/such/file"),
+        "{}",
+        out.text
+    );
+    // Relative paths are taken from the working directory (the repository).
+    let out = call(
+        &p,
+        "read_document",
+        json!({"path": "README.md", "query": "usage"}),
+    )
+    .await;
+    assert!(out.text.contains("# textstats"), "{}", out.text);
+    Ok(())
+}
+
+#[tokio::test]
+async fn run_tools_use_the_sandbox_in_the_working_directory() -> TestResult {
+    let (_fixture, p) = setup().await?;
+    let out = call(&p, "run_python", json!({"code": "from textstats.core import WordCounter\nprint(WordCounter().feed('a b a').top(1))"})).await;
+    assert!(
+        out.text.starts_with("[exit code 0") && out.text.contains("[('a', 2)]"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        &p,
+        "run_python",
+        json!({"code": "import sys\nprint(sys.argv[1:])", "args": ["x", "y"]}),
+    )
+    .await;
+    assert!(out.text.contains("['x', 'y']"), "{}", out.text);
+    let out = call(
+        &p,
+        "run_python",
+        json!({"code": "raise ValueError('bad input')"}),
+    )
+    .await;
+    assert!(
+        out.text.contains("exit code 1") && out.text.contains("ValueError: bad input"),
+        "{}",
+        out.text
+    );
+    let out = call(&p, "run_python", json!({})).await;
+    assert!(out.is_error, "{}", out.text);
+    let out = call(
+        &p,
+        "run_shell",
+        json!({"command": "ls textstats && echo done"}),
+    )
+    .await;
+    assert!(
+        out.text.contains("core.py") && out.text.contains("done"),
+        "{}",
+        out.text
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn bad_calls_are_messages_and_observations_stay_under_l() -> TestResult {
+    let fixture = Fixture::new()?;
+    let mut cfg = config();
+    cfg.tools.select.max_tokens = 300;
+    let p = agent::prepare(&fixture.task(), &cfg).await?;
+    let out = call(&p, "rm_rf", json!({})).await;
+    assert!(
+        out.is_error && out.text.contains("unknown tool `rm_rf`") && out.text.contains("view_code")
+    );
+    let out = call(&p, "view_file", json!({"path": 3})).await;
+    assert!(
+        out.is_error && out.text.contains("must be a string"),
+        "{}",
+        out.text
+    );
+    let out = call(&p, "view_file", json!({})).await;
+    assert!(out.is_error && out.text.contains("missing required argument `path`"));
+    let out = p
+        .tools
+        .call(&ToolCall::new("t", "view_file", json!("nope")))
+        .await;
+    assert!(out.is_error);
+    let out = call(
+        &p,
+        "run_python",
+        json!({"code": "for i in range(5000): print('line', i)"}),
+    )
+    .await;
+    assert!(out.tokens <= 300, "{} tokens", out.tokens);
+    assert!(
+        out.text.contains("line 4999") && out.text.contains("omitted"),
+        "{}",
+        out.text
+    );
+
+    // Ablations: without exploration tools they are not offered; without
+    // information selection observations are raw.
+    let mut cfg = config();
+    cfg.tools = ToolOptions {
+        exploration: false,
+        info_selection: false,
+        ..ToolOptions::default()
+    };
+    let p = agent::prepare(&fixture.task(), &cfg).await?;
+    let names: Vec<String> = p.tools.definitions().into_iter().map(|d| d.name).collect();
+    assert!(!names.iter().any(|n| n == "search_code") && names.iter().any(|n| n == "view_file"));
+    let out = call(&p, "search_code", json!({"query": "x"})).await;
+    assert!(out.is_error && out.text.contains("unknown tool"));
+    let out = call(
+        &p,
+        "run_python",
+        json!({"code": "for i in range(5000): print('line', i)"}),
+    )
+    .await;
+    assert!(out.tokens > 300 && !out.text.contains("omitted"));
+    Ok(())
+}
