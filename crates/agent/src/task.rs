@@ -355,7 +355,10 @@ mod tests {
         let text = include_str!("../../../testdata/agent_task/query.json");
         let spec = TaskSpec::from_json(text, Some(Path::new("/o")))?;
         assert_eq!(spec.task_id.as_deref(), Some("textstats_01"));
-        assert_eq!(spec.repositories[0].path, Path::new("testdata/agent_fixture"));
+        assert_eq!(
+            spec.repositories[0].path,
+            Path::new("testdata/agent_fixture")
+        );
         assert_eq!(spec.inputs[0].description, "A short English text");
         Ok(())
     }

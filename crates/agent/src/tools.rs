@@ -66,6 +66,25 @@ pub const EXPLORATION_TOOLS: [&str; 7] = [
     "dependency_path",
 ];
 
+/// Directories `list_directory` never shows (repo-graph's walk skips them too).
+const IGNORED_DIRS: &[&str] = &[
+    "__pycache__",
+    "node_modules",
+    "site-packages",
+    "venv",
+    ".venv",
+    ".tox",
+    ".nox",
+    ".eggs",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".git",
+    ".hg",
+    ".svn",
+    ".repo-agent",
+];
+
 fn schema(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }
@@ -359,9 +378,18 @@ impl Tools {
                 path.display()
             )));
         }
+        // The same rules as repo-graph's walk: `.gitignore` and `.ignore`
+        // files (inside a git repository or not), hidden entries, and the
+        // directories of tools and environments.
         let walker = ignore::WalkBuilder::new(&path)
             .max_depth(Some(depth))
+            .require_git(false)
             .sort_by_file_name(|a, b| a.cmp(b))
+            .filter_entry(|e| {
+                !(e.depth() > 0
+                    && e.file_type().is_some_and(|t| t.is_dir())
+                    && IGNORED_DIRS.contains(&e.file_name().to_string_lossy().as_ref()))
+            })
             .build();
         let mut out = format!("{}/\n", path.display());
         let mut shown = 0usize;

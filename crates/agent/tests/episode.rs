@@ -334,3 +334,20 @@ async fn context_overflow_shrinks_and_retries_and_text_turns_are_nudged() -> Tes
     assert!(nudge.contains("call `finish`"), "{nudge}");
     Ok(())
 }
+
+#[tokio::test]
+async fn without_hierarchical_analysis_the_context_is_the_readme_only() -> TestResult {
+    let fx = Fixture::new()?;
+    let full = agent::prepare(&fx.task(), &config()).await?;
+    assert!(full.context.contains("# textstats") && full.context.contains("class WordCounter"));
+    let mut cfg = config();
+    cfg.hierarchical_analysis = false;
+    let readme = agent::prepare(&fx.task(), &cfg).await?;
+    assert!(readme.context.contains("# textstats"), "{}", readme.context);
+    assert!(
+        !readme.context.contains("class WordCounter"),
+        "{}",
+        readme.context
+    );
+    Ok(())
+}

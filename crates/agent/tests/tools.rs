@@ -88,6 +88,33 @@ async fn exploration_tools_answer_from_the_graph() -> TestResult {
         out.text
     );
 
+    std::fs::create_dir_all(fixture.repo().join("textstats/__pycache__"))?;
+    std::fs::create_dir_all(fixture.repo().join("build"))?;
+    std::fs::write(fixture.repo().join(".gitignore"), "build/\n")?;
+    let out = call(
+        &p,
+        "list_directory",
+        json!({"path": "textstats", "depth": 1}),
+    )
+    .await;
+    assert!(
+        out.text.contains("  io.py\n") && !out.text.contains("__pycache__"),
+        "{}",
+        out.text
+    );
+    let out = call(&p, "list_directory", json!({"path": "."})).await;
+    assert!(
+        !out.text.contains("build/") && !out.text.contains(".gitignore"),
+        "{}",
+        out.text
+    );
+    let out = call(&p, "list_directory", json!({"path": "/no/such/dir"})).await;
+    assert!(
+        out.is_error && out.text.contains("not a directory"),
+        "{}",
+        out.text
+    );
+
     let out = call(&p, "search_code", json!({"query": "WordCounter"})).await;
     assert!(
         out.text
