@@ -351,3 +351,54 @@ async fn without_hierarchical_analysis_the_context_is_the_readme_only() -> TestR
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn older_observations_are_digested_near_the_context_window() -> TestResult {
+    let fx = Fixture::new()?;
+    let mut cfg = config();
+    cfg.context_budget = 500;
+    let prepared = agent::prepare(&fx.task(), &cfg).await?;
+    let mut model = Scripted::new();
+    for i in 0..4 {
+        model = model.then(call(
+            &format!("c{i}"),
+            "run_python",
+            json!({"code": format!("for i in range(1500): print('step {i}', i)")}),
+            10,
+        ));
+    }
+    let model = model.then(call("c9", "finish", json!({"summary": "done"}), 10));
+    let budgets = Budgets {
+        context_window: 4_000,
+        ..Budgets::default()
+    };
+    let mut t = Trajectory::in_memory();
+    let s =
+        agent::run_episode(&model, &prepared, &fx.task(), &budgets, &mut t, &mut |_| {}).await?;
+    assert_eq!(s.status, Status::Finished);
+    assert!(t.events().iter().any(|e| e["type"] == "digest"));
+    let requests = model.requests();
+    let last = &requests[4].messages;
+    let tools: Vec<&str> = last
+        .iter()
+        .filter(|m| matches!(m, Message::Tool { .. }))
+        .filter_map(Message::text)
+        .collect();
+    assert_eq!(tools.len(), 4);
+    assert!(
+        tools[0].starts_with("[digest] [exit code 0"),
+        "{}",
+        tools[0]
+    );
+    assert!(
+        tools[3].contains("step 3 1499"),
+        "the newest observation stays whole"
+    );
+    // The tool calls themselves stay in the conversation.
+    let calls = last
+        .iter()
+        .filter(|m| matches!(m, Message::Assistant { tool_calls, .. } if !tool_calls.is_empty()))
+        .count();
+    assert_eq!(calls, 4);
+    Ok(())
+}
