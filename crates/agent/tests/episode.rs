@@ -402,3 +402,34 @@ async fn older_observations_are_digested_near_the_context_window() -> TestResult
     assert_eq!(calls, 4);
     Ok(())
 }
+
+/// A model that takes longer than the episode may.
+struct Slow;
+
+#[async_trait::async_trait]
+impl llm::ChatModel for Slow {
+    async fn complete(&self, _request: &llm::ChatRequest) -> Result<ChatResponse, LlmError> {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        Ok(ChatResponse::text("too late"))
+    }
+
+    fn model_name(&self) -> &str {
+        "slow"
+    }
+}
+
+#[tokio::test]
+async fn the_wall_clock_limit_interrupts_a_slow_model() -> TestResult {
+    let fx = Fixture::new()?;
+    let prepared = agent::prepare(&fx.task(), &config()).await?;
+    let budgets = Budgets {
+        timeout: Some(Duration::from_millis(300)),
+        ..Budgets::default()
+    };
+    let mut t = Trajectory::in_memory();
+    let s = agent::run_episode(&Slow, &prepared, &fx.task(), &budgets, &mut t, &mut |_| {}).await?;
+    assert_eq!((s.status, s.turns), (Status::Timeout, 0));
+    assert!(s.wall_ms < 5_000, "{}", s.wall_ms);
+    assert_complete(&t, "timeout");
+    Ok(())
+}
