@@ -16,6 +16,7 @@ pub fn system_prompt(exploration_tools: bool) -> String {
          - Check that input files exist and look as expected before using them.\n\
          - If a Python package is missing, install it with `pip install` (through `run_shell`).\n\
          - Save outputs in the output directory with the required names.\n\
+         - Write scripts in the working directory (not /tmp: each run may get its own private /tmp).\n\
          - When a run fails, read the traceback, fix the cause, and run again.\n\
          - Call `finish` with a short summary once the outputs are written and checked.\n",
     );
