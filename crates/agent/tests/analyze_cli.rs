@@ -83,3 +83,53 @@ fn a_missing_path_is_a_clear_error() {
     );
     assert!(stderr.contains("check that the path exists"), "{stderr}");
 }
+
+#[test]
+fn lang_filters_a_mixed_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tool.py"), "def main():\n    pass\n").unwrap();
+    std::fs::write(
+        dir.path().join("App.java"),
+        "package app;\nclass App {\n  void run() { helper(); }\n  void helper() {}\n}\n",
+    )
+    .unwrap();
+    let root = dir.path().to_str().unwrap();
+    let stats = |extra: &[&str]| {
+        let mut args = vec![root, "--no-cache", "--format", "stats"];
+        args.extend_from_slice(extra);
+        let (out, err, ok) = analyze(&args);
+        assert!(ok, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    assert_eq!(stats(&[])["modules"], 2);
+    let java = stats(&["--lang", "java"]);
+    assert_eq!(java["modules"], 1);
+    assert_eq!(java["skipped"]["other_language"], 1);
+    assert_eq!(stats(&["--lang", "python,java"])["modules"], 2);
+    let (calls, _, ok) = analyze(&[root, "--no-cache", "--lang", "java", "--format", "calls"]);
+    assert!(ok);
+    let calls: serde_json::Value = serde_json::from_str(&calls).unwrap();
+    assert_eq!(calls["app.App.run"][0], "app.App.helper");
+    let (_, stderr, ok) = analyze(&[root, "--no-cache", "--lang", "cobol"]);
+    assert!(!ok && stderr.contains("cobol"), "{stderr}");
+}
+
+#[test]
+fn routes_format_lists_method_path_and_handler() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/routes/spring_boot");
+    let (out, err, ok) = analyze(&[root.to_str().unwrap(), "--no-cache", "--format", "routes"]);
+    assert!(ok, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let routes = doc["routes"].as_array().unwrap();
+    let get_one = routes
+        .iter()
+        .find(|r| r["path"] == "/api/users/{id}" && r["method"] == "GET")
+        .unwrap();
+    assert_eq!(get_one["handler"], "com.example.api.UserController.get");
+    assert_eq!(get_one["framework"], "spring");
+    assert_eq!(
+        get_one["file"],
+        "src/main/java/com/example/api/UserController.java"
+    );
+    assert_eq!(get_one["line"], 17);
+}

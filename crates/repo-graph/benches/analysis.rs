@@ -9,9 +9,16 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 fn corpora() -> Vec<(String, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = vec![("fixtures".to_string(), root.join("testdata/python"))];
-    for name in ["Django-5.1.4", "sympy-1.13.3"] {
-        let dir = root.join("target/corpus").join(name);
+    let mut out = vec![
+        ("fixtures".to_string(), root.join("testdata/python")),
+        ("java-fixtures".to_string(), root.join("testdata/java")),
+    ];
+    for (name, path) in [
+        ("Django-5.1.4", "Django-5.1.4"),
+        ("sympy-1.13.3", "sympy-1.13.3"),
+        ("java.base", "openjdk-17/java.base"),
+    ] {
+        let dir = root.join("target/corpus").join(path);
         if dir.is_dir() {
             out.push((name.to_string(), dir));
         } else {
@@ -26,7 +33,7 @@ fn corpora() -> Vec<(String, PathBuf)> {
 fn analysis(c: &mut Criterion) {
     for (name, dir) in corpora() {
         let mut group = c.benchmark_group(&name);
-        if name != "fixtures" {
+        if !name.ends_with("fixtures") {
             group
                 .sample_size(10)
                 .measurement_time(Duration::from_secs(30));

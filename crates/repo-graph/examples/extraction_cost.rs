@@ -1,5 +1,8 @@
 //! Splits the per-file cost into tree-sitter parsing and fact extraction, on
-//! one thread, over every `.py` file under a directory (see docs/PERFORMANCE.md).
+//! one thread, over every `.py` and `.java` file under a directory (see
+//! docs/PERFORMANCE.md).
+use repo_graph::Language;
+
 fn main() {
     let dir = std::env::args().nth(1).unwrap_or_else(|| ".".into());
     let mut files = Vec::new();
@@ -10,16 +13,18 @@ fn main() {
             if p.is_dir() {
                 stack.push(p)
             } else if p.extension().is_some_and(|x| x == "py") {
-                files.push(p)
+                files.push((p, Language::Python))
+            } else if p.extension().is_some_and(|x| x == "java") {
+                files.push((p, Language::Java))
             }
         }
     }
     let (mut parse, mut extract) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
-    for f in &files {
+    for (f, language) in &files {
         let Ok(text) = std::fs::read_to_string(f) else {
             continue;
         };
-        if let Some((p, e)) = repo_graph::time_parse_and_extract(&text) {
+        if let Some((p, e)) = repo_graph::time_parse_and_extract_in(*language, &text) {
             parse += p;
             extract += e;
         }

@@ -4,7 +4,8 @@
 //! is still a hit and an edited one is a miss.
 //!
 //! On disk the cache is one append-only log: a header, then one frame per
-//! entry (`hash: u128 LE`, `len: u32 LE`, then `len` bytes of postcard). After
+//! entry (`hash: u128 LE`, `language: u8`, `len: u32 LE`, then `len` bytes
+//! of postcard). After
 //! an edit only the new entries are appended, so re-analysing after a small
 //! change writes kilobytes, not the whole cache; when stale frames outnumber
 //! live ones the log is rewritten (to a temporary file renamed over the old
@@ -19,9 +20,10 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::python::{FACTS_VERSION, FileFacts};
+use crate::facts::{FACTS_VERSION, Facts, FactsKey};
+use crate::model::Language;
 
-pub(crate) type FactsMap = HashMap<u128, Arc<FileFacts>>;
+pub(crate) type FactsMap = HashMap<FactsKey, Arc<Facts>>;
 
 const MAGIC: &[u8; 8] = b"RGFACTS\0";
 
@@ -61,9 +63,9 @@ pub(crate) fn load(dir: &Path) -> Loaded {
         tracing::warn!(path = %path.display(), "analysis cache has another format; starting cold");
         return empty;
     };
-    let mut frames: Vec<(u128, &[u8])> = Vec::new();
+    let mut frames: Vec<(FactsKey, &[u8])> = Vec::new();
     while !rest.is_empty() {
-        let Some((hash, len, tail)) = split_frame_header(rest) else {
+        let Some((key, len, tail)) = split_frame_header(rest) else {
             tracing::warn!(path = %path.display(), "analysis cache ends in a torn frame; ignoring it");
             break;
         };
@@ -71,21 +73,23 @@ pub(crate) fn load(dir: &Path) -> Loaded {
             tracing::warn!(path = %path.display(), "analysis cache ends in a torn frame; ignoring it");
             break;
         };
-        frames.push((hash, blob));
+        frames.push((key, blob));
         rest = &tail[len..];
     }
     let count = frames.len();
     let facts: FactsMap = frames
         .par_iter()
-        .filter_map(
-            |(hash, blob)| match postcard::from_bytes::<FileFacts>(blob) {
-                Ok(facts) => Some((*hash, Arc::new(facts))),
-                Err(error) => {
-                    tracing::warn!(%error, "skipping an analysis cache entry that does not decode");
-                    None
-                }
-            },
-        )
+        .filter_map(|(key, blob)| match postcard::from_bytes::<Facts>(blob) {
+            Ok(facts) if facts.language() == key.1 => Some((*key, Arc::new(facts))),
+            Ok(_) => {
+                tracing::warn!("skipping an analysis cache entry filed under another language");
+                None
+            }
+            Err(error) => {
+                tracing::warn!(%error, "skipping an analysis cache entry that does not decode");
+                None
+            }
+        })
         .collect();
     Loaded {
         facts,
@@ -93,20 +97,38 @@ pub(crate) fn load(dir: &Path) -> Loaded {
     }
 }
 
-fn split_frame_header(bytes: &[u8]) -> Option<(u128, usize, &[u8])> {
-    let hash = u128::from_le_bytes(bytes.get(..16)?.try_into().ok()?);
-    let len = u32::from_le_bytes(bytes.get(16..20)?.try_into().ok()?);
-    Some((hash, usize::try_from(len).ok()?, bytes.get(20..)?))
+fn language_byte(language: Language) -> u8 {
+    match language {
+        Language::Python => 0,
+        Language::Java => 1,
+    }
 }
 
-fn frames(entries: &[(u128, Arc<FileFacts>)]) -> Result<Vec<u8>, postcard::Error> {
-    let blobs: Result<Vec<(u128, Vec<u8>)>, postcard::Error> = entries
+fn split_frame_header(bytes: &[u8]) -> Option<(FactsKey, usize, &[u8])> {
+    let hash = u128::from_le_bytes(bytes.get(..16)?.try_into().ok()?);
+    let language = match bytes.get(16)? {
+        0 => Language::Python,
+        1 => Language::Java,
+        // An unknown language byte means the frame boundaries cannot be trusted.
+        _ => return None,
+    };
+    let len = u32::from_le_bytes(bytes.get(17..21)?.try_into().ok()?);
+    Some((
+        (hash, language),
+        usize::try_from(len).ok()?,
+        bytes.get(21..)?,
+    ))
+}
+
+fn frames(entries: &[(FactsKey, Arc<Facts>)]) -> Result<Vec<u8>, postcard::Error> {
+    let blobs: Result<Vec<(FactsKey, Vec<u8>)>, postcard::Error> = entries
         .par_iter()
-        .map(|(hash, facts)| Ok((*hash, postcard::to_stdvec(&**facts)?)))
+        .map(|(key, facts)| Ok((*key, postcard::to_stdvec(&**facts)?)))
         .collect();
     let mut out = Vec::new();
-    for (hash, blob) in blobs? {
+    for ((hash, language), blob) in blobs? {
         out.extend_from_slice(&hash.to_le_bytes());
+        out.push(language_byte(language));
         let len = u32::try_from(blob.len()).unwrap_or(u32::MAX);
         out.extend_from_slice(&len.to_le_bytes());
         out.extend_from_slice(&blob);
@@ -117,9 +139,9 @@ fn frames(entries: &[(u128, Arc<FileFacts>)]) -> Result<Vec<u8>, postcard::Error
 /// How to bring the on-disk log up to date.
 pub(crate) enum Update<'a> {
     /// Append these new entries to the existing log.
-    Append(&'a [(u128, Arc<FileFacts>)]),
+    Append(&'a [(FactsKey, Arc<Facts>)]),
     /// Replace the log with exactly these entries.
-    Rewrite(&'a [(u128, Arc<FileFacts>)]),
+    Rewrite(&'a [(FactsKey, Arc<Facts>)]),
 }
 
 pub(crate) fn store(dir: &Path, update: Update<'_>) -> Result<(), crate::Error> {

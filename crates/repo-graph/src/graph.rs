@@ -14,8 +14,10 @@ use petgraph::visit::EdgeRef;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
-    Class, ClassId, EntityId, Function, FunctionId, Module, ModuleId, Skipped, UnresolvedCall,
+    Class, ClassId, EntityId, Function, FunctionId, Language, Module, ModuleId, Skipped,
+    UnresolvedCall,
 };
+use crate::routes::Route;
 
 /// Weight of a module dependency edge: how strongly one module is coupled to another.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +58,17 @@ pub struct SearchHit {
     pub score: u32,
 }
 
+/// An edge of the package-level dependency graph ([`RepoGraph::package_dependencies`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageEdge {
+    /// The depending package.
+    pub from: String,
+    /// The package depended on.
+    pub to: String,
+    /// The module edges between them, summed.
+    pub coupling: Coupling,
+}
+
 /// Per-module numbers of [`RepoGraph::module_stats`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModuleStats {
@@ -92,12 +105,15 @@ pub struct RepoGraph {
     pub(crate) unresolved: Vec<UnresolvedCall>,
     pub(crate) skipped: Vec<Skipped>,
     pub(crate) files_seen: u64,
-    pub(crate) sources: Vec<Arc<str>>,
+    /// `Arc<String>` rather than `Arc<str>`: converting a file's `String` into
+    /// an `Arc<str>` would copy every byte of the repository once more.
+    pub(crate) sources: Vec<Arc<String>>,
     pub(crate) fcg: DiGraph<EntityId, u32>,
     pub(crate) mdg: DiGraph<ModuleId, Coupling>,
     pub(crate) by_name: HashMap<String, EntityId>,
     pub(crate) children: HashMap<EntityId, Vec<EntityId>>,
     pub(crate) mro: Vec<Vec<ClassId>>,
+    pub(crate) routes: Vec<Route>,
     pub(crate) elapsed: Duration,
 }
 
@@ -168,8 +184,56 @@ impl RepoGraph {
         &self.mdg
     }
 
+    /// Web routes (Spring, JAX-RS, Micronaut, Javalin, Spark, Flask, FastAPI,
+    /// Django), sorted by path, method and handler.
+    pub fn routes(&self) -> &[Route] {
+        &self.routes
+    }
+
+    /// The package a module belongs to: for Java, the declared package
+    /// (empty for the default package); for Python, the package containing
+    /// the module (the module itself for a package's `__init__`, empty at
+    /// the top level).
+    pub fn package_of(&self, module: ModuleId) -> &str {
+        let Some(m) = self.module(module) else {
+            return "";
+        };
+        match m.language {
+            Language::Java => m.package.as_deref().unwrap_or(""),
+            Language::Python if m.is_package => &m.name,
+            Language::Python => m.name.rsplit_once('.').map_or("", |(p, _)| p),
+        }
+    }
+
+    /// The module dependency graph aggregated by package ([`Self::package_of`]):
+    /// one edge per pair of distinct packages with the couplings of their
+    /// modules summed, sorted by package names.
+    pub fn package_dependencies(&self) -> Vec<PackageEdge> {
+        let mut edges: std::collections::BTreeMap<(&str, &str), Coupling> =
+            std::collections::BTreeMap::new();
+        for edge in self.mdg.edge_references() {
+            let from = self.package_of(self.mdg[edge.source()]);
+            let to = self.package_of(self.mdg[edge.target()]);
+            if from == to {
+                continue;
+            }
+            let coupling = edges.entry((from, to)).or_default();
+            coupling.imports = coupling.imports.saturating_add(edge.weight().imports);
+            coupling.calls = coupling.calls.saturating_add(edge.weight().calls);
+        }
+        edges
+            .into_iter()
+            .map(|((from, to), coupling)| PackageEdge {
+                from: from.to_string(),
+                to: to.to_string(),
+                coupling,
+            })
+            .collect()
+    }
+
     /// Method resolution order of a class, starting with the class itself;
-    /// only internal classes appear.
+    /// only internal classes appear. For Java: the class, its superclasses,
+    /// then its interfaces breadth first.
     pub fn mro(&self, class: ClassId) -> &[ClassId] {
         self.mro.get(class.index()).map_or(&[], Vec::as_slice)
     }
@@ -222,7 +286,7 @@ impl RepoGraph {
 
     /// The whole text of a module (for notebooks, the joined code cells).
     pub fn module_source(&self, module: ModuleId) -> Option<&str> {
-        self.sources.get(module.index()).map(|s| &**s)
+        self.sources.get(module.index()).map(|s| s.as_str())
     }
 
     /// The source text of an entity: a whole module, or a class or function

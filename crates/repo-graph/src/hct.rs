@@ -1,5 +1,7 @@
 //! The hierarchical code tree: package → module → class → function
 //! containment, annotated with line counts and docstring first lines.
+//! Java compilation units sit under their declared package
+//! (`com` → `com.example` → `com.example.App.java` → `class App`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -7,7 +9,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::RepoGraph;
-use crate::model::{EntityId, ModuleId};
+use crate::model::{EntityId, Language, ModuleId};
 
 /// What an [`HctNode`] stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +42,9 @@ pub struct HctNode {
     pub children: Vec<HctNode>,
 }
 
+/// Deepest package nesting the tree shows as separate levels.
+const MAX_TRIE_DEPTH: usize = 100;
+
 #[derive(Default)]
 struct Trie {
     module: Option<ModuleId>,
@@ -52,8 +57,24 @@ impl RepoGraph {
         let mut trie = Trie::default();
         for (i, m) in self.modules.iter().enumerate() {
             let mut node = &mut trie;
-            for part in m.name.split('.') {
+            // A Java unit's name ends in its file name, which has a dot itself.
+            let (package, leaf) = match (&m.language, m.package.as_deref()) {
+                (Language::Java, Some(p)) => {
+                    (Some(p), m.name.get(p.len() + 1..).unwrap_or(&m.name))
+                }
+                (Language::Java, None) => (None, m.name.as_str()),
+                (Language::Python, _) => (Some(m.name.as_str()), ""),
+            };
+            // The tree is built and printed recursively: a hostile package
+            // name with thousands of segments keeps its tail in one node.
+            for part in package
+                .into_iter()
+                .flat_map(|p| p.splitn(MAX_TRIE_DEPTH, '.'))
+            {
                 node = node.children.entry(part.to_string()).or_default();
+            }
+            if !leaf.is_empty() {
+                node = node.children.entry(leaf.to_string()).or_default();
             }
             node.module = Some(ModuleId(i as u32));
         }
@@ -160,6 +181,9 @@ impl RepoGraph {
                 };
                 format!("{kind}{path}, {} lines", node.lines)
             }
+            (HctKind::Package, _) if self.holds_java(node, 0) => {
+                format!("package, {} lines", node.lines)
+            }
             (HctKind::Package, _) => format!("namespace package, {} lines", node.lines),
             (_, Some(entity)) => {
                 let span = match entity {
@@ -179,6 +203,25 @@ impl RepoGraph {
         for child in &node.children {
             self.write_node(child, depth + 1, out);
         }
+    }
+}
+
+impl RepoGraph {
+    /// Whether a package node holds Java compilation units (its packages are
+    /// declared, not namespace packages).
+    fn holds_java(&self, node: &HctNode, depth: usize) -> bool {
+        if depth > 100 {
+            return false;
+        }
+        node.children
+            .iter()
+            .any(|child| match (child.kind, child.entity) {
+                (HctKind::Module, Some(EntityId::Module(m))) => {
+                    self.module(m).is_some_and(|m| m.language == Language::Java)
+                }
+                (HctKind::Package, None) => self.holds_java(child, depth + 1),
+                _ => false,
+            })
     }
 }
 

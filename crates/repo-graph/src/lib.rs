@@ -1,11 +1,13 @@
-//! Structural model of a Python repository: the hierarchical code tree (HCT),
-//! the function call graph (FCG) and the module dependency graph (MDG) of
-//! RepoMaster (seed 001, section 3.2.1), built in parallel with tree-sitter.
+//! Structural model of a Python or Java repository: the hierarchical code
+//! tree (HCT), the function call graph (FCG) and the module dependency graph
+//! (MDG) of RepoMaster (seed 001, section 3.2.1), plus web routes, built in
+//! parallel with tree-sitter.
 //!
 //! [`Analyzer`] walks a directory (respecting `.gitignore`), parses every
-//! `.py`, `.pyi` and notebook file in parallel, resolves imports, base
-//! classes and calls across files, and returns a [`RepoGraph`]. Nothing in a
-//! repository's content can make it panic: syntax errors, invalid UTF-8,
+//! `.py`, `.pyi`, notebook and `.java` file in parallel, resolves imports,
+//! base classes and calls across files, and returns a [`RepoGraph`]. Python
+//! and Java files can be mixed; [`Analyzer::languages`] keeps one. Nothing in
+//! a repository's content can make it panic: syntax errors, invalid UTF-8,
 //! binary and huge files, symlink loops are all analysed as far as possible
 //! and counted.
 //!
@@ -51,21 +53,47 @@
 //! # }
 //! ```
 //!
+//! Java works the same way. Qualified names follow Java's: the package
+//! declaration, then types and members; a compilation unit is named after
+//! its file (`com.example.App.java`), so it never shares a name with its
+//! primary type.
+//!
+//! ```
+//! # fn main() -> Result<(), repo_graph::Error> {
+//! # let dir = tempfile::tempdir().map_err(repo_graph::Error::Io)?;
+//! # let write = |p: &str, t: &str| std::fs::write(dir.path().join(p), t).map_err(repo_graph::Error::Io);
+//! write("App.java", "package app;\nclass App {\n  void run() { new Repo().save(1); }\n}\n")?;
+//! write("Repo.java", "package app;\nclass Repo {\n  void save(int id) {}\n  void save(String s) {}\n}\n")?;
+//! let graph = repo_graph::Analyzer::new(dir.path())
+//!     .languages([repo_graph::Language::Java])
+//!     .analyze()?;
+//! let calls = graph.calls_map();
+//! // Same package, so no import is needed; the overload is chosen by its argument.
+//! assert_eq!(calls["app.App.run"], ["app.Repo", "app.Repo.save(int)"]);
+//! assert!(graph.module_by_name("app.App.java").is_some());
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! The JSON form of the whole graph is [`GraphDocument`] (see
-//! `docs/GRAPH_SCHEMA.md`); [`RepoGraph::calls_map`], [`RepoGraph::tree_text`]
-//! and [`RepoGraph::dot`] give the other views the `repo-agent analyze`
-//! command prints.
+//! `docs/GRAPH_SCHEMA.md`); [`RepoGraph::calls_map`], [`RepoGraph::tree_text`],
+//! [`RepoGraph::dot`] and [`RepoGraph::routes`] give the other views the
+//! `repo-agent analyze` command prints.
 
 #![deny(missing_docs)]
 
 mod cache;
+mod facts;
 mod graph;
 mod hct;
+mod java;
+mod java_resolve;
 mod model;
 mod names;
 mod python;
 mod render;
 mod resolve;
+mod routes;
 mod source;
 mod walk;
 
@@ -76,16 +104,33 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+pub use graph::PackageEdge;
 pub use graph::{Coupling, ModuleStats, Reach, RepoGraph, SearchHit};
 pub use hct::{HctKind, HctNode};
 pub use model::{
-    Base, Class, ClassId, Complexity, EntityId, Function, FunctionId, FunctionKind, Import,
-    ImportKind, ImportTarget, Module, ModuleId, Param, ParamKind, SkipReason, Skipped, SourceKind,
-    Span, UnresolvedCall,
+    Base, BaseRelation, Class, ClassId, Complexity, EntityId, Function, FunctionId, FunctionKind,
+    Import, ImportKind, ImportTarget, JavaField, JavaMethod, JavaType, JavaTypeKind, Language,
+    Modifier, Module, ModuleId, Param, ParamKind, SkipReason, Skipped, SourceKind, Span,
+    UnresolvedCall,
 };
 #[doc(hidden)]
 pub use python::time_parse_and_extract;
-pub use render::{CallEdge, GraphDocument, ModuleEdge, SCHEMA_VERSION, Stats};
+pub use render::{CallEdge, GraphDocument, ModuleEdge, RoutesDocument, SCHEMA_VERSION, Stats};
+pub use routes::{Framework, HttpMethod, Route};
+pub use walk::is_tool_directory;
+
+/// Splits the cost of one file of `language` into parsing and extraction
+/// (for the measure tools).
+#[doc(hidden)]
+pub fn time_parse_and_extract_in(
+    language: Language,
+    text: &str,
+) -> Option<(std::time::Duration, std::time::Duration)> {
+    match language {
+        Language::Python => python::time_parse_and_extract(text),
+        Language::Java => java::time_parse_and_extract(text),
+    }
+}
 
 /// Files larger than this are skipped unless configured otherwise (2 MiB).
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 2 * 1024 * 1024;
@@ -107,9 +152,9 @@ pub enum Error {
     /// The root is a file, not a directory.
     #[error("{0} is not a directory; pass the repository's top-level directory")]
     NotADirectory(PathBuf),
-    /// The tree-sitter grammar could not be loaded (a build problem).
+    /// A tree-sitter grammar could not be loaded (a build problem).
     #[error(
-        "the Python grammar could not be loaded: {0}; rebuild with a matching tree-sitter version"
+        "a tree-sitter grammar could not be loaded: {0}; rebuild with a matching tree-sitter version"
     )]
     Parser(String),
     /// The on-disk cache could not be written.
@@ -140,14 +185,16 @@ type ProgressFn = dyn Fn(Progress) + Send + Sync;
 
 /// Builds [`RepoGraph`]s for one directory; keeps per-file facts between runs.
 ///
-/// Defaults: files over [`DEFAULT_MAX_FILE_SIZE`] are skipped, hidden files
-/// and directories are skipped, `.gitignore`/`.ignore` rules are respected,
-/// no on-disk cache, work runs on rayon's global thread pool.
+/// Defaults: every language, files over [`DEFAULT_MAX_FILE_SIZE`] are
+/// skipped, hidden files and directories are skipped, `.gitignore`/`.ignore`
+/// rules are respected, no on-disk cache, work runs on rayon's global thread
+/// pool.
 pub struct Analyzer {
     root: PathBuf,
     max_file_size: u64,
     include_hidden: bool,
     respect_ignore_files: bool,
+    languages: Vec<Language>,
     cache_dir: Option<PathBuf>,
     progress: Option<Arc<ProgressFn>>,
     memory: Mutex<Option<Remembered>>,
@@ -168,6 +215,7 @@ impl Analyzer {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             include_hidden: false,
             respect_ignore_files: true,
+            languages: Language::ALL.to_vec(),
             cache_dir: None,
             progress: None,
             memory: Mutex::new(None),
@@ -189,6 +237,20 @@ impl Analyzer {
     /// Respect `.gitignore`, `.ignore` and `.git/info/exclude` (default: yes).
     pub fn respect_ignore_files(mut self, respect: bool) -> Self {
         self.respect_ignore_files = respect;
+        self
+    }
+
+    /// Analyse only files of these languages (default: all); the others are
+    /// skipped with [`SkipReason::OtherLanguage`]. An empty list means all.
+    pub fn languages(mut self, languages: impl IntoIterator<Item = Language>) -> Self {
+        let mut chosen: Vec<Language> = languages.into_iter().collect();
+        chosen.sort_unstable();
+        chosen.dedup();
+        self.languages = if chosen.is_empty() {
+            Language::ALL.to_vec()
+        } else {
+            chosen
+        };
         self
     }
 
@@ -221,6 +283,7 @@ impl Analyzer {
             max_file_size: self.max_file_size,
             include_hidden: self.include_hidden,
             respect_ignore_files: self.respect_ignore_files,
+            languages: self.languages.clone(),
         };
         // The on-disk cache loads while the directory is walked.
         let (walked, known) = std::thread::scope(|scope| {
@@ -260,22 +323,19 @@ impl Analyzer {
             .files
             .par_iter()
             .zip(names)
-            .map_init(
-                || None::<python::PythonParser>,
-                |parser, (file, name)| {
-                    let result = analyze_file(&known.facts, parser, file, name, self.max_file_size);
-                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if let Some(report) = &self.progress
-                        && (n.is_multiple_of(report_every) || n == total)
-                    {
-                        report(Progress {
-                            files_done: n,
-                            files_total: total,
-                        });
-                    }
-                    result
-                },
-            )
+            .map_init(Parsers::default, |parsers, (file, name)| {
+                let result = analyze_file(&known.facts, parsers, file, name, self.max_file_size);
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(report) = &self.progress
+                    && (n.is_multiple_of(report_every) || n == total)
+                {
+                    report(Progress {
+                        files_done: n,
+                        files_total: total,
+                    });
+                }
+                result
+            })
             .collect();
         let mut modules = Vec::with_capacity(parsed.len());
         let mut skipped = walked.skipped;
@@ -290,6 +350,7 @@ impl Analyzer {
             }
         }
         skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        name_java_modules(&mut modules);
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             files = total,
@@ -300,11 +361,11 @@ impl Analyzer {
 
         let current: cache::FactsMap = modules
             .iter()
-            .map(|m| (m.hash, Arc::clone(&m.facts)))
+            .map(|m| ((m.hash, m.kind.language()), Arc::clone(&m.facts)))
             .collect();
         // New entries are appended to the on-disk log; it is rewritten when
         // stale frames outnumber live ones.
-        let new_entries: Vec<(u128, Arc<python::FileFacts>)> = {
+        let new_entries: Vec<(facts::FactsKey, Arc<facts::Facts>)> = {
             let mut new: Vec<_> = current
                 .iter()
                 .filter(|(h, _)| !known.facts.contains_key(*h))
@@ -315,7 +376,7 @@ impl Analyzer {
         };
         let frames_after_append = known.disk_frames + new_entries.len();
         let rewrite = frames_after_append > 2 * current.len() || known.disk_frames == 0;
-        let all_entries: Vec<(u128, Arc<python::FileFacts>)> =
+        let all_entries: Vec<(facts::FactsKey, Arc<facts::Facts>)> =
             if rewrite && self.cache_dir.is_some() {
                 let mut all: Vec<_> = current.iter().map(|(h, f)| (*h, Arc::clone(f))).collect();
                 all.sort_unstable_by_key(|(h, _)| *h);
@@ -360,39 +421,135 @@ impl Analyzer {
     }
 }
 
+impl Drop for Analyzer {
+    /// Freeing the facts of a large repository (millions of small
+    /// allocations) is split over the thread pool instead of running after
+    /// the analysis on one thread.
+    fn drop(&mut self) {
+        let remembered = match self.memory.get_mut() {
+            Ok(memory) => memory.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(remembered) = remembered {
+            let facts: Vec<Arc<facts::Facts>> = remembered.facts.into_values().collect();
+            facts.into_par_iter().for_each(drop);
+        }
+    }
+}
+
+/// One tree-sitter parser per language, created when first needed; one set per worker.
+#[derive(Default)]
+struct Parsers {
+    python: Option<python::PythonParser>,
+    java: Option<java::JavaParser>,
+}
+
+impl Parsers {
+    fn extract(&mut self, language: Language, text: &str) -> Option<facts::Facts> {
+        match language {
+            Language::Python => {
+                if self.python.is_none() {
+                    self.python = python::PythonParser::new().ok();
+                }
+                self.python
+                    .as_mut()?
+                    .extract(text)
+                    .map(facts::Facts::Python)
+            }
+            Language::Java => {
+                if self.java.is_none() {
+                    self.java = java::JavaParser::new().ok();
+                }
+                self.java.as_mut()?.extract(text).map(facts::Facts::Java)
+            }
+        }
+    }
+
+    /// Parses without extracting; true when a tree came out.
+    fn parse(&mut self, language: Language, text: &str) -> bool {
+        match language {
+            Language::Python => {
+                if self.python.is_none() {
+                    self.python = python::PythonParser::new().ok();
+                }
+                self.python
+                    .as_mut()
+                    .and_then(|p| p.parse_tree(text))
+                    .is_some()
+            }
+            Language::Java => {
+                if self.java.is_none() {
+                    self.java = java::JavaParser::new().ok();
+                }
+                self.java
+                    .as_mut()
+                    .and_then(|p| p.parse_tree(text))
+                    .is_some()
+            }
+        }
+    }
+}
+
+/// Gives Java modules their names, which depend on the package they declare.
+fn name_java_modules(modules: &mut [resolve::ModuleInput]) {
+    let mut taken: std::collections::HashSet<String> = modules
+        .iter()
+        .filter(|m| m.kind.language() == Language::Python)
+        .map(|m| m.name.name.clone())
+        .collect();
+    let units: Vec<(&str, Option<&str>)> = modules
+        .iter()
+        .filter_map(|m| {
+            let facts = m.facts.java()?;
+            Some((m.rel_path.as_str(), facts.package.as_deref()))
+        })
+        .collect();
+    let names = names::java_module_names(units.into_iter(), &mut taken);
+    let java = modules
+        .iter_mut()
+        .filter(|m| m.kind.language() == Language::Java);
+    for (module, name) in java.zip(names) {
+        module.name = name;
+    }
+}
+
 /// Reads one file and takes its facts from the cache or the parser.
 /// `Ok((module, true))` when it had to be parsed.
 fn analyze_file(
     known: &cache::FactsMap,
-    parser: &mut Option<python::PythonParser>,
+    parsers: &mut Parsers,
     file: &walk::SourceFile,
-    name: names::ModuleName,
+    name: Option<names::ModuleName>,
     max_file_size: u64,
 ) -> Result<(resolve::ModuleInput, bool), Skipped> {
     let skip = |reason| Skipped {
         path: file.rel_path.clone(),
         reason,
     };
+    let language = file.kind.language();
     let text = source::read(&file.abs_path, file.kind, max_file_size).map_err(skip)?;
-    let (facts, was_parsed) = match known.get(&text.hash) {
+    let (facts, was_parsed) = match known.get(&(text.hash, language)) {
         Some(facts) => (Arc::clone(facts), false),
         None => {
-            if parser.is_none() {
-                *parser = python::PythonParser::new().ok();
-            }
-            let facts = parser
-                .as_mut()
-                .and_then(|p| p.extract(&text.text))
+            let facts = parsers
+                .extract(language, &text.text)
                 .ok_or_else(|| skip(SkipReason::Unreadable))?;
             (Arc::new(facts), true)
         }
     };
+    // Java modules are named once their package is known.
+    let name = name.unwrap_or(names::ModuleName {
+        name: String::new(),
+        alias: None,
+        is_package: false,
+        duplicate: 0,
+    });
     Ok((
         resolve::ModuleInput {
             rel_path: file.rel_path.clone(),
             kind: file.kind,
             name,
-            text: Arc::from(text.text),
+            text: Arc::new(text.text),
             hash: text.hash,
             lossy: text.lossy,
             facts,
@@ -401,7 +558,7 @@ fn analyze_file(
     ))
 }
 
-/// Reads and parses every Python file under `root` without extracting
+/// Reads and parses every source file under `root` without extracting
 /// anything, on rayon's pool: the floor the full analysis is measured against.
 /// Returns the number of files and bytes parsed.
 ///
@@ -418,26 +575,22 @@ pub fn parse_only(root: &Path) -> Result<(usize, u64), Error> {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             include_hidden: false,
             respect_ignore_files: true,
+            languages: Language::ALL.to_vec(),
         },
     )?;
     let bytes: u64 = walked
         .files
         .par_iter()
-        .map_init(
-            || python::PythonParser::new().ok(),
-            |parser, file| {
-                let Ok(text) = source::read(&file.abs_path, file.kind, DEFAULT_MAX_FILE_SIZE)
-                else {
-                    return 0;
-                };
-                let parsed = parser.as_mut().and_then(|p| p.parse_tree(&text.text));
-                if parsed.is_some() {
-                    text.text.len() as u64
-                } else {
-                    0
-                }
-            },
-        )
+        .map_init(Parsers::default, |parsers, file| {
+            let Ok(text) = source::read(&file.abs_path, file.kind, DEFAULT_MAX_FILE_SIZE) else {
+                return 0;
+            };
+            if parsers.parse(file.kind.language(), &text.text) {
+                text.text.len() as u64
+            } else {
+                0
+            }
+        })
         .sum();
     Ok((walked.files.len(), bytes))
 }

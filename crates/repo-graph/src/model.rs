@@ -81,27 +81,77 @@ pub enum SourceKind {
     Stub,
     /// The code cells of a `.ipynb` notebook, joined in order.
     Notebook,
+    /// A `.java` compilation unit.
+    Java,
+}
+
+impl SourceKind {
+    /// The programming language of files of this kind.
+    pub fn language(self) -> Language {
+        match self {
+            SourceKind::Python | SourceKind::Stub | SourceKind::Notebook => Language::Python,
+            SourceKind::Java => Language::Java,
+        }
+    }
+}
+
+/// A programming language the analysis understands.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Language {
+    /// Python: `.py`, `.pyi` and notebooks.
+    #[default]
+    Python,
+    /// Java: `.java`.
+    Java,
+}
+
+impl Language {
+    /// Every language, in a stable order.
+    pub const ALL: [Language; 2] = [Language::Python, Language::Java];
+
+    /// The lowercase name used in JSON and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::Java => "java",
+        }
+    }
 }
 
 /// Branch and nesting counts used as a complexity measure (seed 001, appendix F).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Complexity {
-    /// Count of `if`, `elif`, `for`, `while`, `except`, comprehensions and
-    /// `match` cases.
+    /// Python: count of `if`, `elif`, `for`, `while`, `except`,
+    /// comprehensions and `match` cases. Java: `if`, `for`, enhanced `for`,
+    /// `while`, `do`, `catch`, `case` labels and ternaries.
     pub branches: u32,
-    /// Deepest block nesting (indentation level) at which a `def` appears.
+    /// Deepest block nesting at which a definition appears (Python: a `def`;
+    /// Java: a method or type, counting bodies and blocks).
     pub max_def_depth: u32,
 }
 
 /// One source file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Module {
-    /// Dotted module name derived from the layout, e.g. `pkg.sub.mod`.
+    /// Unique dotted module name. Python: derived from the layout, e.g.
+    /// `pkg.sub.mod`. Java: the declared package plus the file name, e.g.
+    /// `com.example.App.java` (see `docs/GRAPH_SCHEMA.md`).
     pub name: String,
     /// Path relative to the analysed root, with `/` separators.
     pub path: String,
     /// File kind.
     pub kind: SourceKind,
+    /// The language of the file (follows from `kind`; spelled out for JSON readers).
+    #[serde(default)]
+    pub language: Language,
+    /// Java: the package the compilation unit declares (`None` for the
+    /// default package). Always `None` for Python, whose packages follow
+    /// from `name`.
+    #[serde(default)]
+    pub package: Option<String>,
     /// True for a package's `__init__` module.
     pub is_package: bool,
     /// The module docstring, cleaned of indentation.
@@ -145,15 +195,189 @@ pub struct Class {
     pub methods: Vec<FunctionId>,
     /// The whole definition including decorators.
     pub span: Span,
+    /// Java-only details (kind, modifiers, type parameters, fields); `None` for Python.
+    #[serde(default)]
+    pub java: Option<JavaType>,
 }
 
 /// A base class of a [`Class`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Base {
-    /// The base expression as written, e.g. `models.Model`.
+    /// The base expression as written, e.g. `models.Model` or `List<String>`.
     pub text: String,
     /// The internal class it resolves to, if any.
     pub resolved: Option<ClassId>,
+    /// How the class relates to it.
+    #[serde(default)]
+    pub relation: BaseRelation,
+}
+
+/// How a [`Class`] relates to one of its [`Base`]s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BaseRelation {
+    /// A Python base class.
+    #[default]
+    Inherits,
+    /// Java `extends` (a class's superclass, an interface's superinterfaces,
+    /// the type an anonymous class instantiates when it is a class).
+    Extends,
+    /// Java `implements` (also the interface an anonymous class instantiates).
+    Implements,
+}
+
+/// What sort of Java type declaration a [`Class`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JavaTypeKind {
+    /// `class`, including anonymous classes and enum constant bodies.
+    Class,
+    /// `interface`.
+    Interface,
+    /// `enum`.
+    Enum,
+    /// `record`.
+    Record,
+    /// `@interface`.
+    Annotation,
+}
+
+impl JavaTypeKind {
+    /// The declaration keyword.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            JavaTypeKind::Class => "class",
+            JavaTypeKind::Interface => "interface",
+            JavaTypeKind::Enum => "enum",
+            JavaTypeKind::Record => "record",
+            JavaTypeKind::Annotation => "@interface",
+        }
+    }
+}
+
+/// A Java modifier keyword.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Modifier {
+    /// `public`.
+    Public,
+    /// `protected`.
+    Protected,
+    /// `private`.
+    Private,
+    /// `abstract`.
+    Abstract,
+    /// `static`.
+    Static,
+    /// `final`.
+    Final,
+    /// `strictfp`.
+    Strictfp,
+    /// `default` (an interface method with a body).
+    Default,
+    /// `synchronized`.
+    Synchronized,
+    /// `native`.
+    Native,
+    /// `transient`.
+    Transient,
+    /// `volatile`.
+    Volatile,
+    /// `sealed`.
+    Sealed,
+    /// `non-sealed`.
+    NonSealed,
+}
+
+impl Modifier {
+    /// Parses a modifier keyword as written.
+    pub fn from_keyword(word: &str) -> Option<Modifier> {
+        Some(match word {
+            "public" => Modifier::Public,
+            "protected" => Modifier::Protected,
+            "private" => Modifier::Private,
+            "abstract" => Modifier::Abstract,
+            "static" => Modifier::Static,
+            "final" => Modifier::Final,
+            "strictfp" => Modifier::Strictfp,
+            "default" => Modifier::Default,
+            "synchronized" => Modifier::Synchronized,
+            "native" => Modifier::Native,
+            "transient" => Modifier::Transient,
+            "volatile" => Modifier::Volatile,
+            "sealed" => Modifier::Sealed,
+            "non-sealed" => Modifier::NonSealed,
+            _ => return None,
+        })
+    }
+
+    /// The keyword as written in source.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Modifier::Public => "public",
+            Modifier::Protected => "protected",
+            Modifier::Private => "private",
+            Modifier::Abstract => "abstract",
+            Modifier::Static => "static",
+            Modifier::Final => "final",
+            Modifier::Strictfp => "strictfp",
+            Modifier::Default => "default",
+            Modifier::Synchronized => "synchronized",
+            Modifier::Native => "native",
+            Modifier::Transient => "transient",
+            Modifier::Volatile => "volatile",
+            Modifier::Sealed => "sealed",
+            Modifier::NonSealed => "non-sealed",
+        }
+    }
+}
+
+/// Java details of a [`Class`]. Annotations are in [`Class::decorators`],
+/// supertypes in [`Class::bases`], the Javadoc in [`Class::docstring`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JavaType {
+    /// Declaration kind.
+    pub kind: JavaTypeKind,
+    /// Modifiers in source order.
+    pub modifiers: Vec<Modifier>,
+    /// Type parameters as written, e.g. `T extends Comparable<T>`.
+    pub type_parameters: Vec<String>,
+    /// Fields, enum constants and record components, in source order.
+    pub fields: Vec<JavaField>,
+    /// An anonymous class (`new T() { ... }` or an enum constant body); its
+    /// name is `$N`, numbered within its enclosing entity.
+    pub anonymous: bool,
+}
+
+/// A field, enum constant or record component of a Java type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JavaField {
+    /// The field name.
+    pub name: String,
+    /// The declared type as written (the enum's name for an enum constant).
+    #[serde(rename = "type")]
+    pub type_text: String,
+    /// Modifiers in source order.
+    pub modifiers: Vec<Modifier>,
+    /// Annotations as written, without the `@`.
+    pub annotations: Vec<String>,
+    /// 1-based line of the declaration.
+    pub line: u32,
+}
+
+/// Java details of a [`Function`] (a method or constructor). Annotations are
+/// in [`Function::decorators`], parameter types in [`Param::annotation`], the
+/// return type in [`Function::returns`], the Javadoc in [`Function::docstring`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JavaMethod {
+    /// Modifiers in source order.
+    pub modifiers: Vec<Modifier>,
+    /// Type parameters as written, e.g. `T extends Number`.
+    pub type_parameters: Vec<String>,
+    /// Exception types of the `throws` clause, as written.
+    pub throws: Vec<String>,
+    /// The declaration has a body (false for abstract and interface methods).
+    pub has_body: bool,
 }
 
 /// Whether a function is a plain function or one of the method flavours.
@@ -168,6 +392,8 @@ pub enum FunctionKind {
     StaticMethod,
     /// A method decorated with `@classmethod`.
     ClassMethod,
+    /// A Java constructor (named `<init>`).
+    Constructor,
 }
 
 /// A function or method definition.
@@ -197,6 +423,9 @@ pub struct Function {
     pub span: Span,
     /// Branch count inside the body and block depth of the `def`.
     pub complexity: Complexity,
+    /// Java-only details (modifiers, type parameters, `throws`); `None` for Python.
+    #[serde(default)]
+    pub java: Option<JavaMethod>,
 }
 
 /// How a parameter receives its argument.
@@ -232,9 +461,9 @@ pub struct Param {
 pub enum ImportKind {
     /// `import a.b [as c]`.
     Import,
-    /// `from m import n [as k]`.
+    /// `from m import n [as k]`; Java `import p.T;` and `import static p.T.m;`.
     From,
-    /// `from m import *`.
+    /// `from m import *`; Java `import p.*;` and `import static p.T.*;`.
     Star,
 }
 
@@ -243,11 +472,13 @@ pub enum ImportKind {
 pub struct Import {
     /// Syntactic form.
     pub kind: ImportKind,
-    /// The module path as written, without leading dots (may be empty for `from . import x`).
+    /// The module path as written, without leading dots (may be empty for
+    /// `from . import x`). Java: everything before the last dot (`p` for
+    /// `import p.T;`, `p.T` for `import static p.T.m;` and for `import p.T.*;`).
     pub module: String,
     /// Number of leading dots of a relative import (0 for absolute).
     pub level: u32,
-    /// The imported name for `from` imports.
+    /// The imported name for `from` imports (Java: the type or static member).
     pub name: Option<String>,
     /// The `as` alias.
     pub alias: Option<String>,
@@ -259,6 +490,9 @@ pub struct Import {
     pub in_try: bool,
     /// What the import refers to.
     pub target: ImportTarget,
+    /// A Java `import static`.
+    #[serde(default)]
+    pub is_static: bool,
 }
 
 /// What an [`Import`] refers to after resolution across the repository.
@@ -273,6 +507,9 @@ pub enum ImportTarget {
     Function(FunctionId),
     /// Some other name (a variable or constant) defined in an internal module.
     Attribute(ModuleId),
+    /// A Java package with internal types (an on-demand `import p.*;`); the
+    /// types it provides count in the module dependency graph as they are used.
+    Package(String),
     /// Outside the repository; the absolute dotted name.
     External(String),
 }
@@ -284,7 +521,7 @@ impl ImportTarget {
             ImportTarget::Module(m) | ImportTarget::Attribute(m) => Some(*m),
             ImportTarget::Class(c) => graph.classes.get(c.index()).map(|c| c.module),
             ImportTarget::Function(f) => graph.functions.get(f.index()).map(|f| f.module),
-            ImportTarget::External(_) => None,
+            ImportTarget::Package(_) | ImportTarget::External(_) => None,
         }
     }
 }
@@ -307,7 +544,7 @@ pub struct UnresolvedCall {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SkipReason {
-    /// Not a Python source (`.py`, `.pyi`, `.ipynb`).
+    /// Not a source file (`.py`, `.pyi`, `.ipynb`, `.java`).
     NotSource,
     /// Larger than the configured maximum size.
     TooLarge,
@@ -318,7 +555,9 @@ pub enum SkipReason {
     Ignored,
     /// A hidden file or directory (name starting with `.`); a pruned directory counts once.
     Hidden,
-    /// A version-control, virtualenv, cache or build directory (counted once per directory).
+    /// A version-control, virtualenv, cache or build directory (counted once
+    /// per directory); Maven's `target/` and Gradle's `build/` beside their
+    /// build files count too.
     ToolDirectory,
     /// A symbolic link that leads back into one of its own ancestors.
     SymlinkLoop,
@@ -328,6 +567,8 @@ pub enum SkipReason {
     Unreadable,
     /// A notebook whose JSON could not be read.
     InvalidNotebook,
+    /// A source file of a language left out with [`crate::Analyzer::languages`].
+    OtherLanguage,
 }
 
 impl SkipReason {
@@ -344,6 +585,7 @@ impl SkipReason {
             SkipReason::SymlinkOutsideRoot => "symlink_outside_root",
             SkipReason::Unreadable => "unreadable",
             SkipReason::InvalidNotebook => "invalid_notebook",
+            SkipReason::OtherLanguage => "other_language",
         }
     }
 }

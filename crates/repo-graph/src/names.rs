@@ -9,10 +9,18 @@
 //! also answers to its path-derived name, so imports written either way
 //! resolve. Names are made unique: on a collision the later file (in path
 //! order) takes its path-derived name, then a `@ext` suffix.
+//!
+//! A Java compilation unit is named by the package it declares (not its
+//! directory) and its file name: `com/example/App.java` with
+//! `package com.example;` is `com.example.App.java`, which cannot collide
+//! with its primary type `com.example.App`. Because the package is only
+//! known after parsing, Java names are given after the Python ones; a
+//! second file with the same package and file name (another Maven module)
+//! becomes `com.example.App.java@2`, and its types `com.example.App@2`.
 
 use std::collections::{HashMap, HashSet};
 
-use crate::model::SourceKind;
+use crate::model::{Language, SourceKind};
 use crate::walk::SourceFile;
 
 #[derive(Debug, Clone)]
@@ -22,6 +30,9 @@ pub(crate) struct ModuleName {
     /// Another name the module can be imported by, if it differs.
     pub alias: Option<String>,
     pub is_package: bool,
+    /// Java: the `k` of a `@k` suffix given to a duplicate compilation unit,
+    /// which its top-level types carry too (0 when the name is unique).
+    pub duplicate: u32,
 }
 
 fn split(rel_path: &str) -> (Vec<&str>, &str) {
@@ -31,7 +42,9 @@ fn split(rel_path: &str) -> (Vec<&str>, &str) {
     (parts, stem)
 }
 
-pub(crate) fn module_names(files: &[SourceFile]) -> Vec<ModuleName> {
+/// Names of the Python modules among `files`, aligned with `files`; `None`
+/// for Java files, which [`java_module_names`] names after parsing.
+pub(crate) fn module_names(files: &[SourceFile]) -> Vec<Option<ModuleName>> {
     let packages: HashSet<&str> = files
         .iter()
         .filter(|f| matches!(f.kind, SourceKind::Python | SourceKind::Stub))
@@ -44,6 +57,10 @@ pub(crate) fn module_names(files: &[SourceFile]) -> Vec<ModuleName> {
     let mut taken: HashMap<String, usize> = HashMap::with_capacity(files.len() * 2);
     let mut names = Vec::with_capacity(files.len());
     for (index, file) in files.iter().enumerate() {
+        if file.kind.language() != Language::Python {
+            names.push(None);
+            continue;
+        }
         let (dirs, stem) = split(&file.rel_path);
         let is_package = stem == "__init__" && file.kind != SourceKind::Notebook;
         // Outermost directory of the package chain ending at the file's directory.
@@ -93,13 +110,44 @@ pub(crate) fn module_names(files: &[SourceFile]) -> Vec<ModuleName> {
             .take(2)
             .find(|c| **c != name && !taken.contains_key(*c))
             .cloned();
-        names.push(ModuleName {
+        names.push(Some(ModuleName {
             name,
             alias,
             is_package,
-        });
+            duplicate: 0,
+        }));
     }
     names
+}
+
+/// Names Java compilation units, given as (relative path, declared
+/// package) in path order, avoiding every name in `taken` (and adding theirs).
+pub(crate) fn java_module_names<'a>(
+    units: impl Iterator<Item = (&'a str, Option<&'a str>)>,
+    taken: &mut HashSet<String>,
+) -> Vec<ModuleName> {
+    units
+        .map(|(rel_path, package)| {
+            let file = rel_path.rsplit('/').next().unwrap_or(rel_path);
+            let base = match package {
+                Some(p) if !p.is_empty() => format!("{p}.{file}"),
+                _ => file.to_string(),
+            };
+            let mut duplicate = 0u32;
+            let mut name = base.clone();
+            while taken.contains(&name) {
+                duplicate = if duplicate == 0 { 2 } else { duplicate + 1 };
+                name = format!("{base}@{duplicate}");
+            }
+            taken.insert(name.clone());
+            ModuleName {
+                name,
+                alias: None,
+                is_package: false,
+                duplicate,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -124,6 +172,7 @@ mod tests {
             .collect();
         module_names(&files)
             .into_iter()
+            .flatten()
             .map(|n| (n.name, n.alias))
             .collect()
     }
@@ -161,5 +210,32 @@ mod tests {
             ]
         );
         assert_eq!(got[9].1.as_deref(), Some("tests.app.models"));
+    }
+
+    #[test]
+    fn java_units_by_package_and_file() {
+        let mut taken: HashSet<String> = ["main".to_string()].into_iter().collect();
+        let got: Vec<(String, u32)> = java_module_names(
+            [
+                ("a/src/main/java/com/x/App.java", Some("com.x")),
+                ("b/src/main/java/com/x/App.java", Some("com.x")),
+                ("Tool.java", None),
+                ("weird/dir/Lib.java", Some("org.lib")),
+            ]
+            .into_iter(),
+            &mut taken,
+        )
+        .into_iter()
+        .map(|n| (n.name, n.duplicate))
+        .collect();
+        assert_eq!(
+            got,
+            [
+                ("com.x.App.java".to_string(), 0),
+                ("com.x.App.java@2".to_string(), 2),
+                ("Tool.java".to_string(), 0),
+                ("org.lib.Lib.java".to_string(), 0),
+            ]
+        );
     }
 }

@@ -14,9 +14,6 @@ use tree_sitter::{Language, Node, Parser, Tree};
 
 use crate::model::{Complexity, FunctionKind, Param, ParamKind, Span};
 
-/// Bumped whenever [`FileFacts`] or the extraction changes, to invalidate caches.
-pub(crate) const FACTS_VERSION: u32 = 1;
-
 /// Longest callee or decorator text kept verbatim.
 const MAX_TEXT: usize = 120;
 /// Deepest attribute/call chain turned into an [`Expr`]; deeper is [`Expr::Other`].
@@ -183,6 +180,70 @@ pub(crate) struct CallFacts {
     pub args: Vec<Arg>,
 }
 
+/// What a Django `path(...)` entry routes to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum UrlView {
+    /// A view function (or class) as written.
+    View(Expr),
+    /// `ViewClass.as_view(...)`.
+    AsView(Expr),
+    /// `include("app.urls")`.
+    Include(String),
+    /// `include(app_urls_module)`.
+    IncludeModule(Expr),
+}
+
+/// A web route declaration, or the wiring that gives routes a prefix, as
+/// written in one file (Flask, FastAPI, Django).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum RouteFacts {
+    /// `@receiver.verb(path, methods=[...])` on the function with this index.
+    Decorator {
+        function: u32,
+        receiver: Expr,
+        verb: String,
+        path: String,
+        methods: Vec<String>,
+        line: u32,
+    },
+    /// `name = Blueprint(..., url_prefix=...)`, `APIRouter(prefix=...)`,
+    /// `Flask(...)` or `FastAPI(...)` at module level.
+    Router {
+        name: String,
+        constructor: String,
+        prefix: Option<String>,
+    },
+    /// `receiver.register_blueprint(router, url_prefix=...)` or
+    /// `receiver.include_router(router, prefix=...)`.
+    Mount {
+        scope: ScopeRef,
+        receiver: Expr,
+        router: Expr,
+        prefix: Option<String>,
+    },
+    /// One `path(route, view)` (or `re_path`, `url`) entry of a
+    /// module-level `urlpatterns` list.
+    UrlPattern {
+        route: String,
+        regex: bool,
+        view: UrlView,
+        line: u32,
+    },
+}
+
+/// Decorator names that declare Flask or FastAPI routes.
+const ROUTE_VERBS: &[&str] = &[
+    "route",
+    "api_route",
+    "get",
+    "post",
+    "put",
+    "delete",
+    "patch",
+    "head",
+    "options",
+];
+
 /// Everything one file tells about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct FileFacts {
@@ -196,6 +257,7 @@ pub(crate) struct FileFacts {
     pub imports: Vec<ImportFacts>,
     pub bindings: Vec<Binding>,
     pub calls: Vec<CallFacts>,
+    pub routes: Vec<RouteFacts>,
 }
 
 /// Node kinds the walk reacts to, looked up through a table indexed by kind id.
@@ -443,6 +505,7 @@ impl<'s> Extractor<'s> {
                 imports: Vec::new(),
                 bindings: Vec::new(),
                 calls: Vec::new(),
+                routes: Vec::new(),
             },
             frames: Vec::new(),
             pending: Vec::new(),
@@ -593,13 +656,220 @@ impl<'s> Extractor<'s> {
         };
         let mut decorators = Vec::new();
         let mut cursor = node.walk();
+        let is_function = self.g.kind(definition) == Kind::FunctionDefinition;
         for child in node.named_children(&mut cursor) {
             if self.g.kind(child) == Kind::Decorator {
                 let text = self.text(child).trim_start_matches('@').trim();
                 decorators.push(truncate(text, MAX_TEXT));
+                if is_function {
+                    self.route_decorator(child);
+                }
             }
         }
         self.decorated = Some((definition.id(), self.span(node), decorators));
+    }
+
+    /// `@app.get("/x")`, `@bp.route("/x", methods=["POST"])`: the function
+    /// defined next gets the route.
+    fn route_decorator(&mut self, decorator: Node<'_>) {
+        let g = self.g;
+        let Some(call) = decorator
+            .named_child(0)
+            .filter(|c| g.kind(*c) == Kind::Call)
+        else {
+            return;
+        };
+        let (Some(function), Some(args)) = (
+            g.field(call, g.field_function),
+            g.field(call, g.field_arguments),
+        ) else {
+            return;
+        };
+        if g.kind(function) != Kind::Attribute {
+            return;
+        }
+        let (Some(object), Some(attribute)) = (
+            g.field(function, g.field_object),
+            g.field(function, g.field_attribute),
+        ) else {
+            return;
+        };
+        let verb = self.text(attribute);
+        if !ROUTE_VERBS.contains(&verb) {
+            return;
+        }
+        let Some(path) = self
+            .positional_arg(args, 0)
+            .or_else(|| self.keyword_arg(args, "path"))
+            .or_else(|| self.keyword_arg(args, "rule"))
+            .and_then(|a| self.plain_string(a))
+        else {
+            return;
+        };
+        let methods = self
+            .keyword_arg(args, "methods")
+            .map(|m| self.string_list(m))
+            .unwrap_or_default();
+        let function = u32::try_from(self.facts.functions.len()).unwrap_or(u32::MAX);
+        self.facts.routes.push(RouteFacts::Decorator {
+            function,
+            receiver: self.expr(object),
+            verb: verb.to_string(),
+            path,
+            methods,
+            line: line_of(decorator.start_position().row),
+        });
+    }
+
+    fn positional_arg<'t>(&self, args: Node<'t>, position: usize) -> Option<Node<'t>> {
+        let mut cursor = args.walk();
+        args.named_children(&mut cursor)
+            .filter(|a| !matches!(self.g.kind(*a), Kind::KeywordArgument | Kind::Comment))
+            .nth(position)
+    }
+
+    fn keyword_arg<'t>(&self, args: Node<'t>, name: &str) -> Option<Node<'t>> {
+        let g = self.g;
+        let mut cursor = args.walk();
+        args.named_children(&mut cursor)
+            .filter(|a| g.kind(*a) == Kind::KeywordArgument)
+            .find(|a| {
+                g.field(*a, g.field_name)
+                    .is_some_and(|n| self.text(n) == name)
+            })
+            .and_then(|a| g.field(a, g.field_value))
+    }
+
+    /// The value of a string literal without interpolations.
+    fn plain_string(&self, node: Node<'_>) -> Option<String> {
+        (self.g.kind(node) == Kind::String && !self.is_f_string(node))
+            .then(|| self.string_value(node))
+            .flatten()
+    }
+
+    /// `name = Blueprint(...)`, `APIRouter(...)`, `Flask(...)`, `FastAPI(...)`.
+    fn router_assignment(&mut self, name: &str, call: Node<'_>) {
+        let g = self.g;
+        let (Some(function), Some(args)) = (
+            g.field(call, g.field_function),
+            g.field(call, g.field_arguments),
+        ) else {
+            return;
+        };
+        let callee = self.text(function);
+        let constructor = callee.rsplit('.').next().unwrap_or(callee);
+        let keyword = match constructor {
+            "Blueprint" => "url_prefix",
+            "APIRouter" => "prefix",
+            "Flask" | "FastAPI" => "",
+            _ => return,
+        };
+        let prefix = (!keyword.is_empty())
+            .then(|| self.keyword_arg(args, keyword))
+            .flatten()
+            .and_then(|p| self.plain_string(p));
+        self.facts.routes.push(RouteFacts::Router {
+            name: name.to_string(),
+            constructor: constructor.to_string(),
+            prefix,
+        });
+    }
+
+    /// `app.register_blueprint(bp, url_prefix=...)`, `app.include_router(r, prefix=...)`.
+    fn mount_call(&mut self, receiver: &Expr, verb: &str, args: Node<'_>) {
+        let keyword = match verb {
+            "register_blueprint" => "url_prefix",
+            "include_router" => "prefix",
+            _ => return,
+        };
+        let Some(router) = self
+            .positional_arg(args, 0)
+            .filter(|r| matches!(self.g.kind(*r), Kind::Identifier | Kind::Attribute))
+        else {
+            return;
+        };
+        let prefix = self
+            .keyword_arg(args, keyword)
+            .and_then(|p| self.plain_string(p));
+        self.facts.routes.push(RouteFacts::Mount {
+            scope: self.scope(),
+            receiver: receiver.clone(),
+            router: self.expr(router),
+            prefix,
+        });
+    }
+
+    /// The `path(...)` entries of a module-level `urlpatterns` list.
+    fn url_patterns(&mut self, list: Node<'_>) {
+        let g = self.g;
+        if g.kind(list) != Kind::List {
+            return;
+        }
+        let mut cursor = list.walk();
+        let entries: Vec<Node<'_>> = list
+            .named_children(&mut cursor)
+            .filter(|e| g.kind(*e) == Kind::Call)
+            .collect();
+        for entry in entries {
+            let (Some(function), Some(args)) = (
+                g.field(entry, g.field_function),
+                g.field(entry, g.field_arguments),
+            ) else {
+                continue;
+            };
+            let callee = self.text(function);
+            let regex = match callee.rsplit('.').next().unwrap_or(callee) {
+                "path" => false,
+                "re_path" | "url" => true,
+                _ => continue,
+            };
+            let Some(route) = self
+                .positional_arg(args, 0)
+                .and_then(|r| self.plain_string(r))
+            else {
+                continue;
+            };
+            let Some(view) = self.positional_arg(args, 1).and_then(|v| self.url_view(v)) else {
+                continue;
+            };
+            self.facts.routes.push(RouteFacts::UrlPattern {
+                route,
+                regex,
+                view,
+                line: line_of(entry.start_position().row),
+            });
+        }
+    }
+
+    fn url_view(&self, node: Node<'_>) -> Option<UrlView> {
+        let g = self.g;
+        match g.kind(node) {
+            Kind::Identifier | Kind::Attribute => Some(UrlView::View(self.expr(node))),
+            Kind::Call => {
+                let function = g.field(node, g.field_function)?;
+                let args = g.field(node, g.field_arguments)?;
+                let callee = self.text(function);
+                if callee == "include" || callee.ends_with(".include") {
+                    let target = self.positional_arg(args, 0)?;
+                    return match g.kind(target) {
+                        Kind::String => self.plain_string(target).map(UrlView::Include),
+                        Kind::Identifier | Kind::Attribute => {
+                            Some(UrlView::IncludeModule(self.expr(target)))
+                        }
+                        _ => None,
+                    };
+                }
+                if g.kind(function) == Kind::Attribute
+                    && g.field(function, g.field_attribute)
+                        .is_some_and(|a| self.text(a) == "as_view")
+                {
+                    let object = g.field(function, g.field_object)?;
+                    return Some(UrlView::AsView(self.expr(object)));
+                }
+                None
+            }
+            _ => None,
+        }
     }
 
     /// The span including decorators, and the decorator texts, of a definition.
@@ -888,6 +1158,11 @@ impl<'s> Extractor<'s> {
         if let Expr::Name(name) = &callee {
             self.note_param_call(name);
         }
+        if let Expr::Attr(receiver, verb) = &callee
+            && let Some(list) = g.field(node, g.field_arguments)
+        {
+            self.mount_call(receiver, verb, list);
+        }
         self.push_call(callee, node, args);
     }
 
@@ -1046,8 +1321,13 @@ impl<'s> Extractor<'s> {
         match g.kind(left) {
             Kind::Identifier => {
                 let name = self.text(left);
-                if name == "__all__" && self.scope() == ScopeRef::Module {
-                    self.facts.all = right.map(|r| self.string_list(r));
+                if self.scope() == ScopeRef::Module {
+                    match (name, right) {
+                        ("__all__", _) => self.facts.all = right.map(|r| self.string_list(r)),
+                        ("urlpatterns", Some(r)) => self.url_patterns(r),
+                        (_, Some(r)) if g.kind(r) == Kind::Call => self.router_assignment(name, r),
+                        _ => {}
+                    }
                 }
                 self.bind(name, value);
             }
@@ -1058,15 +1338,20 @@ impl<'s> Extractor<'s> {
 
     fn enter_augmented_assignment(&mut self, node: Node<'_>) {
         let g = self.g;
-        let is_all = g
-            .field(node, g.field_left)
-            .is_some_and(|l| self.text(l) == "__all__");
-        if is_all
-            && self.scope() == ScopeRef::Module
-            && let Some(right) = g.field(node, g.field_right)
-        {
-            let more = self.string_list(right);
-            self.facts.all.get_or_insert_with(Vec::new).extend(more);
+        if self.scope() != ScopeRef::Module {
+            return;
+        }
+        let (Some(left), Some(right)) = (g.field(node, g.field_left), g.field(node, g.field_right))
+        else {
+            return;
+        };
+        match self.text(left) {
+            "__all__" => {
+                let more = self.string_list(right);
+                self.facts.all.get_or_insert_with(Vec::new).extend(more);
+            }
+            "urlpatterns" => self.url_patterns(right),
+            _ => {}
         }
     }
 
@@ -1236,7 +1521,7 @@ fn compact(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
-fn truncate(text: &str, max: usize) -> String {
+pub(crate) fn truncate(text: &str, max: usize) -> String {
     let text = text.trim();
     if text.len() <= max {
         return text.to_string();

@@ -8,7 +8,11 @@ use petgraph::visit::EdgeRef;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::RepoGraph;
-use crate::model::{Class, EntityId, Function, Module, ModuleId, Skipped, UnresolvedCall};
+use crate::model::{
+    BaseRelation, Class, EntityId, Function, FunctionKind, Modifier, Module, ModuleId, Skipped,
+    UnresolvedCall,
+};
+use crate::routes::Route;
 
 /// Version of the [`GraphDocument`] layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -38,6 +42,9 @@ pub struct Stats {
     pub invalid_utf8: u64,
     /// Files and pruned directories passed over, by reason.
     pub skipped: BTreeMap<String, u64>,
+    /// Web routes found ([`RepoGraph::routes`]).
+    #[serde(default)]
+    pub routes: u64,
     /// Wall time of the analysis in milliseconds.
     pub elapsed_ms: u64,
 }
@@ -92,6 +99,16 @@ pub struct GraphDocument {
     pub module_edges: Vec<ModuleEdge>,
     /// What was passed over.
     pub skipped: Vec<Skipped>,
+    /// Web routes.
+    #[serde(default)]
+    pub routes: Vec<Route>,
+}
+
+/// The web routes of a repository (`--format routes`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoutesDocument {
+    /// Routes sorted by path, method, handler, file and line.
+    pub routes: Vec<Route>,
 }
 
 impl RepoGraph {
@@ -114,7 +131,15 @@ impl RepoGraph {
             parse_errors: count(self.modules.iter().filter(|m| m.has_syntax_errors).count()),
             invalid_utf8: count(self.modules.iter().filter(|m| m.lossy_utf8).count()),
             skipped,
+            routes: count(self.routes.len()),
             elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// The routes as one serialisable document (`--format routes`).
+    pub fn routes_document(&self) -> RoutesDocument {
+        RoutesDocument {
+            routes: self.routes.clone(),
         }
     }
 
@@ -157,6 +182,7 @@ impl RepoGraph {
             unresolved_calls: self.unresolved.clone(),
             module_edges: self.module_edges(),
             skipped: self.skipped.clone(),
+            routes: self.routes.clone(),
         }
     }
 
@@ -209,11 +235,16 @@ impl RepoGraph {
         out
     }
 
-    /// Short human label of an entity, e.g. `def run(self, x)` or `class A(B)`.
+    /// Short human label of an entity, e.g. `def run(self, x)` or `class A(B)`;
+    /// for Java `class App extends Base implements Runnable` or
+    /// `static String greet(String name) throws IOException`.
     pub fn signature(&self, entity: EntityId) -> String {
         match entity {
             EntityId::Module(m) => self.module(m).map_or_else(String::new, |m| m.name.clone()),
             EntityId::Class(c) => self.class(c).map_or_else(String::new, |c| {
+                if c.java.is_some() {
+                    return java_class_signature(c);
+                }
                 let bases: Vec<&str> = c.bases.iter().map(|b| b.text.as_str()).collect();
                 if bases.is_empty() {
                     format!("class {}", c.name)
@@ -221,11 +252,106 @@ impl RepoGraph {
                     format!("class {}({})", c.name, bases.join(", "))
                 }
             }),
-            EntityId::Function(f) => self
-                .function(f)
-                .map_or_else(String::new, function_signature),
+            EntityId::Function(f) => self.function(f).map_or_else(String::new, |f| {
+                if f.java.is_some() {
+                    let class_name = match f.parent {
+                        EntityId::Class(c) => self.class(c).map(|c| c.name.as_str()),
+                        _ => None,
+                    };
+                    java_method_signature(f, class_name)
+                } else {
+                    function_signature(f)
+                }
+            }),
         }
     }
+}
+
+fn java_class_signature(c: &Class) -> String {
+    let Some(java) = &c.java else {
+        return String::new();
+    };
+    if java.anonymous {
+        // Whether an anonymous class extends or implements an outside type is unknown.
+        let of: Vec<&str> = c.bases.iter().map(|b| b.text.as_str()).collect();
+        return if c.name.starts_with('$') {
+            format!("anonymous class {}: new {}() {{…}}", c.name, of.join(", "))
+        } else {
+            format!("enum constant {} {{…}}", c.name)
+        };
+    }
+    let mut out = format!("{} {}", java.kind.keyword(), c.name);
+    if !java.type_parameters.is_empty() {
+        let _ = write!(out, "<{}>", java.type_parameters.join(", "));
+    }
+    if java.kind == crate::model::JavaTypeKind::Record {
+        let components: Vec<String> = java
+            .fields
+            .iter()
+            .take_while(|f| f.modifiers.is_empty())
+            .map(|f| format!("{} {}", f.type_text, f.name))
+            .collect();
+        let _ = write!(out, "({})", components.join(", "));
+    }
+    for (relation, keyword) in [
+        (BaseRelation::Extends, "extends"),
+        (BaseRelation::Implements, "implements"),
+    ] {
+        let bases: Vec<&str> = c
+            .bases
+            .iter()
+            .filter(|b| b.relation == relation)
+            .map(|b| b.text.as_str())
+            .collect();
+        if !bases.is_empty() {
+            let _ = write!(out, " {keyword} {}", bases.join(", "));
+        }
+    }
+    out
+}
+
+fn java_method_signature(f: &Function, class_name: Option<&str>) -> String {
+    let mut out = String::new();
+    if let Some(java) = &f.java {
+        for modifier in &java.modifiers {
+            if matches!(
+                modifier,
+                Modifier::Static | Modifier::Abstract | Modifier::Default
+            ) {
+                out.push_str(modifier.keyword());
+                out.push(' ');
+            }
+        }
+        if !java.type_parameters.is_empty() {
+            let _ = write!(out, "<{}> ", java.type_parameters.join(", "));
+        }
+    }
+    if f.kind == FunctionKind::Constructor {
+        out.push_str(class_name.unwrap_or(&f.name));
+    } else {
+        if let Some(returns) = &f.returns {
+            out.push_str(returns);
+            out.push(' ');
+        }
+        out.push_str(&f.name);
+    }
+    out.push('(');
+    let params: Vec<String> = f
+        .params
+        .iter()
+        .map(|p| match &p.annotation {
+            Some(ty) => format!("{ty} {}", p.name),
+            None => p.name.clone(),
+        })
+        .collect();
+    out.push_str(&params.join(", "));
+    out.push(')');
+    if let Some(java) = &f.java
+        && !java.throws.is_empty()
+    {
+        let _ = write!(out, " throws {}", java.throws.join(", "));
+    }
+    out
 }
 
 fn function_signature(f: &Function) -> String {

@@ -1,12 +1,15 @@
 //! Resolution across files: from per-file facts to one [`RepoGraph`].
 //!
-//! This is the second phase of the analysis. It reads the [`FileFacts`] of
-//! every module (never the syntax trees, which are gone by now), assigns
-//! global ids, builds one symbol table per scope, and evaluates every import,
-//! base class and call site to an internal definition or an external name.
-//! Call resolution is per module and runs in parallel over shared, read-only
-//! tables. Every evaluation carries a depth budget, so cyclic re-exports or
-//! self-referential aliases end as "unknown" instead of looping.
+//! This is the second phase of the analysis. It reads the facts of every
+//! module (never the syntax trees, which are gone by now), assigns global
+//! ids, builds one symbol table per scope, and evaluates every import, base
+//! class and call site to an internal definition or an external name. This
+//! file resolves Python ([`FileFacts`]); [`crate::java_resolve`] resolves
+//! Java by declared types; both feed the same assembly of entities, the FCG
+//! and the MDG. Call resolution is per module and runs in parallel over
+//! shared, read-only tables. Every evaluation carries a depth budget, so
+//! cyclic re-exports or self-referential aliases end as "unknown" instead of
+//! looping.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -15,13 +18,18 @@ use std::time::Duration;
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
 
+use crate::facts::Facts;
 use crate::graph::{Coupling, RepoGraph};
+use crate::java_resolve::JavaResolver;
 use crate::model::{
     Base, Class, ClassId, Complexity, EntityId, Function, FunctionId, FunctionKind, Import,
-    ImportKind, ImportTarget, Module, ModuleId, Skipped, SourceKind, UnresolvedCall,
+    ImportKind, ImportTarget, Language, Module, ModuleId, Skipped, SourceKind, UnresolvedCall,
 };
 use crate::names::ModuleName;
-use crate::python::{Expr, FileFacts, LocalValue, ScopeRef};
+use crate::python::{Expr, FileFacts, LocalValue, RouteFacts, ScopeRef, UrlView};
+use crate::routes::{
+    Framework, HandlerDraft, HttpMethod, RouteDraft, RouteLink, RouteScope, RouterKey,
+};
 
 /// Evaluation steps allowed for one expression before giving up.
 const MAX_DEPTH: u32 = 24;
@@ -31,11 +39,29 @@ pub(crate) struct ModuleInput {
     pub rel_path: String,
     pub kind: SourceKind,
     pub name: ModuleName,
-    pub text: Arc<str>,
+    pub text: Arc<String>,
     pub hash: u128,
     pub lossy: bool,
-    pub facts: Arc<FileFacts>,
+    pub facts: Arc<Facts>,
 }
+
+/// What Python resolution sees of a Java module: nothing.
+static NO_PYTHON_FACTS: FileFacts = FileFacts {
+    docstring: None,
+    line_count: 0,
+    has_syntax_errors: false,
+    complexity: Complexity {
+        branches: 0,
+        max_def_depth: 0,
+    },
+    all: None,
+    classes: Vec::new(),
+    functions: Vec::new(),
+    imports: Vec::new(),
+    bindings: Vec::new(),
+    calls: Vec::new(),
+    routes: Vec::new(),
+};
 
 /// What a name or expression evaluates to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,15 +119,17 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
         class_base.push(class_module.len() as u32);
         function_base.push(function_module.len() as u32);
         let id = ModuleId(m as u32);
-        class_module.extend(std::iter::repeat_n(id, module.facts.classes.len()));
-        function_module.extend(std::iter::repeat_n(id, module.facts.functions.len()));
+        class_module.extend(std::iter::repeat_n(id, module.facts.class_count()));
+        function_module.extend(std::iter::repeat_n(id, module.facts.function_count()));
     }
+    // Python imports never reach Java compilation units.
+    let python = |module: &ModuleInput| module.facts.python().is_some();
     let mut module_by_name: HashMap<&str, ModuleId> =
         HashMap::with_capacity_and_hasher(inputs.len() * 2, Default::default());
-    for (m, module) in inputs.iter().enumerate() {
+    for (m, module) in inputs.iter().enumerate().filter(|(_, m)| python(m)) {
         module_by_name.insert(&module.name.name, ModuleId(m as u32));
     }
-    for (m, module) in inputs.iter().enumerate() {
+    for (m, module) in inputs.iter().enumerate().filter(|(_, m)| python(m)) {
         if let Some(alias) = &module.name.alias {
             module_by_name.entry(alias).or_insert(ModuleId(m as u32));
         }
@@ -109,9 +137,10 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
     let tables: Vec<ModuleTables> = inputs
         .par_iter()
         .map(|module| {
+            let facts = module.facts.python().unwrap_or(&NO_PYTHON_FACTS);
             let mut scopes: HashMap<(ScopeRef, &str), Vec<&LocalValue>> =
-                HashMap::with_capacity_and_hasher(module.facts.bindings.len(), Default::default());
-            for binding in &module.facts.bindings {
+                HashMap::with_capacity_and_hasher(facts.bindings.len(), Default::default());
+            for binding in &facts.bindings {
                 scopes
                     .entry((binding.scope, binding.name.as_str()))
                     .or_default()
@@ -124,7 +153,16 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
         .par_iter()
         .enumerate()
         .flat_map_iter(|(m, module)| {
-            let facts = &module.facts;
+            let Some(facts) = module.facts.python() else {
+                // Java types keep their ids; their members live in the Java resolver.
+                return (0..module.facts.class_count())
+                    .map(|_| ClassTable {
+                        methods: HashMap::default(),
+                        nested: HashMap::default(),
+                        attrs: HashMap::default(),
+                    })
+                    .collect();
+            };
             let (cb, fb) = (class_base[m], function_base[m]);
             let mut tables: Vec<ClassTable> = facts
                 .classes
@@ -175,17 +213,44 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
         "symbol tables built"
     );
     // Base classes first: the MRO is needed to resolve methods.
-    let bases: Vec<Vec<Base>> = (0..resolver.class_module.len())
+    let mut bases: Vec<Vec<Base>> = (0..resolver.class_module.len())
         .into_par_iter()
         .map(|c| resolver.class_bases(ClassId(c as u32)))
         .collect();
-    resolver.mro = (0..bases.len())
-        .map(|c| linearize(ClassId(c as u32), &bases))
+    let java = JavaResolver::new(
+        inputs,
+        &resolver.class_base,
+        &resolver.function_base,
+        &resolver.class_module,
+        &resolver.function_module,
+    );
+    tracing::debug!(
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "java tables and supertypes built"
+    );
+    for (c, java_bases) in java.bases.iter().enumerate() {
+        if java.is_java_class(ClassId(c as u32)) {
+            bases[c] = java_bases.clone();
+        }
+    }
+    let mro: Vec<Vec<ClassId>> = (0..bases.len())
+        .map(|c| {
+            let class = ClassId(c as u32);
+            if java.is_java_class(class) {
+                java.mro[c].clone()
+            } else {
+                linearize(class, &bases)
+            }
+        })
         .collect();
+    resolver.mro = mro;
 
     let per_module: Vec<ModuleOutput> = (0..inputs.len())
         .into_par_iter()
-        .map(|m| resolver.resolve_module(ModuleId(m as u32)))
+        .map(|m| match inputs[m].facts.language() {
+            Language::Python => resolver.resolve_module(ModuleId(m as u32)),
+            Language::Java => java.resolve_module(ModuleId(m as u32)),
+        })
         .collect();
 
     tracing::debug!(
@@ -195,6 +260,7 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
     assemble(
         input.root.clone(),
         &resolver,
+        &java,
         bases,
         per_module,
         &input,
@@ -203,15 +269,25 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
 }
 
 /// What resolving one module produced.
-struct ModuleOutput {
-    imports: Vec<Import>,
-    edges: Vec<(EntityId, EntityId)>,
-    unresolved: Vec<UnresolvedCall>,
+#[derive(Default)]
+pub(crate) struct ModuleOutput {
+    pub imports: Vec<Import>,
+    pub edges: Vec<(EntityId, EntityId)>,
+    pub unresolved: Vec<UnresolvedCall>,
+    /// Java: one entry per distinct internal type the module names, by the
+    /// module that defines it (Python's dependencies come from `imports`).
+    pub references: Vec<ModuleId>,
+    pub routes: Vec<RouteDraft>,
+    /// Python: routers, their registrations and Django includes.
+    pub route_links: Vec<RouteLink>,
 }
 
 impl<'f> Resolver<'f> {
     fn facts(&self, module: ModuleId) -> &'f FileFacts {
-        &self.inputs[module.index()].facts
+        self.inputs[module.index()]
+            .facts
+            .python()
+            .unwrap_or(&NO_PYTHON_FACTS)
     }
 
     fn class_id(&self, module: ModuleId, local: u32) -> ClassId {
@@ -612,6 +688,7 @@ impl<'f> Resolver<'f> {
             .bases
             .iter()
             .map(|(text, expr)| Base {
+                relation: crate::model::BaseRelation::Inherits,
                 text: text.clone(),
                 resolved: match self.eval(module, facts.parent, expr, 0) {
                     Value::Class(c) if c != class => Some(c),
@@ -651,6 +728,7 @@ impl<'f> Resolver<'f> {
                     || self.enclosing_function(module, import.scope),
                 in_try: import.in_try,
                 target: self.import_target(module, i as u32),
+                is_static: false,
             })
             .collect();
         let mut edges = Vec::with_capacity(facts.calls.len());
@@ -676,11 +754,234 @@ impl<'f> Resolver<'f> {
                 }),
             }
         }
+        let mut routes = Vec::new();
+        let mut route_links = Vec::new();
+        self.routes(module, &mut routes, &mut route_links);
         ModuleOutput {
             imports,
             edges,
             unresolved,
+            references: Vec::new(),
+            routes,
+            route_links,
         }
+    }
+
+    /// Flask and FastAPI routes from decorators, the routers they hang on
+    /// and their registrations, and Django `urlpatterns`.
+    fn routes(&self, module: ModuleId, drafts: &mut Vec<RouteDraft>, links: &mut Vec<RouteLink>) {
+        let facts = self.facts(module);
+        if facts.routes.is_empty() {
+            return;
+        }
+        let imported = facts
+            .imports
+            .iter()
+            .find_map(|i| web_framework(&i.module).or_else(|| web_framework(i.name.as_deref()?)));
+        for route in &facts.routes {
+            match route {
+                RouteFacts::Router {
+                    name,
+                    constructor,
+                    prefix,
+                } => {
+                    if let Some(framework) = constructor_framework(constructor) {
+                        links.push(RouteLink::Router {
+                            key: (module, name.clone()),
+                            framework,
+                            prefix: prefix.clone().unwrap_or_default(),
+                        });
+                    }
+                }
+                RouteFacts::Mount {
+                    scope,
+                    receiver,
+                    router,
+                    prefix,
+                } => {
+                    if let Some(child) = self.router_key(module, *scope, router, 0) {
+                        links.push(RouteLink::Mount {
+                            parent: self.router_key(module, *scope, receiver, 0),
+                            child,
+                            prefix: prefix.clone(),
+                        });
+                    }
+                }
+                RouteFacts::Decorator {
+                    function,
+                    receiver,
+                    verb,
+                    path,
+                    methods,
+                    line,
+                } => {
+                    let scope = facts
+                        .functions
+                        .get(*function as usize)
+                        .map_or(ScopeRef::Module, |f| f.parent);
+                    let key = self.router_key(module, scope, receiver, 0);
+                    let framework = key
+                        .as_ref()
+                        .and_then(|k| self.router_framework(k))
+                        .or_else(|| match self.eval(module, scope, receiver, 0) {
+                            Value::External(name) => web_framework(&name),
+                            _ => None,
+                        })
+                        .or(imported);
+                    let Some(framework) = framework else {
+                        continue;
+                    };
+                    let verbs: Vec<HttpMethod> = match verb.as_str() {
+                        "route" | "api_route" if methods.is_empty() => vec![HttpMethod::Get],
+                        "route" | "api_route" => methods
+                            .iter()
+                            .filter_map(|m| HttpMethod::from_verb(m))
+                            .collect(),
+                        other => HttpMethod::from_verb(other).into_iter().collect(),
+                    };
+                    let handler = HandlerDraft::Entity(EntityId::Function(
+                        self.function_id(module, *function),
+                    ));
+                    for method in verbs {
+                        drafts.push(RouteDraft {
+                            method,
+                            path: path.clone(),
+                            framework,
+                            handler: handler.clone(),
+                            line: *line,
+                            scope: key.clone().map_or(RouteScope::Complete, RouteScope::Router),
+                        });
+                    }
+                }
+                RouteFacts::UrlPattern {
+                    route,
+                    regex,
+                    view,
+                    line,
+                } => {
+                    let path = if *regex {
+                        route.trim_start_matches('^').trim_end_matches('$')
+                    } else {
+                        route.as_str()
+                    };
+                    let included = match view {
+                        UrlView::Include(name) => self.module_named(name),
+                        UrlView::IncludeModule(expr) => {
+                            match self.eval(module, ScopeRef::Module, expr, 0) {
+                                Value::Module(m) => Some(m),
+                                _ => None,
+                            }
+                        }
+                        UrlView::View(_) | UrlView::AsView(_) => None,
+                    };
+                    if let Some(to) = included {
+                        links.push(RouteLink::Include {
+                            from: module,
+                            to,
+                            prefix: path.to_string(),
+                        });
+                        continue;
+                    }
+                    let (expr, as_view) = match view {
+                        UrlView::View(e) => (e, false),
+                        UrlView::AsView(e) => (e, true),
+                        UrlView::Include(_) | UrlView::IncludeModule(_) => continue,
+                    };
+                    let mut push = |method, handler| {
+                        drafts.push(RouteDraft {
+                            method,
+                            path: path.to_string(),
+                            framework: Framework::Django,
+                            handler,
+                            line: *line,
+                            scope: RouteScope::UrlConf(module),
+                        })
+                    };
+                    match self.eval(module, ScopeRef::Module, expr, 0) {
+                        Value::Function(f) if !as_view => {
+                            push(HttpMethod::Any, HandlerDraft::Entity(EntityId::Function(f)))
+                        }
+                        Value::Class(c) => {
+                            // A class-based view serves the HTTP methods it defines.
+                            let mut any = false;
+                            for verb in ["get", "post", "put", "patch", "delete", "head", "options"]
+                            {
+                                if let (Value::Function(f), Some(method)) = (
+                                    self.class_attr(c, verb, false, 0),
+                                    HttpMethod::from_verb(verb),
+                                ) {
+                                    any = true;
+                                    push(method, HandlerDraft::Entity(EntityId::Function(f)));
+                                }
+                            }
+                            if !any {
+                                push(HttpMethod::Any, HandlerDraft::Entity(EntityId::Class(c)));
+                            }
+                        }
+                        Value::External(name) => push(HttpMethod::Any, HandlerDraft::Text(name)),
+                        _ => push(HttpMethod::Any, HandlerDraft::Text(expr.render())),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The module-level router object an expression names, following
+    /// `from m import name` and `module.name`.
+    fn router_key(
+        &self,
+        module: ModuleId,
+        scope: ScopeRef,
+        expr: &Expr,
+        depth: u32,
+    ) -> Option<RouterKey> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match expr {
+            Expr::Name(name) => {
+                let facts = self.facts(module);
+                let defined_here = facts
+                    .routes
+                    .iter()
+                    .any(|r| matches!(r, RouteFacts::Router { name: n, .. } if n == name));
+                if defined_here {
+                    return Some((module, name.clone()));
+                }
+                let values = self.tables[module.index()]
+                    .scopes
+                    .get(&(ScopeRef::Module, name.as_str()))?;
+                values.iter().rev().find_map(|value| {
+                    let LocalValue::Import(i) = value else {
+                        return None;
+                    };
+                    let import = facts.imports.get(*i as usize)?;
+                    if import.kind != ImportKind::From {
+                        return None;
+                    }
+                    let base = self.import_base(module, import.level, &import.module);
+                    let target = self.module_named(&base)?;
+                    let imported = Expr::Name(import.name.clone()?);
+                    self.router_key(target, ScopeRef::Module, &imported, depth + 1)
+                })
+            }
+            Expr::Attr(base, name) => match self.eval(module, scope, base, 0) {
+                Value::Module(m) => {
+                    self.router_key(m, ScopeRef::Module, &Expr::Name(name.clone()), depth + 1)
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn router_framework(&self, key: &RouterKey) -> Option<Framework> {
+        self.facts(key.0).routes.iter().find_map(|r| match r {
+            RouteFacts::Router {
+                name, constructor, ..
+            } if *name == key.1 => constructor_framework(constructor),
+            _ => None,
+        })
     }
 
     fn enclosing_function(&self, module: ModuleId, scope: ScopeRef) -> bool {
@@ -817,108 +1118,219 @@ fn linearize(class: ClassId, bases: &[Vec<Base>]) -> Vec<ClassId> {
     order
 }
 
+/// One module's share of the graph, built independently of the others.
+struct ModuleParts {
+    module: Module,
+    classes: Vec<Class>,
+    functions: Vec<Function>,
+    /// Distinct (caller, callee) pairs with their call-site counts.
+    edges: Vec<((EntityId, EntityId), u32)>,
+    unresolved: Vec<UnresolvedCall>,
+    /// Imported names per internal module depended on.
+    imports: Vec<(ModuleId, u32)>,
+    routes: Vec<RouteDraft>,
+    route_links: Vec<RouteLink>,
+}
+
+fn module_parts(
+    resolver: &Resolver<'_>,
+    java: &JavaResolver<'_>,
+    id: ModuleId,
+    module: &ModuleInput,
+    output: ModuleOutput,
+    bases: Vec<Vec<Base>>,
+) -> ModuleParts {
+    let mut bases = bases.into_iter();
+    let scope_entity = |scope: ScopeRef| match scope {
+        ScopeRef::Module => EntityId::Module(id),
+        ScopeRef::Class(c) => EntityId::Class(resolver.class_id(id, c)),
+        ScopeRef::Function(f) => EntityId::Function(resolver.function_id(id, f)),
+    };
+    let qualify = |local: &str| format!("{}.{local}", module.name.name);
+    let (mut classes, functions, module_doc) = match &*module.facts {
+        Facts::Python(facts) => {
+            let classes: Vec<Class> = facts
+                .classes
+                .iter()
+                .map(|class| Class {
+                    name: class.name.clone(),
+                    qualname: qualify(&class.local_path),
+                    module: id,
+                    parent: scope_entity(class.parent),
+                    bases: bases.next().unwrap_or_default(),
+                    decorators: class.decorators.clone(),
+                    docstring: class.docstring.clone(),
+                    methods: Vec::new(),
+                    span: class.span,
+                    java: None,
+                })
+                .collect();
+            let functions: Vec<Function> = facts
+                .functions
+                .iter()
+                .map(|function| Function {
+                    name: function.name.clone(),
+                    qualname: qualify(&function.local_path),
+                    module: id,
+                    parent: scope_entity(function.parent),
+                    kind: function.kind,
+                    params: function.params.clone(),
+                    returns: function.returns.clone(),
+                    decorators: function.decorators.clone(),
+                    is_async: function.is_async,
+                    docstring: function.docstring.clone(),
+                    span: function.span,
+                    complexity: function.complexity,
+                    java: None,
+                })
+                .collect();
+            (classes, functions, facts.docstring.as_deref())
+        }
+        Facts::Java(facts) => {
+            let entities = java.entities(id, facts, &mut bases);
+            (entities.classes, entities.functions, entities.docstring)
+        }
+    };
+    // Methods are the functions whose parent is a class of this module.
+    let first_class = resolver.class_base[id.index()] as usize;
+    let first_function = resolver.function_base[id.index()];
+    for (offset, function) in functions.iter().enumerate() {
+        if let EntityId::Class(c) = function.parent
+            && let Some(class) = c
+                .index()
+                .checked_sub(first_class)
+                .and_then(|local| classes.get_mut(local))
+        {
+            class
+                .methods
+                .push(FunctionId(first_function + offset as u32));
+        }
+    }
+    let mut imports: HashMap<ModuleId, u32> = HashMap::default();
+    if module.facts.python().is_some() {
+        for import in &output.imports {
+            let target = match &import.target {
+                ImportTarget::Module(t) | ImportTarget::Attribute(t) => Some(*t),
+                ImportTarget::Class(c) => resolver.class_module.get(c.index()).copied(),
+                ImportTarget::Function(f) => resolver.function_module.get(f.index()).copied(),
+                ImportTarget::Package(_) | ImportTarget::External(_) => None,
+            };
+            if let Some(target) = target.filter(|t| *t != id) {
+                *imports.entry(target).or_default() += 1;
+            }
+        }
+    }
+    // Java dependencies are counted per type named, not per import.
+    for target in &output.references {
+        *imports.entry(*target).or_default() += 1;
+    }
+    let mut edge_counts: HashMap<(EntityId, EntityId), u32> = HashMap::default();
+    for edge in &output.edges {
+        *edge_counts.entry(*edge).or_default() += 1;
+    }
+    let (python_facts, java_facts) = (module.facts.python(), module.facts.java());
+    let module_entity = Module {
+        name: module.name.name.clone(),
+        path: module.rel_path.clone(),
+        kind: module.kind,
+        language: module.kind.language(),
+        package: java_facts.and_then(|f| f.package.clone()),
+        is_package: module.name.is_package,
+        docstring: module_doc.map(str::to_string),
+        line_count: python_facts
+            .map(|f| f.line_count)
+            .or(java_facts.map(|f| f.line_count))
+            .unwrap_or(0),
+        byte_len: u32::try_from(module.text.len()).unwrap_or(u32::MAX),
+        imports: output.imports,
+        complexity: python_facts
+            .map(|f| f.complexity)
+            .or(java_facts.map(|f| f.complexity))
+            .unwrap_or_default(),
+        has_syntax_errors: python_facts
+            .map(|f| f.has_syntax_errors)
+            .or(java_facts.map(|f| f.has_syntax_errors))
+            .unwrap_or(false),
+        lossy_utf8: module.lossy,
+        all: python_facts.and_then(|f| f.all.clone()),
+        content_hash: format!("{:032x}", module.hash),
+    };
+    classes.shrink_to_fit();
+    ModuleParts {
+        module: module_entity,
+        classes,
+        functions,
+        edges: edge_counts.into_iter().collect(),
+        unresolved: output.unresolved,
+        imports: imports.into_iter().collect(),
+        routes: output.routes,
+        route_links: output.route_links,
+    }
+}
+
 fn assemble(
     root: std::path::PathBuf,
     resolver: &Resolver<'_>,
+    java: &JavaResolver<'_>,
     bases: Vec<Vec<Base>>,
     per_module: Vec<ModuleOutput>,
     input: &BuildInput,
     started: std::time::Instant,
 ) -> RepoGraph {
     let inputs = &input.modules;
+    // Each module's classes' bases, in module order.
+    let mut bases = bases.into_iter();
+    let base_chunks: Vec<Vec<Vec<Base>>> = inputs
+        .iter()
+        .map(|m| bases.by_ref().take(m.facts.class_count()).collect())
+        .collect();
+    let parts: Vec<ModuleParts> = inputs
+        .par_iter()
+        .zip(per_module)
+        .zip(base_chunks)
+        .enumerate()
+        .map(|(m, ((module, output), bases))| {
+            module_parts(resolver, java, ModuleId(m as u32), module, output, bases)
+        })
+        .collect();
     let mut modules = Vec::with_capacity(inputs.len());
     let mut classes: Vec<Class> = Vec::with_capacity(resolver.class_module.len());
     let mut functions: Vec<Function> = Vec::with_capacity(resolver.function_module.len());
-    let mut bases = bases.into_iter();
     let mut unresolved = Vec::new();
-    let mut edge_counts: HashMap<(EntityId, EntityId), u32> = HashMap::default();
+    let mut sorted_edges: Vec<((EntityId, EntityId), u32)> = Vec::new();
     let mut module_edges: HashMap<(ModuleId, ModuleId), Coupling> = HashMap::default();
-    for (m, (module, output)) in inputs.iter().zip(per_module).enumerate() {
+    let mut route_drafts = Vec::new();
+    let mut route_links = Vec::new();
+    for (m, part) in parts.into_iter().enumerate() {
         let id = ModuleId(m as u32);
-        let facts = &module.facts;
-        let scope_entity = |scope: ScopeRef| match scope {
-            ScopeRef::Module => EntityId::Module(id),
-            ScopeRef::Class(c) => EntityId::Class(resolver.class_id(id, c)),
-            ScopeRef::Function(f) => EntityId::Function(resolver.function_id(id, f)),
-        };
-        let qualify = |local: &str| format!("{}.{local}", module.name.name);
-        for class in &facts.classes {
-            classes.push(Class {
-                name: class.name.clone(),
-                qualname: qualify(&class.local_path),
-                module: id,
-                parent: scope_entity(class.parent),
-                bases: bases.next().unwrap_or_default(),
-                decorators: class.decorators.clone(),
-                docstring: class.docstring.clone(),
-                methods: Vec::new(),
-                span: class.span,
-            });
+        modules.push(part.module);
+        classes.extend(part.classes);
+        functions.extend(part.functions);
+        sorted_edges.extend(part.edges);
+        unresolved.extend(part.unresolved);
+        for (target, count) in part.imports {
+            let coupling = module_edges.entry((id, target)).or_default();
+            coupling.imports = coupling.imports.saturating_add(count);
         }
-        for (i, function) in facts.functions.iter().enumerate() {
-            let fid = resolver.function_id(id, i as u32);
-            if let ScopeRef::Class(c) = function.parent
-                && let Some(class) = classes.get_mut(resolver.class_id(id, c).index())
-            {
-                class.methods.push(fid);
-            }
-            functions.push(Function {
-                name: function.name.clone(),
-                qualname: qualify(&function.local_path),
-                module: id,
-                parent: scope_entity(function.parent),
-                kind: function.kind,
-                params: function.params.clone(),
-                returns: function.returns.clone(),
-                decorators: function.decorators.clone(),
-                is_async: function.is_async,
-                docstring: function.docstring.clone(),
-                span: function.span,
-                complexity: function.complexity,
-            });
-        }
-        for import in &output.imports {
-            let target = match &import.target {
-                ImportTarget::Module(t) | ImportTarget::Attribute(t) => Some(*t),
-                ImportTarget::Class(c) => resolver.class_module.get(c.index()).copied(),
-                ImportTarget::Function(f) => resolver.function_module.get(f.index()).copied(),
-                ImportTarget::External(_) => None,
-            };
-            if let Some(target) = target.filter(|t| *t != id) {
-                let coupling = module_edges.entry((id, target)).or_default();
-                coupling.imports = coupling.imports.saturating_add(1);
-            }
-        }
-        for (caller, callee) in output.edges {
-            *edge_counts.entry((caller, callee)).or_default() += 1;
-        }
-        unresolved.extend(output.unresolved);
-        modules.push(Module {
-            name: module.name.name.clone(),
-            path: module.rel_path.clone(),
-            kind: module.kind,
-            is_package: module.name.is_package,
-            docstring: facts.docstring.clone(),
-            line_count: facts.line_count,
-            byte_len: u32::try_from(module.text.len()).unwrap_or(u32::MAX),
-            imports: output.imports,
-            complexity: Complexity {
-                branches: facts.complexity.branches,
-                max_def_depth: facts.complexity.max_def_depth,
-            },
-            has_syntax_errors: facts.has_syntax_errors,
-            lossy_utf8: module.lossy,
-            all: facts.all.clone(),
-            content_hash: format!("{:032x}", module.hash),
-        });
+        route_drafts.extend(part.routes.into_iter().map(|r| (id, r)));
+        route_links.extend(part.route_links);
     }
     let module_of = |e: EntityId| match e {
         EntityId::Module(m) => m,
         EntityId::Class(c) => resolver.class_module[c.index()],
         EntityId::Function(f) => resolver.function_module[f.index()],
     };
-    let mut sorted_edges: Vec<((EntityId, EntityId), u32)> = edge_counts.into_iter().collect();
-    sorted_edges.sort_unstable();
+    sorted_edges.par_sort_unstable();
+    // Edges from a callee to a function passed to it are found by the
+    // caller's module, so one pair can come from several modules.
+    sorted_edges.dedup_by(|later, kept| {
+        if later.0 == kept.0 {
+            kept.1 = kept.1.saturating_add(later.1);
+            true
+        } else {
+            false
+        }
+    });
     for ((caller, callee), count) in &sorted_edges {
         let (from, to) = (module_of(*caller), module_of(*callee));
         if from != to {
@@ -986,6 +1398,32 @@ fn assemble(
         by_name.entry(f.qualname.clone()).or_insert(id);
         children.entry(f.parent).or_default().push(id);
     }
+    // An overloaded Java method also answers to its name without parameter
+    // types, as its first overload.
+    for (i, f) in functions
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.java.is_some())
+    {
+        let parent = match f.parent {
+            EntityId::Module(m) => modules.get(m.index()).map(|m| m.name.as_str()),
+            EntityId::Class(c) => classes.get(c.index()).map(|c| c.qualname.as_str()),
+            EntityId::Function(p) => functions.get(p.index()).map(|p| p.qualname.as_str()),
+        };
+        let Some(parent) = parent else { continue };
+        let is_plain = f.qualname.len() == parent.len() + 1 + f.name.len()
+            && f.qualname.ends_with(f.name.as_str());
+        if !is_plain {
+            by_name
+                .entry(format!("{parent}.{}", f.name))
+                .or_insert(EntityId::Function(FunctionId(i as u32)));
+        }
+    }
+    tracing::debug!(
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "graphs assembled"
+    );
+    let routes = crate::routes::finish(route_drafts, &route_links, &modules, &classes, &functions);
     // Classes and functions were pushed separately; restore source order.
     for list in children.values_mut() {
         list.sort_by_key(|e| match e {
@@ -1009,7 +1447,26 @@ fn assemble(
         by_name,
         children,
         mro: resolver.mro.clone(),
+        routes,
         elapsed: started.elapsed().max(Duration::from_nanos(1)),
+    }
+}
+
+/// The web framework a module or object name belongs to (`flask.Flask()` → Flask).
+fn web_framework(name: &str) -> Option<Framework> {
+    let top = name.split('.').next().unwrap_or(name);
+    match top {
+        "flask" => Some(Framework::Flask),
+        "fastapi" => Some(Framework::FastApi),
+        _ => None,
+    }
+}
+
+fn constructor_framework(constructor: &str) -> Option<Framework> {
+    match constructor {
+        "Flask" | "Blueprint" => Some(Framework::Flask),
+        "FastAPI" | "APIRouter" => Some(Framework::FastApi),
+        _ => None,
     }
 }
 

@@ -11,7 +11,7 @@ const BINARY_PROBE: usize = 8 * 1024;
 /// A file's text as analysed.
 #[derive(Debug, Clone)]
 pub(crate) struct SourceText {
-    /// The Python text (for notebooks, the joined code cells).
+    /// The source text (for notebooks, the joined code cells).
     pub text: String,
     /// xxh3-128 of the file's bytes.
     pub hash: u128,
@@ -21,14 +21,21 @@ pub(crate) struct SourceText {
 
 pub(crate) fn read(path: &Path, kind: SourceKind, max_size: u64) -> Result<SourceText, SkipReason> {
     let bytes = std::fs::read(path).map_err(|_| SkipReason::Unreadable)?;
-    decode(&bytes, kind, max_size)
+    decode_owned(bytes, kind, max_size)
 }
 
+#[cfg(test)]
 pub(crate) fn decode(
     bytes: &[u8],
     kind: SourceKind,
     max_size: u64,
 ) -> Result<SourceText, SkipReason> {
+    decode_owned(bytes.to_vec(), kind, max_size)
+}
+
+/// Takes the file's bytes by value so that valid UTF-8 becomes the text
+/// without a copy.
+fn decode_owned(bytes: Vec<u8>, kind: SourceKind, max_size: u64) -> Result<SourceText, SkipReason> {
     // The file may have grown since the walk looked at its size.
     if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > max_size {
         return Err(SkipReason::TooLarge);
@@ -36,14 +43,14 @@ pub(crate) fn decode(
     if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
         return Err(SkipReason::Binary);
     }
-    let hash = xxhash_rust::xxh3::xxh3_128(bytes);
-    let (text, lossy) = match std::str::from_utf8(bytes) {
-        Ok(text) => (text.to_string(), false),
-        Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
+    let hash = xxhash_rust::xxh3::xxh3_128(&bytes);
+    let (text, lossy) = match String::from_utf8(bytes) {
+        Ok(text) => (text, false),
+        Err(error) => (String::from_utf8_lossy(error.as_bytes()).into_owned(), true),
     };
     let text = match kind {
         SourceKind::Notebook => notebook_code(&text).ok_or(SkipReason::InvalidNotebook)?,
-        SourceKind::Python | SourceKind::Stub => text,
+        SourceKind::Python | SourceKind::Stub | SourceKind::Java => text,
     };
     Ok(SourceText { text, hash, lossy })
 }

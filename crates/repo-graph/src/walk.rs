@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::model::{SkipReason, Skipped, SourceKind};
+use crate::model::{Language, SkipReason, Skipped, SourceKind};
 
 /// Directory names that never hold the repository's own source.
 const TOOL_DIRS: &[&str] = &[
@@ -59,6 +59,8 @@ pub(crate) struct WalkOptions {
     pub max_file_size: u64,
     pub include_hidden: bool,
     pub respect_ignore_files: bool,
+    /// Source files of other languages are skipped as `other_language`.
+    pub languages: Vec<Language>,
 }
 
 struct DirToWalk {
@@ -170,10 +172,7 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
                 continue;
             }
             if is_dir {
-                if TOOL_DIRS.contains(&name.as_ref())
-                    || name.ends_with(".egg-info")
-                    || path.join("pyvenv.cfg").is_file()
-                {
+                if is_tool_directory(&dir.path, &name) {
                     skip(&mut out, SkipReason::ToolDirectory);
                     continue;
                 }
@@ -205,11 +204,16 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
                 Some("py") => SourceKind::Python,
                 Some("pyi") => SourceKind::Stub,
                 Some("ipynb") => SourceKind::Notebook,
+                Some("java") => SourceKind::Java,
                 _ => {
                     skip(&mut out, SkipReason::NotSource);
                     continue;
                 }
             };
+            if !options.languages.contains(&kind.language()) {
+                skip(&mut out, SkipReason::OtherLanguage);
+                continue;
+            }
             let size = match meta {
                 Some(m) => m.len(),
                 None => match entry.metadata() {
@@ -236,6 +240,43 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
     out.files.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
     out.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
+}
+
+/// Maven's `target/` and Gradle's `build/` beside their build files hold
+/// compiled and generated output, not the project's sources.
+/// True for a directory the walk never enters because tools and
+/// environments own it: caches and virtualenvs (`__pycache__`, `.venv`,
+/// any directory holding a `pyvenv.cfg`), version-control metadata,
+/// `*.egg-info`, and Maven's `target/` or Gradle's `build/` next to their
+/// build file. `parent` is the directory that contains `name`.
+///
+/// Other programs that show a repository (the agent's `list_directory`)
+/// use this so that they hide exactly what the analysis skips.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// assert!(repo_graph::is_tool_directory(dir.path(), "__pycache__"));
+/// assert!(!repo_graph::is_tool_directory(dir.path(), "src"));
+/// // `target/` is build output only next to a `pom.xml`.
+/// assert!(!repo_graph::is_tool_directory(dir.path(), "target"));
+/// std::fs::write(dir.path().join("pom.xml"), "<project/>").unwrap();
+/// assert!(repo_graph::is_tool_directory(dir.path(), "target"));
+/// ```
+pub fn is_tool_directory(parent: &Path, name: &str) -> bool {
+    TOOL_DIRS.contains(&name)
+        || name.ends_with(".egg-info")
+        || parent.join(name).join("pyvenv.cfg").is_file()
+        || is_build_output(parent, name)
+}
+
+fn is_build_output(parent: &Path, name: &str) -> bool {
+    match name {
+        "target" => parent.join("pom.xml").is_file(),
+        "build" => {
+            parent.join("build.gradle").is_file() || parent.join("build.gradle.kts").is_file()
+        }
+        _ => false,
+    }
 }
 
 /// Follows a symbolic link; refuses targets outside the root and broken links.

@@ -18,6 +18,8 @@ fn analyse_one(name: &str, bytes: &[u8]) -> repo_graph::RepoGraph {
 }
 
 const REAL: &str = include_str!("../../../testdata/python/instances_and_annotations/engine.py");
+const REAL_JAVA: &str =
+    include_str!("../../../testdata/java/nested_and_anonymous/shapes/Shapes.java");
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
@@ -47,6 +49,27 @@ proptest! {
         text.extend_from_slice(&REAL.as_bytes()[b..]);
         let _ = analyse_one("splice.py", &text);
     }
+
+    #[test]
+    fn arbitrary_bytes_as_java_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        let graph = analyse_one("Fuzz.java", &bytes);
+        prop_assert_eq!(graph.stats().files_seen, 1);
+    }
+
+    #[test]
+    fn truncated_real_java_never_panics(cut in 0..REAL_JAVA.len()) {
+        let graph = analyse_one("Cut.java", &REAL_JAVA.as_bytes()[..cut]);
+        prop_assert_eq!(graph.stats().modules, 1);
+    }
+
+    #[test]
+    fn spliced_real_java_never_panics(a in 0..REAL_JAVA.len(), b in 0..REAL_JAVA.len(), junk in ".{0,40}") {
+        let (a, b) = (a.min(b), a.max(b));
+        let mut text = REAL_JAVA.as_bytes()[..a].to_vec();
+        text.extend_from_slice(junk.as_bytes());
+        text.extend_from_slice(&REAL_JAVA.as_bytes()[b..]);
+        let _ = analyse_one("Splice.java", &text);
+    }
 }
 
 #[test]
@@ -64,4 +87,38 @@ fn pathological_nesting() {
     let _ = analyse_one("calls.py", calls.as_bytes());
     let attrs = format!("a{}()\n", ".b".repeat(100_000));
     let _ = analyse_one("attrs.py", attrs.as_bytes());
+}
+
+#[test]
+fn pathological_java_nesting() {
+    // Entities stop nesting at a fixed depth (qualified names would grow
+    // quadratically); the code below still counts for the deepest one.
+    let deep_classes = "class A { ".repeat(3_000) + "void f() { g(); }" + &"}".repeat(3_000);
+    let graph = analyse_one("Deep.java", deep_classes.as_bytes());
+    let classes = graph.stats().classes;
+    assert!((100..=200).contains(&classes), "{classes}");
+    assert_eq!(graph.unresolved_calls().len(), 1);
+    let body = |inner: &str| format!("class B {{ void f() {{ {inner} }} }}\n");
+    let parens = body(&format!(
+        "int x = {}1{};",
+        "(".repeat(50_000),
+        ")".repeat(50_000)
+    ));
+    let _ = analyse_one("Parens.java", parens.as_bytes());
+    let chain = body(&format!("a{};", ".b()".repeat(50_000)));
+    let _ = analyse_one("Chain.java", chain.as_bytes());
+    let lambdas = body(&format!(
+        "run({}x{});",
+        "() -> run(".repeat(20_000),
+        ")".repeat(20_000)
+    ));
+    let _ = analyse_one("Lambdas.java", lambdas.as_bytes());
+    let blocks = body(&format!("{}{}", "{ ".repeat(50_000), "}".repeat(50_000)));
+    let _ = analyse_one("Blocks.java", blocks.as_bytes());
+    let anonymous = body(&format!(
+        "{}{}",
+        "new Object() { void g() { ".repeat(5_000),
+        "} };".repeat(5_000)
+    ));
+    let _ = analyse_one("Anonymous.java", anonymous.as_bytes());
 }

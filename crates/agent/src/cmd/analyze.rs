@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::ValueEnum;
-use repo_graph::{Analyzer, RepoGraph};
+use repo_graph::{Analyzer, Language, RepoGraph};
 
 use crate::output;
 
@@ -21,6 +21,26 @@ pub enum Format {
     Calls,
     /// The module dependency graph for Graphviz.
     Dot,
+    /// Web routes (method, path, handler, framework, file, line) as JSON.
+    Routes,
+}
+
+/// A language `--lang` keeps.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Lang {
+    /// `.py`, `.pyi` and notebooks.
+    Python,
+    /// `.java`.
+    Java,
+}
+
+impl From<Lang> for Language {
+    fn from(lang: Lang) -> Self {
+        match lang {
+            Lang::Python => Language::Python,
+            Lang::Java => Language::Java,
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -30,6 +50,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "stats")]
     format: Format,
+    /// Analyse only these languages (repeat or separate with commas; default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    lang: Vec<Lang>,
     /// Write to this file instead of stdout.
     #[arg(long, short)]
     output: Option<PathBuf>,
@@ -46,7 +69,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let graph = analyze(&args.path, args.max_file_size, cache_dir(&args)?)?;
+    let languages: Vec<Language> = args.lang.iter().map(|l| Language::from(*l)).collect();
+    let graph = analyze_languages(
+        &args.path,
+        args.max_file_size,
+        cache_dir(&args)?,
+        &languages,
+    )?;
     let text = render(&graph, args.format)?;
     output::emit(&text, args.output.as_deref())
 }
@@ -57,10 +86,21 @@ pub fn analyze(
     max_file_size: u64,
     cache_dir: Option<PathBuf>,
 ) -> anyhow::Result<RepoGraph> {
+    analyze_languages(path, max_file_size, cache_dir, &[])
+}
+
+/// Analyses the files of `languages` (all when empty) under `path` with a progress bar.
+pub fn analyze_languages(
+    path: &std::path::Path,
+    max_file_size: u64,
+    cache_dir: Option<PathBuf>,
+    languages: &[Language],
+) -> anyhow::Result<RepoGraph> {
     let bar = output::progress_bar("analysing");
     let progress = bar.clone();
     let mut analyzer = Analyzer::new(path)
         .max_file_size(max_file_size)
+        .languages(languages.iter().copied())
         .on_progress(move |p| {
             progress.set_length(p.files_total as u64);
             progress.set_position(p.files_done as u64);
@@ -82,11 +122,12 @@ fn render(graph: &RepoGraph, format: Format) -> anyhow::Result<String> {
         Format::Tree => graph.tree_text(),
         Format::Calls => serde_json::to_string_pretty(&graph.calls_map())? + "\n",
         Format::Dot => graph.dot(),
+        Format::Routes => serde_json::to_string_pretty(&graph.routes_document())? + "\n",
     })
 }
 
-/// The on-disk cache for `args.path`: under `$REPO_AGENT_HOME/cache/graph/`
-/// (default `~/.cache/repo-agent`), one directory per canonical root path.
+/// The on-disk cache for `args.path`: `--cache-dir`, nothing with
+/// `--no-cache`, else the per-user default (see [`crate::paths`]).
 fn cache_dir(args: &Args) -> anyhow::Result<Option<PathBuf>> {
     if args.no_cache {
         return Ok(None);
@@ -94,30 +135,5 @@ fn cache_dir(args: &Args) -> anyhow::Result<Option<PathBuf>> {
     if let Some(dir) = &args.cache_dir {
         return Ok(Some(dir.clone()));
     }
-    let Some(home) = repo_agent_home() else {
-        tracing::warn!("no home directory; the analysis cache is disabled");
-        return Ok(None);
-    };
-    let root = std::fs::canonicalize(&args.path)
-        .with_context(|| format!("cannot read {}; check the path exists", args.path.display()))?;
-    let key = format!("{:016x}", fnv1a(root.to_string_lossy().as_bytes()));
-    Ok(Some(home.join("cache").join("graph").join(key)))
-}
-
-/// `$REPO_AGENT_HOME`, else `$XDG_CACHE_HOME/repo-agent`, else `~/.cache/repo-agent`.
-pub fn repo_agent_home() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("REPO_AGENT_HOME") {
-        return Some(PathBuf::from(home));
-    }
-    if let Some(cache) = std::env::var_os("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(cache).join("repo-agent"));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("repo-agent"))
-}
-
-/// FNV-1a: a stable, dependency-free hash for naming cache directories.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    crate::paths::graph_cache_dir(&args.path)
 }

@@ -1,0 +1,4 @@
+/**
+ * Small utilities shared by the example.
+ */
+package com.example.util;

@@ -1,0 +1,7 @@
+package broken;
+
+class Fine {
+    void run() {
+        new Broken().ok();
+    }
+}
