@@ -1,7 +1,7 @@
 //! The per-module feature scores of appendix F, each computed from the
 //! graph's typed facts (never by matching raw text).
 
-use repo_graph::{Complexity, Module};
+use repo_graph::{Complexity, Language, Module};
 
 /// Names that make a module important by convention.
 const CONVENTIONAL_NAMES: &[&str] = &["app", "settings", "config", "utils", "constants"];
@@ -19,9 +19,28 @@ pub(crate) const KEYWORDS: &[&str] = &[
     "config",
 ];
 
+/// Role names of Java application code (Spring, Jakarta EE and their
+/// kin name central classes by these suffixes), counted for Java modules
+/// on top of [`KEYWORDS`].
+const JAVA_KEYWORDS: &[&str] = &[
+    "controller",
+    "service",
+    "repository",
+    "application",
+    "resource",
+];
+
 pub(crate) fn has_keyword(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     KEYWORDS.iter().any(|k| lower.contains(k))
+}
+
+fn has_keyword_in(language: Language, name: &str) -> bool {
+    has_keyword(name)
+        || (language == Language::Java && {
+            let lower = name.to_ascii_lowercase();
+            JAVA_KEYWORDS.iter().any(|k| lower.contains(k))
+        })
 }
 
 /// `min(branches/50, 1) + min(max_def_depth/5, 1) × 0.3` (algorithm 2), from
@@ -31,10 +50,20 @@ pub(crate) fn complexity(c: &Complexity) -> f64 {
 }
 
 /// Conventional module names, `main`, and keywords in the module's name and
-/// in the names of the entities it defines; at most 1.
+/// in the names of the entities it defines; at most 1. A Java compilation
+/// unit is named after its type (`com.example.UserController`), so the
+/// last part is matched against Java's role names as well, and a unit
+/// that declares a `main` method counts as `main`.
 pub(crate) fn semantic(module: &Module, entity_names: &[&str]) -> f64 {
-    let mut parts = module.name.rsplit('.');
-    let last = parts.next().unwrap_or(&module.name);
+    let keyword = |name: &str| has_keyword_in(module.language, name);
+    // Java units are named `pkg.Type.java`, so that they differ from the
+    // type `pkg.Type` they declare; the type's name is what carries meaning.
+    let name = match module.language {
+        Language::Java => module.name.strip_suffix(".java").unwrap_or(&module.name),
+        Language::Python => &module.name,
+    };
+    let mut parts = name.rsplit('.');
+    let last = parts.next().unwrap_or(name);
     let mut score = 0.0;
     if module.is_package {
         score += 0.5;
@@ -42,23 +71,25 @@ pub(crate) fn semantic(module: &Module, entity_names: &[&str]) -> f64 {
     if CONVENTIONAL_NAMES.contains(&last) {
         score += 0.5;
     }
-    if last == "main" || last == "__main__" {
+    let java_main = module.language == Language::Java && entity_names.contains(&"main");
+    if last == "main" || last == "__main__" || java_main {
         score += 0.7;
     }
-    if has_keyword(last) {
+    if keyword(last) {
         score += 0.3;
     }
-    if parts.any(has_keyword) {
+    if parts.any(keyword) {
         score += 0.15;
     }
-    let keyword_entities = entity_names.iter().filter(|n| has_keyword(n)).count();
+    let keyword_entities = entity_names.iter().filter(|n| keyword(n)).count();
     score += 0.3 * (keyword_entities as f64 / 3.0).min(1.0);
     score.min(1.0)
 }
 
 /// Richness of one docstring in [0, 1]: length up to 200 characters (0.6),
 /// then a parameters section (0.15), a returns section (0.15) and examples
-/// (0.1), recognised in Google, NumPy and reST styles.
+/// (0.1), recognised in Google, NumPy and reST styles and in Javadoc
+/// (`@param`, `@return`, `<pre>` blocks).
 pub(crate) fn docstring(doc: Option<&str>) -> f64 {
     let Some(doc) = doc else { return 0.0 };
     let mut score = (doc.chars().count() as f64 / 200.0).min(1.0) * 0.6;
@@ -76,22 +107,22 @@ pub(crate) fn docstring(doc: Option<&str>) -> f64 {
     };
     if google_section(&["Args:", "Arguments:", "Parameters:", "Params:"])
         || numpy_section("Parameters")
-        || rest_field(&[":param ", ":parameter ", ":arg "])
+        || rest_field(&[":param ", ":parameter ", ":arg ", "@param "])
     {
         score += 0.15;
     }
     if google_section(&["Returns:", "Return:", "Yields:"])
         || numpy_section("Returns")
         || numpy_section("Yields")
-        || rest_field(&[":returns:", ":return:", ":rtype:"])
+        || rest_field(&[":returns:", ":return:", ":rtype:", "@return"])
     {
         score += 0.15;
     }
     if google_section(&["Example:", "Examples:"])
         || numpy_section("Examples")
-        || lines
-            .iter()
-            .any(|l| l.starts_with(">>>") || l.starts_with(".. code-block"))
+        || lines.iter().any(|l| {
+            l.starts_with(">>>") || l.starts_with(".. code-block") || l.starts_with("<pre>")
+        })
     {
         score += 0.1;
     }

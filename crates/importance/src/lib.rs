@@ -43,7 +43,7 @@ use std::path::PathBuf;
 
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
-use repo_graph::{ClassId, EntityId, FunctionId, ModuleId, RepoGraph};
+use repo_graph::{ClassId, EntityId, FunctionId, JavaTypeKind, Modifier, ModuleId, RepoGraph};
 use serde::{Deserialize, Serialize};
 
 pub use pagerank::DAMPING;
@@ -258,6 +258,7 @@ impl Ranker {
         let module_scores: Vec<f64> = modules.iter().map(|m| m.score).collect();
         let incoming = incoming_call_sites(graph);
         let run_at_import = called_by_own_module(graph);
+        let handlers = route_handlers(graph);
 
         let max_methods = graph
             .classes()
@@ -305,7 +306,8 @@ impl Ranker {
                 let id = FunctionId(i as u32);
                 let module_score = module_scores[f.module.index()];
                 let calls = incoming.function(id);
-                let entry_point = is_entry_point(graph, id, &run_at_import);
+                let entry_point = handlers.get(i).copied().unwrap_or(false)
+                    || is_entry_point(graph, id, &run_at_import);
                 let public = is_public(graph, id);
                 let doc = features::docstring(f.docstring.as_deref());
                 FunctionScore {
@@ -457,6 +459,20 @@ fn called_by_own_module(graph: &RepoGraph) -> Vec<bool> {
     called
 }
 
+/// Functions that serve a web route: a service's real entry points, in
+/// every framework repo-graph knows (Flask and Spring alike).
+fn route_handlers(graph: &RepoGraph) -> Vec<bool> {
+    let mut handler = vec![false; graph.functions().len()];
+    for route in graph.routes() {
+        if let Some(EntityId::Function(f)) = route.entity
+            && let Some(flag) = handler.get_mut(f.index())
+        {
+            *flag = true;
+        }
+    }
+    handler
+}
+
 fn is_entry_point(graph: &RepoGraph, id: FunctionId, run_at_import: &[bool]) -> bool {
     let Some(f) = graph.function(id) else {
         return false;
@@ -482,6 +498,18 @@ fn is_public(graph: &RepoGraph, id: FunctionId) -> bool {
     let Some(f) = graph.function(id) else {
         return false;
     };
+    if let Some(java) = &f.java {
+        // Interface members are public without saying so.
+        let in_interface = match f.parent {
+            EntityId::Class(c) => graph.class(c).is_some_and(|c| {
+                c.java
+                    .as_ref()
+                    .is_some_and(|j| j.kind == JavaTypeKind::Interface)
+            }),
+            _ => false,
+        };
+        return in_interface || java.modifiers.contains(&Modifier::Public);
+    }
     if f.name.starts_with('_') && !(f.name.starts_with("__") && f.name.ends_with("__")) {
         return false;
     }

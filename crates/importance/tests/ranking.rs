@@ -210,3 +210,38 @@ fn git_feature_counts_commits_and_recency() {
     let outside = rank(plain.path(), Ranker::new());
     assert_eq!(outside.commits_read, 0);
 }
+
+/// Java: role names and `main` feed Semantic, Javadoc feeds Doc, route
+/// handlers are entry points and `public` decides the public-API flag.
+#[test]
+fn java_service_roles_routes_and_modifiers() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/routes/spring_boot");
+    let ranking = rank(&dir, Ranker::new().git(false));
+    let module = |name: &str| {
+        ranking
+            .modules
+            .iter()
+            .find(|m| m.name == name)
+            .unwrap_or_else(|| panic!("no module {name}"))
+    };
+    let function = |name: &str| {
+        ranking
+            .functions
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("no function {name}"))
+    };
+    let controller = module("com.example.api.UserController.java");
+    let store = module("com.example.api.UserStore.java");
+    let application = module("com.example.Application.java");
+    assert!(controller.features.semantic > store.features.semantic);
+    assert!(application.features.semantic >= 0.7, "{application:?}");
+    assert!(controller.features.doc > 0.0);
+
+    let list = function("com.example.api.UserController.list");
+    assert!(list.entry_point, "a route handler is an entry point");
+    assert!(list.public);
+    assert!(function("com.example.Application.main").entry_point);
+    let store_all = function("com.example.api.UserStore.all");
+    assert!(!store_all.entry_point);
+}
