@@ -94,28 +94,37 @@ pub struct Prepared {
     pub context: String,
 }
 
-/// Analyses and ranks the task's first repository, builds the initial
+/// Analyses and ranks every repository of the task, builds the initial
 /// context and the sandbox. Creates the output directory.
+///
+/// The primary (first) repository gets two thirds of the context budget
+/// when there are others, which share the rest; each repository's context
+/// is headed by its name and path.
 pub async fn prepare(task: &TaskSpec, config: &AgentConfig) -> Result<Prepared, Error> {
     task.validate()?;
-    let repo = task
-        .primary_repo()
-        .ok_or_else(|| Error::Task("the task names no repository".into()))?;
-    if !repo.path.is_dir() {
-        return Err(Error::Task(format!(
-            "repository {} is not a directory",
-            repo.path.display()
-        )));
+    if task.repositories.is_empty() {
+        return Err(Error::Task("the task names no repository".into()));
     }
-    let graph = repo_graph::Analyzer::new(&repo.path).analyze()?;
+    let mut graphs = Vec::with_capacity(task.repositories.len());
+    for repo in &task.repositories {
+        if !repo.path.is_dir() {
+            return Err(Error::Task(format!(
+                "repository {} is not a directory",
+                repo.path.display()
+            )));
+        }
+        graphs.push(repo_graph::Analyzer::new(&repo.path).analyze()?);
+    }
     let counter = TokenCounter::new(context_pack::Encoding::default())?;
-    let context = {
-        let ranking = importance::Ranker::new().rank(&graph);
-        let built = ContextBuilder::new(&graph, &ranking)
-            .budget(config.context_budget)
+    let budgets = context_budgets(config.context_budget, graphs.len());
+    let mut contexts = Vec::with_capacity(graphs.len());
+    for ((graph, repo), budget) in graphs.iter().zip(&task.repositories).zip(budgets) {
+        let ranking = importance::Ranker::new().rank(graph);
+        let built = ContextBuilder::new(graph, &ranking)
+            .budget(budget)
             .task(task.description.clone())
             .build()?;
-        if config.hierarchical_analysis {
+        let text = if config.hierarchical_analysis {
             built.render_markdown()
         } else {
             built
@@ -125,8 +134,18 @@ pub async fn prepare(task: &TaskSpec, config: &AgentConfig) -> Result<Prepared, 
                 .map(|b| b.text.as_str())
                 .collect::<Vec<_>>()
                 .join("\n\n")
-        }
-    };
+        };
+        contexts.push(if graphs.len() > 1 {
+            format!(
+                "# Repository {} ({})\n\n{text}",
+                repo.name,
+                repo.path.display()
+            )
+        } else {
+            text
+        });
+    }
+    let context = contexts.join("\n\n");
     std::fs::create_dir_all(&task.output_dir).map_err(|e| {
         Error::Task(format!(
             "cannot create the output directory {}: {e}",
@@ -157,9 +176,25 @@ pub async fn prepare(task: &TaskSpec, config: &AgentConfig) -> Result<Prepared, 
     }
     let sandbox = Sandbox::new(builder.build()?).await?;
     Ok(Prepared {
-        tools: Tools::new(graph, work_dir, sandbox, counter, config.tools),
+        tools: Tools::new(graphs, work_dir, sandbox, counter, config.tools),
         context,
     })
+}
+
+/// Splits the context budget: all of it for a single repository, else two
+/// thirds for the primary one and an equal share of the rest for each other.
+fn context_budgets(total: usize, repositories: usize) -> Vec<usize> {
+    match repositories {
+        0 => Vec::new(),
+        1 => vec![total],
+        n => {
+            let primary = total * 2 / 3;
+            let other = (total - primary) / (n - 1);
+            std::iter::once(primary)
+                .chain(std::iter::repeat_n(other, n - 1))
+                .collect()
+        }
+    }
 }
 
 fn millis(d: Duration) -> u64 {
@@ -373,4 +408,17 @@ pub async fn run(
         progress,
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::context_budgets;
+
+    #[test]
+    fn the_primary_repository_gets_most_of_the_context() {
+        assert_eq!(context_budgets(8_000, 1), vec![8_000]);
+        assert_eq!(context_budgets(8_000, 2), vec![5_333, 2_667]);
+        assert_eq!(context_budgets(9_000, 4), vec![6_000, 1_000, 1_000, 1_000]);
+        assert!(context_budgets(8_000, 0).is_empty());
+    }
 }

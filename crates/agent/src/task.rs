@@ -163,6 +163,13 @@ impl TaskSpec {
         self
     }
 
+    /// Adds another repository the task may use (the first one stays the
+    /// primary repository).
+    pub fn with_repository(mut self, repo: impl Into<PathBuf>) -> Self {
+        self.repositories.push(RepoSpec::at(repo));
+        self
+    }
+
     /// Sets the working directory.
     pub fn with_work_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.work_dir = Some(dir.into());

@@ -66,25 +66,6 @@ pub const EXPLORATION_TOOLS: [&str; 7] = [
     "dependency_path",
 ];
 
-/// Directories `list_directory` never shows (repo-graph's walk skips them too).
-const IGNORED_DIRS: &[&str] = &[
-    "__pycache__",
-    "node_modules",
-    "site-packages",
-    "venv",
-    ".venv",
-    ".tox",
-    ".nox",
-    ".eggs",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".git",
-    ".hg",
-    ".svn",
-    ".repo-agent",
-];
-
 fn schema(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }
@@ -224,10 +205,14 @@ impl From<context_pack::Error> for Fail {
 
 type ToolResult = Result<String, Fail>;
 
-/// The tools of one episode, bound to a repository, a working directory and
-/// a sandbox.
+/// The tools of one episode, bound to the task's repositories, a working
+/// directory and a sandbox.
+///
+/// Graph queries look through every repository, the first (the task's
+/// primary repository) first: a qualified name or path is resolved in the
+/// first repository that has it, and searches merge all of them.
 pub struct Tools {
-    graph: RepoGraph,
+    graphs: Vec<RepoGraph>,
     work_dir: PathBuf,
     sandbox: Sandbox,
     counter: TokenCounter,
@@ -236,8 +221,9 @@ pub struct Tools {
 
 impl std::fmt::Debug for Tools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let roots: Vec<&Path> = self.graphs.iter().map(RepoGraph::root).collect();
         f.debug_struct("Tools")
-            .field("root", &self.graph.root())
+            .field("roots", &roots)
             .field("work_dir", &self.work_dir)
             .field("options", &self.options)
             .finish()
@@ -245,16 +231,17 @@ impl std::fmt::Debug for Tools {
 }
 
 impl Tools {
-    /// Tools over `graph`, running code in `sandbox` from `work_dir`.
+    /// Tools over the graphs of the task's repositories (the primary one
+    /// first; at least one), running code in `sandbox` from `work_dir`.
     pub fn new(
-        graph: RepoGraph,
+        graphs: Vec<RepoGraph>,
         work_dir: impl Into<PathBuf>,
         sandbox: Sandbox,
         counter: TokenCounter,
         options: ToolOptions,
     ) -> Self {
         Tools {
-            graph,
+            graphs,
             work_dir: work_dir.into(),
             sandbox,
             counter,
@@ -262,9 +249,9 @@ impl Tools {
         }
     }
 
-    /// The repository graph.
-    pub fn graph(&self) -> &RepoGraph {
-        &self.graph
+    /// The graphs of the task's repositories, the primary one first.
+    pub fn graphs(&self) -> &[RepoGraph] {
+        &self.graphs
     }
 
     /// The token counter observations are measured with.
@@ -388,7 +375,9 @@ impl Tools {
             .filter_entry(|e| {
                 !(e.depth() > 0
                     && e.file_type().is_some_and(|t| t.is_dir())
-                    && IGNORED_DIRS.contains(&e.file_name().to_string_lossy().as_ref()))
+                    && e.path().parent().is_some_and(|parent| {
+                        repo_graph::is_tool_directory(parent, &e.file_name().to_string_lossy())
+                    }))
             })
             .build();
         let mut out = format!("{}/\n", path.display());
@@ -417,31 +406,38 @@ impl Tools {
     fn view_code(&self, args: &Value) -> ToolResult {
         let target = req_str(args, "target")?;
         let query = opt_str(args, "query");
-        if !self.options.info_selection {
-            let resolved = select::CodeTarget::resolve(&self.graph, target)?;
-            let entity = match resolved {
-                select::CodeTarget::Module(m) => EntityId::Module(m),
-                select::CodeTarget::Entity(e) => e,
+        let mut first_error = None;
+        for graph in &self.graphs {
+            let resolved = match select::CodeTarget::resolve(graph, target) {
+                Ok(resolved) => resolved,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    continue;
+                }
             };
-            return Ok(self.graph.source(entity).unwrap_or("").to_owned());
-        }
-        let view = select::code(
-            &self.graph,
-            target,
-            query,
-            &self.counter,
-            &self.options.select,
-        )
-        .map_err(|e| {
-            let mut message = e.to_string();
-            let hits = self.graph.search(target, 5);
-            if !hits.is_empty() {
-                let names: Vec<&str> = hits.iter().map(|h| h.qualname.as_str()).collect();
-                let _ = write!(message, ". Similar names: {}", names.join(", "));
+            if !self.options.info_selection {
+                let entity = match resolved {
+                    select::CodeTarget::Module(m) => EntityId::Module(m),
+                    select::CodeTarget::Entity(e) => e,
+                };
+                return Ok(graph.source(entity).unwrap_or("").to_owned());
             }
-            Fail(message)
-        })?;
-        Ok(view.text)
+            let view = select::code(graph, target, query, &self.counter, &self.options.select)?;
+            return Ok(view.text);
+        }
+        let mut message =
+            first_error.map_or_else(|| format!("nothing named `{target}`"), |e| e.to_string());
+        let names: Vec<String> = self
+            .graphs
+            .iter()
+            .flat_map(|g| g.search(target, 5))
+            .take(5)
+            .map(|h| h.qualname)
+            .collect();
+        if !names.is_empty() {
+            let _ = write!(message, ". Similar names: {}", names.join(", "));
+        }
+        Err(Fail(message))
     }
 
     fn view_file(&self, args: &Value) -> ToolResult {
@@ -472,16 +468,27 @@ impl Tools {
     fn search_code(&self, args: &Value) -> ToolResult {
         let query = req_str(args, "query")?;
         let use_regex = args.get("regex").and_then(Value::as_bool).unwrap_or(false);
-        let graph = &self.graph;
         let mut out = String::new();
         let mut count = 0usize;
         if !use_regex {
-            let hits = graph.search(query, 20);
+            let mut hits: Vec<(&RepoGraph, repo_graph::SearchHit)> = self
+                .graphs
+                .iter()
+                .flat_map(|g| g.search(query, 20).into_iter().map(move |h| (g, h)))
+                .collect();
+            // Stable: equal scores keep the primary repository first.
+            hits.sort_by_key(|h| std::cmp::Reverse(h.1.score));
+            hits.truncate(20);
             if !hits.is_empty() {
                 out.push_str("Entities (name and docstring matches):\n");
             }
-            for hit in &hits {
-                let _ = writeln!(out, "  {}  [score {}]", self.locate(hit.entity), hit.score);
+            for (graph, hit) in &hits {
+                let _ = writeln!(
+                    out,
+                    "  {}  [score {}]",
+                    self.locate(graph, hit.entity),
+                    hit.score
+                );
                 count += 1;
             }
         }
@@ -499,40 +506,49 @@ impl Tools {
             }
             Box::new(move |line: &str| line.to_lowercase().contains(&needle))
         };
-        let mut source_hits = Vec::new();
-        for (i, module) in graph.modules().iter().enumerate() {
-            let id = ModuleId(i as u32);
-            let Some(source) = graph.module_source(id) else {
-                continue;
-            };
-            for (n, line) in source.lines().enumerate() {
-                if matcher(line) {
-                    let line_no = n as u32 + 1;
-                    source_hits.push(format!(
-                        "  {}:{}: {}  (in {})",
-                        module.path,
-                        line_no,
-                        line.trim(),
-                        self.innermost(id, line_no)
-                    ));
+        const SHOWN: usize = 40;
+        let mut total = 0usize;
+        let mut shown = Vec::with_capacity(SHOWN);
+        for graph in &self.graphs {
+            for (i, module) in graph.modules().iter().enumerate() {
+                let id = ModuleId(i as u32);
+                let Some(source) = graph.module_source(id) else {
+                    continue;
+                };
+                for (n, line) in source.lines().enumerate() {
+                    if !matcher(line) {
+                        continue;
+                    }
+                    total += 1;
+                    if shown.len() < SHOWN {
+                        // Only shown hits pay for locating their entity.
+                        let line_no = n as u32 + 1;
+                        shown.push(format!(
+                            "  {}:{}: {}  (in {})",
+                            self.display_path(graph, &module.path),
+                            line_no,
+                            line.trim(),
+                            innermost(graph, id, line_no)
+                        ));
+                    }
                 }
             }
         }
-        if !source_hits.is_empty() {
-            let _ = writeln!(out, "Source lines ({} matches):", source_hits.len());
-            for hit in source_hits.iter().take(40) {
+        if total > 0 {
+            let _ = writeln!(out, "Source lines ({total} matches):");
+            for hit in &shown {
                 out.push_str(hit);
                 out.push('\n');
             }
-            if source_hits.len() > 40 {
+            if total > shown.len() {
                 let _ = writeln!(
                     out,
                     "  [... {} more; refine the query ...]",
-                    source_hits.len() - 40
+                    total - shown.len()
                 );
             }
         }
-        if count == 0 && source_hits.is_empty() {
+        if count == 0 && total == 0 {
             return Ok(format!(
                 "No matches for `{query}`. Try other words, a shorter name, or list_directory."
             ));
@@ -540,13 +556,22 @@ impl Tools {
         Ok(out)
     }
 
+    /// A module path as the model should use it: relative to the root for
+    /// the only repository, absolute when there are several.
+    fn display_path(&self, graph: &RepoGraph, path: &str) -> String {
+        if self.graphs.len() > 1 {
+            graph.root().join(path).display().to_string()
+        } else {
+            path.to_owned()
+        }
+    }
+
     /// `qualname (kind) path:start-end`.
-    fn locate(&self, entity: EntityId) -> String {
-        let g = &self.graph;
+    fn locate(&self, g: &RepoGraph, entity: EntityId) -> String {
         let path = g
             .module_of(entity)
             .and_then(|m| g.module(m))
-            .map_or("", |m| m.path.as_str());
+            .map_or_else(String::new, |m| self.display_path(g, &m.path));
         let (kind, span) = match entity {
             EntityId::Module(_) => ("module", None),
             EntityId::Class(c) => ("class", g.class(c).map(|c| c.span)),
@@ -563,52 +588,29 @@ impl Tools {
         }
     }
 
-    /// The qualified name of the smallest entity of `module` containing `line`.
-    fn innermost(&self, module: ModuleId, line: u32) -> String {
-        let g = &self.graph;
-        let mut best: Option<(u32, &str)> = None;
-        let spans = g
-            .functions()
-            .iter()
-            .filter(|f| f.module == module)
-            .map(|f| (f.span, f.qualname.as_str()))
-            .chain(
-                g.classes()
-                    .iter()
-                    .filter(|c| c.module == module)
-                    .map(|c| (c.span, c.qualname.as_str())),
-            );
-        for (span, name) in spans {
-            if span.start_line <= line
-                && line <= span.end_line
-                && best.is_none_or(|(n, _)| span.line_count() < n)
-            {
-                best = Some((span.line_count(), name));
-            }
-        }
-        best.map_or_else(
-            || g.qualname(EntityId::Module(module)).to_owned(),
-            |(_, n)| n.to_owned(),
-        )
-    }
-
-    /// An entity by qualified name, or by a unique suffix of one.
-    fn find_entity(&self, name: &str) -> Result<EntityId, Fail> {
-        let g = &self.graph;
+    /// An entity by qualified name (in the first repository that has it),
+    /// or by a suffix of one that is unique over all repositories.
+    fn find_entity(&self, name: &str) -> Result<(&RepoGraph, EntityId), Fail> {
         let name = name.trim();
-        if let Some(e) = g.entity(name) {
-            return Ok(e);
+        if let Some(found) = self
+            .graphs
+            .iter()
+            .find_map(|g| g.entity(name).map(|e| (g, e)))
+        {
+            return Ok(found);
         }
         let suffix = format!(".{name}");
-        let mut matches: Vec<EntityId> = Vec::new();
-        for (i, f) in g.functions().iter().enumerate() {
-            if f.qualname.ends_with(&suffix) {
-                matches.push(EntityId::Function(repo_graph::FunctionId(i as u32)));
+        let mut matches: Vec<(&RepoGraph, EntityId)> = Vec::new();
+        for g in &self.graphs {
+            for (i, f) in g.functions().iter().enumerate() {
+                if f.qualname.ends_with(&suffix) {
+                    matches.push((g, EntityId::Function(repo_graph::FunctionId(i as u32))));
+                }
             }
-        }
-        for (i, c) in g.classes().iter().enumerate() {
-            if c.qualname.ends_with(&suffix) {
-                matches.push(EntityId::Class(repo_graph::ClassId(i as u32)));
+            for (i, c) in g.classes().iter().enumerate() {
+                if c.qualname.ends_with(&suffix) {
+                    matches.push((g, EntityId::Class(repo_graph::ClassId(i as u32))));
+                }
             }
         }
         match matches.as_slice() {
@@ -617,7 +619,7 @@ impl Tools {
                 "no function or class named `{name}`; use search_code to find its qualified name"
             ))),
             many => {
-                let names: Vec<&str> = many.iter().take(10).map(|e| g.qualname(*e)).collect();
+                let names: Vec<&str> = many.iter().take(10).map(|(g, e)| g.qualname(*e)).collect();
                 Err(Fail(format!(
                     "`{name}` is ambiguous; use one of: {}",
                     names.join(", ")
@@ -629,14 +631,14 @@ impl Tools {
     fn find_calls(&self, args: &Value, callers: bool) -> ToolResult {
         let name = req_str(args, "name")?;
         let depth = opt_u64(args, "depth")?.unwrap_or(1).clamp(1, 5) as u32;
-        let entity = self.find_entity(name)?;
+        let (graph, entity) = self.find_entity(name)?;
         let reach = if callers {
-            self.graph.callers(entity, depth)
+            graph.callers(entity, depth)
         } else {
-            self.graph.callees(entity, depth)
+            graph.callees(entity, depth)
         };
         let what = if callers { "callers" } else { "callees" };
-        let qualname = self.graph.qualname(entity);
+        let qualname = graph.qualname(entity);
         if reach.is_empty() {
             return Ok(format!(
                 "{qualname} has no {what} inside the repository (within depth {depth})."
@@ -648,53 +650,50 @@ impl Tools {
                 out,
                 "  [{}] {}  ({} call sites)",
                 r.depth,
-                self.locate(r.entity),
+                self.locate(graph, r.entity),
                 r.call_sites
             );
         }
         Ok(out)
     }
 
-    fn find_module(&self, name: &str) -> Result<ModuleId, Fail> {
-        let g = &self.graph;
+    fn find_module(&self, name: &str) -> Result<(&RepoGraph, ModuleId), Fail> {
         let trimmed = name.trim();
-        if let Some(m) = g
-            .module_by_name(trimmed)
-            .or_else(|| g.module_by_path(trimmed))
-        {
-            return Ok(m);
-        }
-        let path = Path::new(trimmed);
-        if let Ok(relative) = path.strip_prefix(g.root())
-            && let Some(m) = g.module_by_path(&relative.to_string_lossy())
-        {
-            return Ok(m);
+        for g in &self.graphs {
+            let found = g.module_by_name(trimmed).or_else(|| {
+                match select::CodeTarget::resolve(g, trimmed) {
+                    Ok(select::CodeTarget::Module(m)) => Some(m),
+                    _ => None,
+                }
+            });
+            if let Some(m) = found {
+                return Ok((g, m));
+            }
         }
         Err(Fail(format!(
             "no module `{name}`; give a dotted module name (e.g. pkg.mod) or a file path of the repository"
         )))
     }
 
-    fn module_name(&self, m: ModuleId) -> String {
-        self.graph
-            .module(m)
-            .map(|m| format!("{} ({})", m.name, m.path))
+    fn module_name(&self, g: &RepoGraph, m: ModuleId) -> String {
+        g.module(m)
+            .map(|m| format!("{} ({})", m.name, self.display_path(g, &m.path)))
             .unwrap_or_default()
     }
 
     fn module_dependencies(&self, args: &Value) -> ToolResult {
-        let module = self.find_module(req_str(args, "module")?)?;
+        let (graph, module) = self.find_module(req_str(args, "module")?)?;
         let direction = req_str(args, "direction")?;
         let edges = match direction {
-            "imports" => self.graph.imports_of(module),
-            "imported_by" => self.graph.imported_by(module),
+            "imports" => graph.imports_of(module),
+            "imported_by" => graph.imported_by(module),
             other => {
                 return Err(Fail(format!(
                     "direction must be `imports` or `imported_by`, not `{other}`"
                 )));
             }
         };
-        let name = self.module_name(module);
+        let name = self.module_name(graph, module);
         if edges.is_empty() {
             return Ok(format!("{name}: no internal modules ({direction})."));
         }
@@ -703,7 +702,7 @@ impl Tools {
             let _ = writeln!(
                 out,
                 "  {}  [{} names, {} calls]",
-                self.module_name(m),
+                self.module_name(graph, m),
                 coupling.imports,
                 coupling.calls
             );
@@ -712,17 +711,24 @@ impl Tools {
     }
 
     fn dependency_path(&self, args: &Value) -> ToolResult {
-        let from = self.find_module(req_str(args, "from")?)?;
-        let to = self.find_module(req_str(args, "to")?)?;
-        match self.graph.dependency_path(from, to) {
+        let (graph, from) = self.find_module(req_str(args, "from")?)?;
+        let (to_graph, to) = self.find_module(req_str(args, "to")?)?;
+        if !std::ptr::eq(graph, to_graph) {
+            return Ok(format!(
+                "{} and {} are in different repositories; imports are only followed within one.",
+                self.module_name(graph, from),
+                self.module_name(to_graph, to)
+            ));
+        }
+        match graph.dependency_path(from, to) {
             Some(path) => {
-                let names: Vec<String> = path.iter().map(|m| self.module_name(*m)).collect();
+                let names: Vec<String> = path.iter().map(|m| self.module_name(graph, *m)).collect();
                 Ok(names.join("\n  -> "))
             }
             None => Ok(format!(
                 "{} does not import {}, directly or indirectly.",
-                self.module_name(from),
-                self.module_name(to)
+                self.module_name(graph, from),
+                self.module_name(graph, to)
             )),
         }
     }
@@ -849,6 +855,34 @@ impl Tools {
             .map_err(|e| Fail(format!("the sandbox could not run the command: {e}")))?;
         Ok(self.exec_report(&result))
     }
+}
+
+/// The qualified name of the smallest entity of `module` containing `line`.
+fn innermost(g: &RepoGraph, module: ModuleId, line: u32) -> String {
+    let spans = g
+        .functions()
+        .iter()
+        .filter(|f| f.module == module)
+        .map(|f| (f.span, f.qualname.as_str()))
+        .chain(
+            g.classes()
+                .iter()
+                .filter(|c| c.module == module)
+                .map(|c| (c.span, c.qualname.as_str())),
+        );
+    let mut best: Option<(u32, &str)> = None;
+    for (span, name) in spans {
+        if span.start_line <= line
+            && line <= span.end_line
+            && best.is_none_or(|(n, _)| span.line_count() < n)
+        {
+            best = Some((span.line_count(), name));
+        }
+    }
+    best.map_or_else(
+        || g.qualname(EntityId::Module(module)).to_owned(),
+        |(_, n)| n.to_owned(),
+    )
 }
 
 fn read_text(path: &Path) -> Result<String, Fail> {

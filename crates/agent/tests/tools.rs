@@ -401,3 +401,86 @@ async fn bad_calls_are_messages_and_observations_stay_under_l() -> TestResult {
     assert!(out.tokens > 300 && !out.text.contains("omitted"));
     Ok(())
 }
+
+/// A task with two repositories: every graph tool answers from both, the
+/// primary one first, and the initial context covers both.
+#[tokio::test]
+async fn tools_explore_every_repository_of_the_task() -> TestResult {
+    let fixture = Fixture::new()?;
+    let shop = std::fs::canonicalize(common::testdata().join("python/relative_import_reexport"))?;
+    let task = fixture.task().with_repository(&shop);
+    let prepared = agent::prepare(&task, &config()).await?;
+    assert_eq!(prepared.tools.graphs().len(), 2);
+    assert!(prepared.context.contains("# Repository repo ("));
+    assert!(
+        prepared
+            .context
+            .contains("# Repository relative_import_reexport")
+    );
+
+    // Qualified names and files of the second repository.
+    let code = call(
+        &prepared,
+        "view_code",
+        json!({"target": "shop.payments.gateway.charge"}),
+    )
+    .await;
+    assert!(!code.is_error, "{}", code.text);
+    assert!(
+        code.text.contains("round_cents(cart.total())"),
+        "{}",
+        code.text
+    );
+    let by_path = call(
+        &prepared,
+        "view_code",
+        // Not canonical on purpose: `..` must not defeat the lookup.
+        json!({"target": shop.join("shop/../checkout.py").display().to_string()}),
+    )
+    .await;
+    assert!(
+        !by_path.is_error && by_path.text.contains("def main"),
+        "{}",
+        by_path.text
+    );
+
+    // Search merges both; paths are absolute so the model can use them.
+    let search = call(&prepared, "search_code", json!({"query": "charge"})).await;
+    assert!(
+        search.text.contains("shop.payments.gateway.charge"),
+        "{}",
+        search.text
+    );
+    assert!(
+        search
+            .text
+            .contains(&shop.join("shop/payments/gateway.py").display().to_string()),
+        "{}",
+        search.text
+    );
+    let callers = call(&prepared, "find_callers", json!({"name": "round_cents"})).await;
+    assert!(
+        callers.text.contains("shop.payments.gateway.charge"),
+        "{}",
+        callers.text
+    );
+    let deps = call(
+        &prepared,
+        "module_dependencies",
+        json!({"module": "shop.payments.gateway", "direction": "imports"}),
+    )
+    .await;
+    assert!(deps.text.contains("shop.utils.money"), "{}", deps.text);
+    let across = call(
+        &prepared,
+        "dependency_path",
+        json!({"from": "checkout", "to": "textstats"}),
+    )
+    .await;
+    assert!(
+        across.text.contains("different repositories"),
+        "{}",
+        across.text
+    );
+    Ok(())
+}

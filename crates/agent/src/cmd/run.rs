@@ -7,12 +7,14 @@ use std::time::Duration;
 use agent::{AgentConfig, InputFile, Progress, TaskSpec, ToolOptions, Trajectory};
 use anyhow::{Context as _, bail};
 use llm::{ChatModel, OpenAiConfig, OpenAiModel};
+use sandbox::Isolation;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The repository to use (its top-level directory).
-    #[arg(long)]
-    repo: Option<PathBuf>,
+    /// The repository to use (its top-level directory); repeat it for a
+    /// task that uses several, the first being the primary one.
+    #[arg(long = "repo", value_name = "PATH")]
+    repos: Vec<PathBuf>,
     /// What to do, in plain language.
     #[arg(long)]
     task: Option<String>,
@@ -67,27 +69,61 @@ pub struct Args {
     /// Ablation: raw observations, no information selection.
     #[arg(long)]
     no_info_selection: bool,
+    /// How code runs: `namespaces` (bubblewrap container), `process` (plain
+    /// child process with resource limits) or `auto` (namespaces when
+    /// available).
+    #[arg(long, value_enum, default_value_t = IsolationArg::Auto)]
+    isolation: IsolationArg,
+    /// Time limit of one code run (`run_python`, `run_shell`), in seconds.
+    #[arg(long, default_value_t = 600, value_name = "SECS")]
+    exec_timeout: u64,
+    /// Keep code runs off the network entirely, package registry included
+    /// (`pip install` then fails).
+    #[arg(long)]
+    no_network: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum IsolationArg {
+    Auto,
+    Namespaces,
+    Process,
+}
+
+impl From<IsolationArg> for Isolation {
+    fn from(arg: IsolationArg) -> Self {
+        match arg {
+            IsolationArg::Auto => Isolation::Auto,
+            IsolationArg::Namespaces => Isolation::Namespaces,
+            IsolationArg::Process => Isolation::Process,
+        }
+    }
 }
 
 fn task_spec(args: &Args) -> anyhow::Result<TaskSpec> {
     let mut spec = match &args.task_file {
         Some(file) => TaskSpec::from_file(file, args.output_dir.as_deref())?,
         None => {
-            let (Some(task), Some(repo), Some(out)) = (&args.task, &args.repo, &args.output_dir)
+            let (Some(task), Some(repo), Some(out)) =
+                (&args.task, args.repos.first(), &args.output_dir)
             else {
                 bail!("give --repo, --task and --output-dir, or a --task-file");
             };
-            TaskSpec::new(task.clone(), repo.clone(), out.clone())
+            args.repos.iter().skip(1).fold(
+                TaskSpec::new(task.clone(), repo.clone(), out.clone()),
+                |spec, r| spec.with_repository(r.clone()),
+            )
         }
     };
     if args.task_file.is_some() {
         if let Some(task) = &args.task {
             spec.description.clone_from(task);
         }
-        if let Some(repo) = &args.repo {
-            spec.repositories
-                .insert(0, agent::RepoSpec::at(repo.clone()));
-        }
+        // Repositories named on the command line come first, in order.
+        spec.repositories.splice(
+            0..0,
+            args.repos.iter().map(|r| agent::RepoSpec::at(r.clone())),
+        );
         if let Some(out) = &args.output_dir {
             spec.output_dir.clone_from(out);
         }
@@ -138,6 +174,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         tools,
         context_budget: args.context_budget,
         hierarchical_analysis: !args.no_hierarchical_analysis,
+        isolation: args.isolation.into(),
+        exec_timeout: Duration::from_secs(args.exec_timeout.max(1)),
+        package_registry: !args.no_network,
         ..AgentConfig::default()
     };
     config.budgets.max_turns = args.max_turns;

@@ -1,6 +1,7 @@
 //! Code view: a file or entity as structure plus the relevant bodies.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use repo_graph::{EntityId, ModuleId, RepoGraph};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -23,10 +24,19 @@ impl CodeTarget {
     /// qualified name such as `pkg.mod.Class.method`.
     pub fn resolve(graph: &RepoGraph, target: &str) -> Result<Self, crate::Error> {
         let trimmed = target.trim().trim_start_matches("./");
-        let relative = std::path::Path::new(trimmed)
-            .strip_prefix(graph.root())
-            .ok()
-            .map(|p| p.to_string_lossy().replace('\\', "/"));
+        let path = std::path::Path::new(trimmed);
+        // `..` and symbolic links in either path: compare canonical forms.
+        let canonical = || {
+            let canonical = std::fs::canonicalize(path).ok()?;
+            let root = std::fs::canonicalize(graph.root()).ok()?;
+            canonical.strip_prefix(root).ok().map(Path::to_path_buf)
+        };
+        let relative = if path.is_absolute() {
+            canonical().or_else(|| path.strip_prefix(graph.root()).ok().map(Path::to_path_buf))
+        } else {
+            None
+        };
+        let relative = relative.map(|p| p.to_string_lossy().replace('\\', "/"));
         if let Some(m) = graph.module_by_path(relative.as_deref().unwrap_or(trimmed)) {
             return Ok(CodeTarget::Module(m));
         }
