@@ -3,23 +3,35 @@
 //! - `test`: installs the system packages the tests need, then runs the
 //!   whole test suite (the README's test command; CI runs it too).
 //! - `corpus`: fetches the real-world corpora the benchmarks read into
-//!   `target/corpus/` (PyPI sdists; nothing downloaded is ever committed).
+//!   `target/corpus/` (PyPI sdists and the JDK's `java.base` sources from
+//!   Debian's `openjdk-17-source`; nothing downloaded is ever committed).
 //! - `bench analysis`: measures the repo-graph pipeline on the corpora
 //!   against raw tree-sitter parsing (see docs/PERFORMANCE.md).
 //! - `bench importance`: measures ranking on the corpora, and the Git
 //!   feature on a synthetic repository with 12,000 commits that `corpus`
 //!   generates locally with `git fast-import`.
+//! - `bench gittaskbench`: runs the agent on a GitTaskBench checkout and
+//!   grades it with the benchmark's test scripts (`gittaskbench.rs`, over
+//!   the `bench-harness` library).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
 
+mod gittaskbench;
+
 /// The PyPI source distributions the analysis benchmarks use.
 const PYTHON_CORPORA: &[(&str, &str, &str)] = &[
     ("django", "5.1.4", "Django-5.1.4"),
     ("sympy", "1.13.3", "sympy-1.13.3"),
 ];
+
+/// The Debian package whose `src.zip` holds the JDK sources, and the
+/// module of it the Java benchmark reads.
+const JDK_SOURCE_PACKAGE: &str = "openjdk-17-source";
+const JDK_SRC_ZIP: &str = "./usr/lib/jvm/openjdk-17/lib/src.zip";
+const JDK_MODULE: &str = "java.base";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,15 +42,19 @@ fn main() -> anyhow::Result<()> {
         ["bench", "analysis", rest @ ..] => bench_analysis(rest),
         ["bench", "importance", rest @ ..] => bench_importance(rest),
         ["bench", "context", rest @ ..] => bench_context(rest),
+        ["bench", "gittaskbench", rest @ ..] => {
+            gittaskbench::run(rest, workspace_root().join("target/gittaskbench"))
+        }
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
                  test [ARGS...]         install system needs, then cargo test --workspace [ARGS]\n  \
-                 corpus                 fetch benchmark corpora into target/corpus/\n  \
+                 corpus                 fetch benchmark corpora (PyPI, JDK) into target/corpus/\n  \
                  bench analysis [--runs N]  measure analysis vs raw parsing on the corpora\n  \
                  bench importance [--runs N]  measure ranking, and the git feature on a 12,000-commit history\n  \
-                 bench context [--runs N]  measure the initial context and a code view of the largest module"
+                 bench context [--runs N]  measure the initial context and a code view of the largest module\n  \
+                 bench gittaskbench --root DIR [...]  run and grade GitTaskBench (see --help)"
             );
             bail!("unknown or missing command")
         }
@@ -152,7 +168,97 @@ fn corpus() -> anyhow::Result<Vec<PathBuf>> {
     if !synthetic.join(".git").is_dir() {
         synthetic_history(&synthetic, SYNTHETIC_COMMITS)?;
     }
+    jdk_corpus(&dir)?;
     Ok(roots)
+}
+
+/// Unpacks `java.base` from the JDK's `src.zip` into
+/// `target/corpus/openjdk-17/java.base` (the Java analysis benchmark),
+/// downloading the Debian package with `apt-get download` when needed.
+fn jdk_corpus(dir: &Path) -> anyhow::Result<PathBuf> {
+    let unpacked = dir.join("openjdk-17");
+    let root = unpacked.join(JDK_MODULE);
+    if root.is_dir() {
+        eprintln!("{} already present", root.display());
+        return Ok(root);
+    }
+    let find_deb = || -> anyhow::Result<Option<PathBuf>> {
+        let prefix = format!("{JDK_SOURCE_PACKAGE}_");
+        Ok(std::fs::read_dir(dir)
+            .with_context(|| format!("cannot list {}", dir.display()))?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".deb"))
+            }))
+    };
+    let deb = match find_deb()? {
+        Some(deb) => deb,
+        None => {
+            eprintln!("downloading {JDK_SOURCE_PACKAGE} with apt-get");
+            run(Command::new("apt-get")
+                .args(["download", JDK_SOURCE_PACKAGE])
+                .current_dir(dir))
+            .context(
+                "apt-get download failed; this needs a Debian or Ubuntu system with package \
+                 sources (run `apt-get update` first)",
+            )?;
+            find_deb()?.with_context(|| {
+                format!(
+                    "expected {JDK_SOURCE_PACKAGE}_*.deb in {} after apt-get download",
+                    dir.display()
+                )
+            })?
+        }
+    };
+    let zip = dir.join("openjdk-17-src.zip");
+    if !zip.is_file() {
+        eprintln!("extracting src.zip from {}", deb.display());
+        let tarball = Command::new("dpkg-deb")
+            .arg("--fsys-tarfile")
+            .arg(&deb)
+            .output()
+            .context("cannot run dpkg-deb; install dpkg")?;
+        if !tarball.status.success() {
+            bail!(
+                "dpkg-deb --fsys-tarfile {} failed with {}",
+                deb.display(),
+                tarball.status
+            );
+        }
+        let mut tar = Command::new("tar")
+            .args(["-xO", JDK_SRC_ZIP])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .context("cannot run tar")?;
+        let mut stdin = tar.stdin.take().context("tar has no stdin")?;
+        // Feed tar from another thread so that its output pipe cannot fill up.
+        let feeder = std::thread::spawn(move || {
+            use std::io::Write;
+            stdin.write_all(&tarball.stdout)
+        });
+        let out = tar.wait_with_output().context("tar failed")?;
+        feeder
+            .join()
+            .map_err(|_| anyhow::anyhow!("the thread feeding tar panicked"))?
+            .context("cannot feed the package to tar")?;
+        if !out.status.success() || out.stdout.is_empty() {
+            bail!("{JDK_SRC_ZIP} not found in {}", deb.display());
+        }
+        std::fs::write(&zip, &out.stdout)
+            .with_context(|| format!("cannot write {}", zip.display()))?;
+    }
+    run(Command::new("unzip")
+        .args(["-q", "-o"])
+        .arg(&zip)
+        .arg(format!("{JDK_MODULE}/*"))
+        .arg("-d")
+        .arg(&unpacked))
+    .context("unzip failed; install unzip")?;
+    Ok(root)
 }
 
 const SYNTHETIC_GIT: &str = "synthetic-git";
@@ -235,7 +341,8 @@ fn bench_importance(rest: &[&str]) -> anyhow::Result<()> {
 }
 
 fn bench_analysis(rest: &[&str]) -> anyhow::Result<()> {
-    bench_example(rest, "analysis", "repo-graph", "measure", &[])
+    let jdk = jdk_corpus(&workspace_root().join("target/corpus"))?;
+    bench_example(rest, "analysis", "repo-graph", "measure", &[jdk])
 }
 
 fn bench_context(rest: &[&str]) -> anyhow::Result<()> {

@@ -1,0 +1,416 @@
+//! Grading with the task's own test script, the way GitTaskBench does:
+//! `python <test_script> --output <OUT> --result <results.jsonl>
+//! [--groundtruth <GT>] [--<key> <value>...]`, then the last JSON line of
+//! the results file.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sandbox::{Command, Isolation, PythonEnv, PythonScript, Sandbox, SandboxConfig};
+use serde::{Deserialize, Serialize};
+
+use crate::output::find_output;
+use crate::task::{BenchTask, Benchmark, TaskInfo};
+
+/// The Python the test scripts run with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GradingPython {
+    /// One virtualenv per repository under this directory
+    /// (`<dir>/<Repo>`), with the repository's `requirements.txt`
+    /// installed when it has one; reused while the requirements do not
+    /// change. Without requirements the virtualenv is made without pip,
+    /// so no network is needed.
+    PerRepoVenv(PathBuf),
+    /// The sandbox's interpreter as it is.
+    System,
+}
+
+/// How grading runs.
+#[derive(Debug, Clone)]
+pub struct GradingConfig {
+    /// The interpreter.
+    pub python: GradingPython,
+    /// Sandbox isolation for the test scripts and pip.
+    pub isolation: Isolation,
+    /// Time limit of one test script (and of one `pip install`).
+    pub timeout: Duration,
+    /// Let pip reach the package registry.
+    pub package_registry: bool,
+}
+
+impl GradingConfig {
+    /// Per-repository virtualenvs under `venvs`, automatic isolation, 10
+    /// minutes per script, registry access on.
+    pub fn new(venvs: impl Into<PathBuf>) -> Self {
+        GradingConfig {
+            python: GradingPython::PerRepoVenv(venvs.into()),
+            isolation: Isolation::Auto,
+            timeout: Duration::from_secs(600),
+            package_registry: true,
+        }
+    }
+}
+
+/// What the grader said about one task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// `Process`: the output could be read and checked.
+    pub process: bool,
+    /// `Result`: the task's criterion is met.
+    pub result: bool,
+    /// The grader's comments, or why grading could not happen.
+    pub comments: String,
+    /// The file or directory the grader was given.
+    pub output: Option<PathBuf>,
+}
+
+impl Verdict {
+    fn failed(comments: impl Into<String>, output: Option<PathBuf>) -> Self {
+        Verdict {
+            process: false,
+            result: false,
+            comments: comments.into(),
+            output,
+        }
+    }
+}
+
+/// Reads the grader's verdict from the text of its results file: the last
+/// non-empty line, a JSON object with `Process`, `Result` (or `Results`,
+/// any case; booleans or the strings `"true"`/`"false"`) and `comments`.
+///
+/// ```
+/// let text = "{\"Process\": false, \"Result\": false}\n{\"Process\": true, \"Result\": \"False\", \"comments\": \"PSNR 12 dB\"}\n";
+/// assert_eq!(
+///     bench_harness::parse_result_line(text),
+///     Some((true, false, "PSNR 12 dB".to_owned()))
+/// );
+/// assert_eq!(bench_harness::parse_result_line(""), None);
+/// ```
+pub fn parse_result_line(text: &str) -> Option<(bool, bool, String)> {
+    let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
+    let value: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
+    let object = value.as_object()?;
+    let get = |names: &[&str]| {
+        object
+            .iter()
+            .find(|(k, _)| names.iter().any(|n| k.eq_ignore_ascii_case(n)))
+            .map(|(_, v)| v)
+    };
+    let boolean = |v: Option<&serde_json::Value>| match v {
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(serde_json::Value::String(s)) => s.trim().eq_ignore_ascii_case("true"),
+        _ => false,
+    };
+    let comments = match get(&["comments", "comment"]) {
+        None | Some(serde_json::Value::Null) => String::new(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    Some((
+        boolean(get(&["process"])),
+        boolean(get(&["result", "results"])),
+        comments,
+    ))
+}
+
+/// Runs test scripts. Shared by the harness's workers; virtualenvs are
+/// created once per repository even when tasks of one repository are graded
+/// concurrently.
+#[derive(Debug)]
+pub struct Grader {
+    root: PathBuf,
+    config: GradingConfig,
+    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl Grader {
+    /// A grader for the checkout of `bench`.
+    pub fn new(bench: &Benchmark, config: GradingConfig) -> Self {
+        Grader {
+            root: bench.root().to_path_buf(),
+            config,
+            locks: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Grades the outputs of `task` found in `outputs`, running the test
+    /// script with `work` (created) as its writable working directory and
+    /// `work/results.jsonl` as its results file. Never fails: whatever
+    /// goes wrong is a verdict with `process` false and the reason.
+    pub async fn grade(&self, task: &BenchTask, outputs: &Path, work: &Path) -> Verdict {
+        let info = match &task.info {
+            Ok(info) => info,
+            Err(problem) => return Verdict::failed(format!("task_info.yaml: {problem}"), None),
+        };
+        let Some(output) = find_output(outputs, info.multi_output) else {
+            return Verdict::failed(
+                format!(
+                    "No valid output found in {} (expected output.*, output*, output_* or an output* folder)",
+                    outputs.display()
+                ),
+                None,
+            );
+        };
+        match self.run_script(task, info, &output, outputs, work).await {
+            Ok(verdict) => verdict,
+            Err(message) => Verdict::failed(message, Some(output)),
+        }
+    }
+
+    async fn run_script(
+        &self,
+        task: &BenchTask,
+        info: &TaskInfo,
+        output: &Path,
+        outputs: &Path,
+        work: &Path,
+    ) -> Result<Verdict, String> {
+        let script = self.root.join(&info.test_script);
+        if !script.is_file() {
+            return Err(format!("test script {} not found", script.display()));
+        }
+        std::fs::create_dir_all(work)
+            .map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+        let results = work.join("results.jsonl");
+        match std::fs::remove_file(&results) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot clear {}: {e}", results.display())),
+        }
+        let mut builder = SandboxConfig::builder(work)
+            .isolation(self.config.isolation)
+            .timeout(self.config.timeout)
+            .package_registry(self.config.package_registry)
+            .read_only_path(&self.root)
+            .read_only_path(outputs);
+        if let GradingPython::PerRepoVenv(dir) = &self.config.python {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            builder = builder.read_write_path(dir);
+        }
+        let config = builder
+            .build()
+            .map_err(|e| format!("grading sandbox: {e}"))?;
+        let sandbox = Sandbox::new(config)
+            .await
+            .map_err(|e| format!("grading sandbox: {e}"))?;
+
+        let mut notes = Vec::new();
+        let env = match &self.config.python {
+            GradingPython::System => None,
+            GradingPython::PerRepoVenv(dir) => {
+                let requirements = self
+                    .root
+                    .join("code_base")
+                    .join(&task.repo)
+                    .join("requirements.txt");
+                let (env, note) = self
+                    .venv(&sandbox, &dir.join(&task.repo), &task.repo, &requirements)
+                    .await?;
+                notes.extend(note);
+                Some(env)
+            }
+        };
+
+        let mut args: Vec<OsString> = vec![
+            "--output".into(),
+            output.into(),
+            "--result".into(),
+            results.clone().into(),
+        ];
+        if let Some(groundtruth) = &info.groundtruth {
+            args.push("--groundtruth".into());
+            args.push(self.root.join(groundtruth).into());
+        }
+        for (key, value) in &info.parameters {
+            args.push(format!("--{key}").into());
+            args.push(value.into());
+        }
+        tracing::info!(task = %task.id, script = %script.display(), "grading");
+        let program = PythonScript::file(&script);
+        let run = match &env {
+            Some(env) => sandbox.run_python_in(env, program, &args).await,
+            None => sandbox.run_python(program, &args).await,
+        }
+        .map_err(|e| format!("cannot run the test script: {e}"))?;
+
+        let with_notes = |mut comments: String| {
+            for note in &notes {
+                if !comments.is_empty() {
+                    comments.push('\n');
+                }
+                comments.push_str("[grader] ");
+                comments.push_str(note);
+            }
+            comments
+        };
+        if !run.success() {
+            let mut detail = run.stderr.to_string();
+            if detail.trim().is_empty() {
+                detail = run.stdout.to_string();
+            }
+            let detail = tail(&detail, 1500);
+            return Ok(Verdict::failed(
+                with_notes(format!(
+                    "Test script failed ({}): {}",
+                    run.status_summary(),
+                    detail.trim()
+                )),
+                Some(output.to_path_buf()),
+            ));
+        }
+        let text = std::fs::read_to_string(&results).unwrap_or_default();
+        match parse_result_line(&text) {
+            Some((process, result, comments)) => Ok(Verdict {
+                process,
+                result,
+                comments: with_notes(comments),
+                output: Some(output.to_path_buf()),
+            }),
+            None => Ok(Verdict::failed(
+                with_notes(format!(
+                    "the test script wrote no result line to {}",
+                    results.display()
+                )),
+                Some(output.to_path_buf()),
+            )),
+        }
+    }
+
+    /// The repository's virtualenv at `dir`, created (or recreated when its
+    /// requirements changed) under a per-repository lock. Returns a note
+    /// when the requirements could not be installed: grading goes on, and
+    /// the test script's own failure will say what is missing.
+    async fn venv(
+        &self,
+        sandbox: &Sandbox,
+        dir: &Path,
+        repo: &str,
+        requirements: &Path,
+    ) -> Result<(PythonEnv, Option<String>), String> {
+        let lock = {
+            let mut locks = self
+                .locks
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            locks.entry(repo.to_owned()).or_default().clone()
+        };
+        let _guard = lock.lock().await;
+        let wanted = match std::fs::read(requirements) {
+            Ok(bytes) => format!("requirements {:016x}", fnv1a(&bytes)),
+            Err(_) => "no requirements".to_owned(),
+        };
+        let stamp = dir.join(".bench-harness-stamp");
+        if std::fs::read_to_string(&stamp).is_ok_and(|s| s.lines().next() == Some(wanted.as_str()))
+            && let Ok(env) = PythonEnv::open(dir)
+        {
+            return Ok((env, stamp_note(&stamp)));
+        }
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|e| {
+                format!("cannot remove the stale virtualenv {}: {e}", dir.display())
+            })?;
+        }
+        tracing::info!(repo, dir = %dir.display(), "creating the grading virtualenv");
+        let mut note = None;
+        let env = if requirements.is_file() {
+            let env = sandbox
+                .create_venv(dir)
+                .await
+                .map_err(|e| format!("cannot create the virtualenv {}: {e}", dir.display()))?;
+            let args: [&std::ffi::OsStr; 2] = ["-r".as_ref(), requirements.as_os_str()];
+            if let Err(e) = sandbox.pip_install(&env, &args).await {
+                let message = format!(
+                    "pip install -r {} failed: {}",
+                    requirements.display(),
+                    tail(&e.to_string(), 600)
+                );
+                tracing::warn!(repo, "{message}");
+                note = Some(message);
+            }
+            env
+        } else {
+            let created = sandbox
+                .exec(Command::new("python3").args([
+                    std::ffi::OsStr::new("-m"),
+                    "venv".as_ref(),
+                    "--without-pip".as_ref(),
+                    dir.as_os_str(),
+                ]))
+                .await
+                .map_err(|e| format!("cannot create the virtualenv {}: {e}", dir.display()))?;
+            if !created.success() {
+                return Err(format!(
+                    "python3 -m venv {} failed ({}): {}",
+                    dir.display(),
+                    created.status_summary(),
+                    tail(&created.combined_output(), 600)
+                ));
+            }
+            PythonEnv::open(dir).map_err(|e| e.to_string())?
+        };
+        let mut content = wanted;
+        if let Some(note) = &note {
+            content.push('\n');
+            content.push_str(note);
+        }
+        std::fs::write(&stamp, content)
+            .map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+        Ok((env, note))
+    }
+}
+
+/// The note kept in a stamp (a failed install), if any.
+fn stamp_note(stamp: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(stamp).ok()?;
+    let note: String = text.lines().skip(1).collect::<Vec<_>>().join("\n");
+    Some(note).filter(|n| !n.trim().is_empty())
+}
+
+/// The last `max` bytes of `text`, cut at a character boundary.
+fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &text[start..])
+}
+
+/// FNV-1a, to notice changed requirements.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_lines_in_their_variants() {
+        assert_eq!(
+            parse_result_line("{\"Process\": true, \"Results\": true, \"comments\": [\"a\"]}"),
+            Some((true, true, "[\"a\"]".to_owned()))
+        );
+        assert_eq!(
+            parse_result_line("{\"process\": \"TRUE\"}\n\n"),
+            Some((true, false, String::new()))
+        );
+        assert_eq!(parse_result_line("not json"), None);
+        assert_eq!(parse_result_line("[1, 2]"), None);
+    }
+
+    #[test]
+    fn tails_cut_at_characters() {
+        assert_eq!(tail("abc", 5), "abc");
+        assert_eq!(tail("ééé", 3), "…é");
+    }
+}

@@ -1,0 +1,306 @@
+//! Per-task records and the results file they are appended to.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+use crate::domains::Domain;
+
+/// How a task's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The agent called `finish`.
+    Finished,
+    /// The agent's turn budget ran out.
+    MaxTurns,
+    /// The agent's token budget ran out.
+    MaxTokens,
+    /// The per-task time limit was reached.
+    Timeout,
+    /// The model failed, or the task could not be set up.
+    Error,
+    /// The agent panicked.
+    Crashed,
+    /// The task's files in the checkout are unusable.
+    Invalid,
+    /// Grade-only mode: outputs produced elsewhere were graded.
+    Graded,
+}
+
+impl RunStatus {
+    /// The snake_case name (as in JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Finished => "finished",
+            RunStatus::MaxTurns => "max_turns",
+            RunStatus::MaxTokens => "max_tokens",
+            RunStatus::Timeout => "timeout",
+            RunStatus::Error => "error",
+            RunStatus::Crashed => "crashed",
+            RunStatus::Invalid => "invalid",
+            RunStatus::Graded => "graded",
+        }
+    }
+}
+
+impl From<agent::Status> for RunStatus {
+    fn from(status: agent::Status) -> Self {
+        match status {
+            agent::Status::Finished => RunStatus::Finished,
+            agent::Status::MaxTurns => RunStatus::MaxTurns,
+            agent::Status::MaxTokens => RunStatus::MaxTokens,
+            agent::Status::Timeout => RunStatus::Timeout,
+            agent::Status::Error => RunStatus::Error,
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What one task gave: the grader's verdict and the agent's costs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// The task ID.
+    pub task: String,
+    /// Its repository.
+    pub repo: String,
+    /// The repository's domain.
+    pub domain: Domain,
+    /// The grader's `Process`: the output could be read and checked.
+    pub process: bool,
+    /// The grader's `Result`: the task's criterion is met.
+    pub result: bool,
+    /// The grader's comments (or why there was nothing to grade).
+    pub comments: String,
+    /// How the agent's run ended.
+    pub status: RunStatus,
+    /// Model turns.
+    pub turns: u32,
+    /// Prompt tokens over all calls.
+    pub prompt_tokens: u64,
+    /// Completion tokens over all calls.
+    pub completion_tokens: u64,
+    /// Estimated cost in dollars.
+    pub cost: f64,
+    /// Wall-clock time of the agent's run, in milliseconds.
+    pub wall_ms: u64,
+    /// The agent's JSONL trajectory.
+    pub trajectory: Option<PathBuf>,
+    /// The file (or directory) given to the grader.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<PathBuf>,
+    /// The agent's final message, or the error that stopped it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl TaskRecord {
+    /// A record for a task that got no agent run (grade-only, invalid).
+    pub fn empty(task: &str, repo: &str, domain: Domain, status: RunStatus) -> Self {
+        TaskRecord {
+            task: task.to_owned(),
+            repo: repo.to_owned(),
+            domain,
+            process: false,
+            result: false,
+            comments: String::new(),
+            status,
+            turns: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost: 0.0,
+            wall_ms: 0,
+            trajectory: None,
+            output: None,
+            message: None,
+        }
+    }
+
+    /// Prompt plus completion tokens.
+    pub fn total_tokens(&self) -> u64 {
+        self.prompt_tokens.saturating_add(self.completion_tokens)
+    }
+}
+
+/// The latest record of each task, in first-seen order (a task run again
+/// replaces its earlier record).
+pub fn latest_per_task(records: &[TaskRecord]) -> Vec<TaskRecord> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut latest: std::collections::HashMap<&str, &TaskRecord> = Default::default();
+    for record in records {
+        if latest.insert(&record.task, record).is_none() {
+            order.push(&record.task);
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|id| latest.get(id).map(|r| (*r).clone()))
+        .collect()
+}
+
+/// A JSONL file of [`TaskRecord`]s. Every append rewrites the file through a
+/// temporary file that is synced and renamed over it, so the file on disk
+/// is always a complete set of whole lines: an interrupted run loses at most
+/// the task in flight.
+///
+/// ```
+/// use bench_harness::{Domain, ResultsFile, RunStatus, TaskRecord};
+///
+/// let dir = tempfile::tempdir()?;
+/// let file = ResultsFile::new(dir.path().join("results.jsonl"));
+/// file.append(&TaskRecord::empty("A_01", "A", Domain::Other, RunStatus::Graded))?;
+/// file.append(&TaskRecord::empty("B_01", "B", Domain::Other, RunStatus::Graded))?;
+/// let ids: Vec<String> = file.load()?.into_iter().map(|r| r.task).collect();
+/// assert_eq!(ids, ["A_01", "B_01"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct ResultsFile {
+    path: PathBuf,
+    lock: Mutex<()>,
+}
+
+impl ResultsFile {
+    /// The results file at `path` (created on the first append).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        ResultsFile {
+            path: path.into(),
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every record in the file, in order. Lines that are not records
+    /// (hand edits) are skipped with a warning; a missing file is empty.
+    pub fn load(&self) -> Result<Vec<TaskRecord>, Error> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(Error::Io {
+                    what: "reading the results",
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        let mut records = Vec::new();
+        for (index, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<TaskRecord>(line) {
+                Ok(record) => records.push(record),
+                Err(e) => tracing::warn!(
+                    file = %self.path.display(),
+                    line = index + 1,
+                    error = %e,
+                    "skipping a line that is not a task record"
+                ),
+            }
+        }
+        Ok(records)
+    }
+
+    /// Appends `record` atomically (write a copy, fsync, rename, fsync the
+    /// directory).
+    pub fn append(&self, record: &TaskRecord) -> Result<(), Error> {
+        let _guard = self
+            .lock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let io = |what: &'static str, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| Error::Io { what, path, source }
+        };
+        let mut content = match std::fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(source) => {
+                return Err(Error::Io {
+                    what: "reading the results",
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        if !content.is_empty() && !content.ends_with(b"\n") {
+            content.push(b'\n');
+        }
+        serde_json::to_writer(&mut content, record).map_err(|e| Error::Invalid {
+            path: self.path.clone(),
+            message: format!("cannot serialise the record of {}: {e}", record.task),
+        })?;
+        content.push(b'\n');
+        let dir = self
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(io("creating the results directory", dir))?;
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "results.jsonl".into());
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        {
+            let mut file = std::fs::File::create(&tmp).map_err(io("writing the results", &tmp))?;
+            file.write_all(&content)
+                .and_then(|()| file.sync_all())
+                .map_err(io("writing the results", &tmp))?;
+        }
+        std::fs::rename(&tmp, &self.path).map_err(io("replacing the results", &self.path))?;
+        // The rename is durable once the directory is synced; not every
+        // file system allows opening a directory for that, so failure is
+        // only logged.
+        if let Err(e) = std::fs::File::open(dir).and_then(|d| d.sync_all()) {
+            tracing::debug!(dir = %dir.display(), error = %e, "cannot sync the results directory");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_latest_record_wins_and_bad_lines_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let file = ResultsFile::new(&path);
+        let mut a = TaskRecord::empty("A_01", "A", Domain::Other, RunStatus::Error);
+        file.append(&a).unwrap();
+        // A torn line (hand edit) without a newline.
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"task\": \"broken\"");
+        std::fs::write(&path, text).unwrap();
+        a.result = true;
+        a.status = RunStatus::Finished;
+        file.append(&a).unwrap();
+        let records = file.load().unwrap();
+        assert_eq!(records.len(), 2);
+        let latest = latest_per_task(&records);
+        assert_eq!(latest.len(), 1);
+        assert!(latest[0].result);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file is left behind"
+        );
+    }
+}

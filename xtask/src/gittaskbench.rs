@@ -1,0 +1,199 @@
+//! `cargo xtask bench gittaskbench`: thin glue over the `bench-harness`
+//! library (argument parsing, the progress bar, printing the summary).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use bench_harness::{DomainMap, Event, Harness, HarnessConfig, Models, Selection};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+const USAGE: &str = "usage: cargo xtask bench gittaskbench --root <CHECKOUT> \
+    [--tasks ID,ID | --repo NAME | --domain NAME] [--model NAME --base-url URL] [--jobs N] \
+    [--out DIR] [--resume] [--timeout-per-task SECS] [--max-turns N] [--domain-map FILE.json] \
+    [--keep-workspaces] [--grade-only --outputs <DIR>]";
+
+#[derive(Debug, Default)]
+struct Args {
+    root: Option<PathBuf>,
+    tasks: Vec<String>,
+    repo: Option<String>,
+    domain: Option<String>,
+    model: Option<String>,
+    base_url: Option<String>,
+    jobs: Option<usize>,
+    out: Option<PathBuf>,
+    resume: bool,
+    timeout_per_task: Option<u64>,
+    max_turns: Option<u32>,
+    domain_map: Option<PathBuf>,
+    keep_workspaces: bool,
+    grade_only: bool,
+    outputs: Option<PathBuf>,
+}
+
+fn parse(rest: &[&str]) -> anyhow::Result<Args> {
+    let mut args = Args::default();
+    let mut it = rest.iter();
+    while let Some(flag) = it.next() {
+        let (flag, inline) = match flag.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ => (*flag, None),
+        };
+        let mut value = |name: &str| -> anyhow::Result<String> {
+            inline
+                .map(str::to_owned)
+                .or_else(|| it.next().map(|v| (*v).to_owned()))
+                .with_context(|| format!("{name} needs a value\n{USAGE}"))
+        };
+        match flag {
+            "--root" => args.root = Some(value(flag)?.into()),
+            "--tasks" => {
+                args.tasks = value(flag)?
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+            }
+            "--repo" => args.repo = Some(value(flag)?),
+            "--domain" => args.domain = Some(value(flag)?),
+            "--model" => args.model = Some(value(flag)?),
+            "--base-url" => args.base_url = Some(value(flag)?),
+            "--jobs" => args.jobs = Some(value(flag)?.parse().context("--jobs takes a number")?),
+            "--out" => args.out = Some(value(flag)?.into()),
+            "--resume" => args.resume = true,
+            "--timeout-per-task" => {
+                args.timeout_per_task = Some(
+                    value(flag)?
+                        .parse()
+                        .context("--timeout-per-task takes seconds")?,
+                );
+            }
+            "--max-turns" => {
+                args.max_turns = Some(value(flag)?.parse().context("--max-turns takes a number")?);
+            }
+            "--domain-map" => args.domain_map = Some(value(flag)?.into()),
+            "--keep-workspaces" => args.keep_workspaces = true,
+            "--grade-only" => args.grade_only = true,
+            "--outputs" => args.outputs = Some(value(flag)?.into()),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other:?}\n{USAGE}"),
+        }
+    }
+    Ok(args)
+}
+
+pub fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
+    let args = parse(rest)?;
+    let root = args
+        .root
+        .clone()
+        .with_context(|| format!("--root <CHECKOUT> is required\n{USAGE}"))?;
+    let out = args.out.clone().unwrap_or(default_out);
+    let mut config = HarnessConfig::new(root, &out);
+    config.selection = Selection {
+        tasks: args.tasks.clone(),
+        repo: args.repo.clone(),
+        domain: args.domain.clone(),
+    };
+    if let Some(jobs) = args.jobs {
+        config.jobs = jobs;
+    }
+    config.resume = args.resume;
+    if let Some(secs) = args.timeout_per_task {
+        config.timeout_per_task = Duration::from_secs(secs);
+    }
+    if let Some(turns) = args.max_turns {
+        config.agent.budgets.max_turns = turns;
+    }
+    config.keep_workspaces = args.keep_workspaces;
+    let mut domains = DomainMap::gittaskbench();
+    if let Some(map) = &args.domain_map {
+        domains = domains.extend_from_file(map)?;
+    }
+    config.domains = domains;
+    let harness = Harness::new(config)?;
+
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} tasks {msg} ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_prefix("GitTaskBench");
+    let observer = |event: &Event| match event {
+        Event::Planned { to_run, skipped } => {
+            bar.set_length(*to_run as u64);
+            if *skipped > 0 {
+                bar.println(format!("resuming: {skipped} task(s) already recorded"));
+            }
+        }
+        Event::Started { task } => bar.set_message(format!("running {task}")),
+        Event::Finished {
+            record,
+            process,
+            result,
+            recorded,
+            ..
+        } => {
+            bar.inc(1);
+            let pct = |n: usize| n as f64 * 100.0 / (*recorded).max(1) as f64;
+            bar.println(format!(
+                "{:<28} {:<10} process={:<5} result={:<5} tokens={}",
+                record.task,
+                record.status.as_str(),
+                record.process,
+                record.result,
+                record.total_tokens()
+            ));
+            bar.set_message(format!(
+                "ECR {:.1} % TPR {:.1} % over {recorded}",
+                pct(*process),
+                pct(*result)
+            ));
+        }
+    };
+    let outcome = if args.grade_only {
+        let outputs = args
+            .outputs
+            .as_ref()
+            .with_context(|| format!("--grade-only needs --outputs <DIR>\n{USAGE}"))?;
+        harness.grade_only(outputs, &observer)?
+    } else {
+        let models = Models::openai(args.base_url.as_deref(), args.model.as_deref())?;
+        harness.run(&models, &observer)?
+    };
+    bar.finish_and_clear();
+    let s = &outcome.report.summary;
+    println!(
+        "GitTaskBench: {} tasks, execution completion {:.2} % ({}), task pass {:.2} % ({}), {} tokens ({:.0} per task), ${:.4}{}",
+        s.tasks,
+        s.ecr,
+        s.process,
+        s.tpr,
+        s.result,
+        s.total_tokens,
+        s.tokens_per_task,
+        s.cost,
+        if outcome.interrupted {
+            " (interrupted)"
+        } else {
+            ""
+        }
+    );
+    println!("results: {}", outcome.results.display());
+    println!(
+        "report:  {}\n         {}\n         {}",
+        outcome.files.markdown.display(),
+        outcome.files.html.display(),
+        outcome.files.json.display()
+    );
+    Ok(())
+}
