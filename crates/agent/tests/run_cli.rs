@@ -1,5 +1,5 @@
 //! `repo-agent run` end to end: through the `llm` crate's HTTP client against
-//! a local OpenAI-compatible test server, and without a model.
+//! a local OpenAI-compatible test server, and with the embedded model.
 
 mod common;
 
@@ -82,7 +82,12 @@ fn serve(answers: Vec<Value>) -> std::io::Result<(String, Arc<Mutex<Vec<Value>>>
 
 fn repo_agent() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_repo-agent"));
-    for var in ["REPO_AGENT_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"] {
+    for var in [
+        "REPO_AGENT_MODEL",
+        "REPO_AGENT_MODEL_PATH",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+    ] {
         cmd.env_remove(var);
     }
     cmd
@@ -186,19 +191,109 @@ fn an_episode_through_the_http_client_and_the_cli() -> TestResult {
 }
 
 #[test]
-fn without_a_model_run_says_what_to_pass() -> TestResult {
+fn a_server_without_a_model_name_says_what_to_pass() -> TestResult {
     let fx = Fixture::new()?;
     let result = repo_agent()
         .args(["run", "--repo"])
         .arg(fx.repo())
         .args(["--task", "anything", "--output-dir"])
         .arg(fx.out())
+        .args(["--base-url", "http://127.0.0.1:9/v1"])
         .output()?;
     assert!(!result.status.success());
     let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("--model NAME"), "{stderr}");
+    Ok(())
+}
+
+#[test]
+fn a_broken_model_file_is_a_clear_error() -> TestResult {
+    let fx = Fixture::new()?;
+    let bogus = fx.dir.path().join("bogus.gguf");
+    std::fs::write(&bogus, b"GGUF but not really a model")?;
+    let result = repo_agent()
+        .args(["run", "--repo"])
+        .arg(fx.repo())
+        .args(["--task", "anything", "--output-dir"])
+        .arg(fx.out())
+        .arg("--model-path")
+        .arg(&bogus)
+        .output()?;
+    assert!(!result.status.success());
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("cannot load the GGUF model"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    Ok(())
+}
+
+/// With no server and no model configured, `run` uses the embedded model:
+/// whatever a 135M model achieves, the episode completes with a full
+/// trajectory and token counts. Needs the model (`cargo xtask model`).
+#[test]
+fn without_a_model_the_embedded_model_runs_the_episode() -> TestResult {
+    let Some(model) = llm::local::configured_model_path() else {
+        eprintln!("skipping: the embedded model is not installed; run `cargo xtask model`");
+        return Ok(());
+    };
+    let fx = Fixture::new()?;
+    let trajectory = fx.dir.path().join("run.jsonl");
+    let result = repo_agent()
+        .env("REPO_AGENT_MODEL_PATH", &model)
+        .args(["run", "--repo"])
+        .arg(fx.repo())
+        .args([
+            "--task",
+            "Count the words of the input file.",
+            "--output-dir",
+        ])
+        .arg(fx.out())
+        .arg("--input")
+        .arg(format!("{}=A short English text", fx.input().display()))
+        .args([
+            "--max-turns",
+            "2",
+            "--isolation",
+            "process",
+            "--json",
+            "--trajectory",
+        ])
+        .arg(&trajectory)
+        .output()?;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let summary: Value = serde_json::from_slice(&result.stdout)?;
     assert!(
-        stderr.contains("--base-url") && stderr.contains("--model"),
-        "{stderr}"
+        ["finished", "max_turns", "max_tokens"].contains(&summary["status"].as_str().unwrap_or("")),
+        "{summary}"
+    );
+    assert!(
+        summary["prompt_tokens"].as_u64().unwrap_or(0) > 100,
+        "{summary}"
+    );
+    assert!(
+        summary["completion_tokens"].as_u64().unwrap_or(0) > 0,
+        "{summary}"
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(&trajectory)?
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
+    assert_eq!(
+        lines.first().and_then(|l| l["type"].as_str()),
+        Some("start")
+    );
+    assert_eq!(
+        lines.last().and_then(|l| l["type"].as_str()),
+        Some("summary")
+    );
+    let start = &lines[0];
+    assert!(
+        start["model"]
+            .as_str()
+            .unwrap_or("")
+            .to_lowercase()
+            .contains("smollm2"),
+        "{start}"
     );
     Ok(())
 }
