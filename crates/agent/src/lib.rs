@@ -37,6 +37,7 @@
 
 pub mod episode;
 pub mod history;
+pub mod model;
 pub mod prompt;
 pub mod task;
 pub mod tools;
@@ -44,6 +45,7 @@ pub mod trajectory;
 
 pub use episode::{AgentConfig, Budgets, Prepared, Progress, prepare, run, run_episode};
 pub use history::History;
+pub use model::{LoadedModel, ModelSpec};
 pub use task::{InputFile, RepoSpec, TaskSpec};
 pub use tools::{ToolOptions, ToolOutput, Tools};
 pub use trajectory::{Status, Summary, Trajectory};
@@ -67,4 +69,7 @@ pub enum Error {
     /// The trajectory could not be written.
     #[error("writing the trajectory: {0}")]
     Trajectory(String),
+    /// The model could not be configured, installed or loaded.
+    #[error("model: {0}")]
+    Model(String),
 }

@@ -52,6 +52,8 @@ mod yaml;
 
 use std::path::PathBuf;
 
+/// How the model is chosen (a server, a GGUF file, or the embedded default), as for `repo-agent run`.
+pub use agent::ModelSpec;
 pub use domains::{Domain, DomainMap, GITTASKBENCH_REPOSITORIES};
 pub use grade::{Grader, GradingConfig, GradingPython, Verdict, parse_result_line};
 pub use output::find_output;

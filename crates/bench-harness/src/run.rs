@@ -100,31 +100,20 @@ impl std::fmt::Debug for Models {
 }
 
 impl Models {
-    /// An OpenAI-compatible server, configured from the environment
-    /// (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `REPO_AGENT_MODEL`) with
-    /// `base_url` and `model` on top.
-    pub fn openai(base_url: Option<&str>, model: Option<&str>) -> Result<Self, Error> {
-        let env_model = std::env::var(llm::ENV_MODEL)
-            .ok()
-            .filter(|m| !m.trim().is_empty());
-        if model.is_none() && env_model.is_none() {
-            return Err(Error::Model(format!(
-                "no model configured: pass --model NAME and --base-url URL (or set {} and {}, plus {} if the server needs a key)",
-                llm::ENV_MODEL,
-                llm::ENV_BASE_URL,
-                llm::ENV_API_KEY
-            )));
-        }
-        let mut builder = llm::OpenAiConfig::from_env();
-        if let Some(url) = base_url {
-            builder = builder.base_url(url);
-        }
-        if let Some(name) = model {
-            builder = builder.model(name);
-        }
-        let config = builder.build().map_err(|e| Error::Model(e.to_string()))?;
-        let model = llm::OpenAiModel::new(config).map_err(|e| Error::Model(e.to_string()))?;
-        Ok(Models::Shared(Arc::new(model)))
+    /// One model for every task, as the agent's [`agent::ModelSpec`]
+    /// chooses it: a server, a GGUF file run in-process, or the embedded
+    /// default model. An in-process model's context window is fitted into
+    /// `config` (see [`agent::LoadedModel::fit`]).
+    pub fn load(
+        spec: &agent::ModelSpec,
+        config: &mut AgentConfig,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<Self, Error> {
+        let loaded = spec
+            .load(progress)
+            .map_err(|e| Error::Model(e.to_string()))?;
+        loaded.fit(config);
+        Ok(Models::Shared(loaded.chat))
     }
 
     /// The name reports show.
@@ -203,8 +192,13 @@ pub struct RunOutcome {
 /// let mut config = HarnessConfig::new("/data/GitTaskBench", "target/gittaskbench");
 /// config.jobs = 2;
 /// config.resume = true;
+/// let spec = bench_harness::ModelSpec {
+///     base_url: Some("http://localhost:8000/v1".into()),
+///     model: Some("qwen2.5-coder".into()),
+///     ..bench_harness::ModelSpec::default()
+/// };
+/// let models = Models::load(&spec, &mut config.agent, &mut |message| eprintln!("{message}"))?;
 /// let harness = Harness::new(config)?;
-/// let models = Models::openai(Some("http://localhost:8000/v1"), Some("qwen2.5-coder"))?;
 /// let outcome = harness.run(&models, &|event| eprintln!("{event:?}"))?;
 /// println!(
 ///     "ECR {:.2} %, TPR {:.2} %, report in {}",

