@@ -340,20 +340,11 @@ impl Report {
             md.push_str("| Name | Tasks | Execution completion rate | Task pass rate | Tokens per task | Cost (USD) |\n");
             md.push_str("| --- | ---: | ---: | ---: | ---: | ---: |\n");
             for g in groups {
-                let m = &g.metrics;
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} ({}/{}) | {} ({}/{}) | {} | {:.4} |",
+                    "| {} | {} |",
                     md_cell(&g.name),
-                    m.tasks,
-                    pct(m.ecr),
-                    m.process,
-                    m.tasks,
-                    pct(m.tpr),
-                    m.result,
-                    m.tasks,
-                    thousands(m.tokens_per_task.round() as u64),
-                    m.cost
+                    group_cells(&g.metrics).join(" | ")
                 );
             }
             md.push('\n');
@@ -498,20 +489,11 @@ impl Report {
             ));
             h.push_str("<table><tr><th>Name</th><th>Tasks</th><th>Execution completion rate</th><th>Task pass rate</th><th>Tokens per task</th><th>Cost (USD)</th></tr>\n");
             for g in groups {
-                let m = &g.metrics;
                 let _ = writeln!(
                     h,
-                    "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{} ({}/{})</td><td class=\"n\">{} ({}/{})</td><td class=\"n\">{}</td><td class=\"n\">{:.4}</td></tr>",
+                    "<tr><td>{}</td><td class=\"n\">{}</td></tr>",
                     esc(&g.name),
-                    m.tasks,
-                    pct(m.ecr),
-                    m.process,
-                    m.tasks,
-                    pct(m.tpr),
-                    m.result,
-                    m.tasks,
-                    thousands(m.tokens_per_task.round() as u64),
-                    m.cost
+                    group_cells(&g.metrics).join("</td><td class=\"n\">")
                 );
             }
             h.push_str("</table>\n");
@@ -683,6 +665,18 @@ fn bar_chart(title: &str, bars: &[Bar], series: &[(&str, &str)], scale: Scale) -
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+/// The numeric cells of a breakdown row, the same in every format: tasks,
+/// ECR and TPR with their counts, tokens per task, cost.
+fn group_cells(m: &Metrics) -> [String; 5] {
+    [
+        m.tasks.to_string(),
+        format!("{} ({}/{})", pct(m.ecr), m.process, m.tasks),
+        format!("{} ({}/{})", pct(m.tpr), m.result, m.tasks),
+        thousands(m.tokens_per_task.round() as u64),
+        format!("{:.4}", m.cost),
+    ]
 }
 
 fn pct(value: f64) -> String {
