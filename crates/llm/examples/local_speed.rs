@@ -1,5 +1,5 @@
 //! Measures the embedded model: load time, prompt processing and
-//! generation speed, for both weight formats.
+//! generation speed.
 //!
 //! ```sh
 //! cargo xtask model   # once
@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use llm::local::{LocalModel, LocalOptions, WeightFormat, configured_model_path};
+use llm::local::{LocalModel, LocalOptions, configured_model_path};
 use llm::{ChatRequest, Message};
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -26,13 +26,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut path: Option<PathBuf> = None;
     let mut runs = 3usize;
-    let mut formats = vec![WeightFormat::F32, WeightFormat::Quantized];
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "--runs" => runs = iter.next().ok_or("--runs takes a number")?.parse()?,
-            "--f32" => formats = vec![WeightFormat::F32],
-            "--quantized" => formats = vec![WeightFormat::Quantized],
             other => path = Some(PathBuf::from(other)),
         }
     }
@@ -53,42 +50,42 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )),
     ]);
 
-    for format in formats {
-        let mut loads = Vec::new();
-        let mut model = None;
-        for _ in 0..runs {
-            let started = Instant::now();
-            let loaded =
-                LocalModel::load(&path, LocalOptions::default().with_weight_format(format))?;
-            loads.push(started.elapsed().as_secs_f64());
-            model = Some(loaded);
-        }
-        let model = model.ok_or("no run")?;
-        let prompt_tokens = model.prompt_tokens(&prompt).len();
-        let (mut prompt_speeds, mut gen_speeds, mut generated) = (Vec::new(), Vec::new(), 0);
-        for _ in 0..runs {
-            model.reset_cache();
-            let started = Instant::now();
-            model.complete_blocking(&prompt.clone().with_max_tokens(1))?;
-            let prefill = started.elapsed().as_secs_f64();
-            prompt_speeds.push(prompt_tokens as f64 / prefill);
-
-            model.reset_cache();
-            let started = Instant::now();
-            let answer = model.complete_blocking(&prompt.clone().with_max_tokens(129))?;
-            let total = started.elapsed().as_secs_f64();
-            let extra = answer.usage.completion_tokens.saturating_sub(1);
-            generated = answer.usage.completion_tokens;
-            if extra > 0 {
-                gen_speeds.push(extra as f64 / (total - prefill).max(1e-9));
-            }
-        }
-        println!(
-            "{format:?}: load {:.0} ms | prompt {prompt_tokens} tokens at {:.0} tok/s | generation {:.1} tok/s ({generated} tokens)",
-            median(loads) * 1000.0,
-            median(prompt_speeds),
-            median(gen_speeds),
-        );
+    let mut loads = Vec::new();
+    let mut model = None;
+    for _ in 0..runs {
+        let started = Instant::now();
+        let loaded = LocalModel::load(&path, LocalOptions::default())?;
+        loads.push(started.elapsed().as_secs_f64());
+        model = Some(loaded);
     }
+    let model = model.ok_or("no run")?;
+    let prompt_tokens = model.prompt_tokens(&prompt).len();
+    let (mut prompt_speeds, mut gen_speeds, mut generated) = (Vec::new(), Vec::new(), 0);
+    let mut text = String::new();
+    for _ in 0..runs {
+        model.reset_cache();
+        let started = Instant::now();
+        model.complete_blocking(&prompt.clone().with_max_tokens(1))?;
+        let prefill = started.elapsed().as_secs_f64();
+        prompt_speeds.push(prompt_tokens as f64 / prefill);
+
+        model.reset_cache();
+        let started = Instant::now();
+        let answer = model.complete_blocking(&prompt.clone().with_max_tokens(129))?;
+        let total = started.elapsed().as_secs_f64();
+        let extra = answer.usage.completion_tokens.saturating_sub(1);
+        generated = answer.usage.completion_tokens;
+        text = answer.content.unwrap_or_default();
+        if extra > 0 {
+            gen_speeds.push(extra as f64 / (total - prefill).max(1e-9));
+        }
+    }
+    println!(
+        "load {:.0} ms | prompt {prompt_tokens} tokens at {:.0} tok/s | generation {:.1} tok/s ({generated} tokens)",
+        median(loads) * 1000.0,
+        median(prompt_speeds),
+        median(gen_speeds),
+    );
+    println!("answer: {}", text.chars().take(300).collect::<String>());
     Ok(())
 }

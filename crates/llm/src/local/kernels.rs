@@ -1,0 +1,978 @@
+//! Quantized matrix products for the embedded engine.
+//!
+//! A token's forward pass reads every weight of the model once, so on a
+//! CPU generation speed is set by how many bytes the weights take: f32
+//! weights (540 MB for SmolLM2-135M) capped it at about 12 tokens a
+//! second on this project's 2-core machine. Here the matrices stay in
+//! their 4- or 8-bit GGUF blocks (80 MB for the default model) and the
+//! activations are quantized to 8 bits per block of 32, as llama.cpp
+//! does, so each block's dot product is a handful of integer SIMD
+//! instructions.
+//!
+//! - Block types with a kernel: Q4_0, Q4_1 and Q8_0. A matrix of any other
+//!   GGUF type (K-quants, f16, ...) is dequantized and requantized to Q8_0
+//!   at load.
+//! - Kernels: AVX2 + FMA, selected at run time (`is_x86_feature_detected`),
+//!   so the binary still runs on any x86-64 CPU, and a portable scalar
+//!   version that gives the same sums (the integer parts are exact; only
+//!   the order of the f32 additions differs).
+//! - Work is split over rows with rayon. A prompt's chunk of tokens is
+//!   multiplied in f32 instead (see [`QMatrix::matmul`]).
+
+// SIMD intrinsics are `unsafe`; each use is behind a run-time check of
+// the CPU features it needs, and reads only within slices whose lengths
+// are checked first.
+#![allow(unsafe_code)]
+
+use half::f16;
+use rayon::prelude::*;
+
+use super::LocalError;
+
+/// Values per quantization block, for every block type here.
+pub(crate) const BLOCK: usize = 32;
+
+/// 32 weights as `d * q + m`, `q` in 0..16 (element `j` in the low nibble
+/// of byte `j`, element `j + 16` in its high nibble).
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub(crate) struct BlockQ4_1 {
+    d: f32,
+    m: f32,
+    qs: [u8; 16],
+}
+
+/// 32 weights as `d * (q - 8)`, nibbles laid out as in [`BlockQ4_1`].
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub(crate) struct BlockQ4_0 {
+    d: f32,
+    qs: [u8; 16],
+}
+
+/// 32 weights as `d * q`, `q` a signed byte.
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub(crate) struct BlockQ8_0 {
+    d: f32,
+    qs: [i8; 32],
+}
+
+/// 32 activations as `d * q`, with `sum = d * Σq` kept for the offset
+/// terms of Q4_0 and Q4_1.
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+pub(crate) struct ActBlock {
+    d: f32,
+    sum: f32,
+    q: [i8; 32],
+}
+
+/// The blocks of a matrix, row after row.
+enum Blocks {
+    Q4_0(Vec<BlockQ4_0>),
+    Q4_1(Vec<BlockQ4_1>),
+    Q8_0(Vec<BlockQ8_0>),
+}
+
+/// A weight matrix of `rows` outputs by `cols` inputs, quantized.
+pub(crate) struct QMatrix {
+    rows: usize,
+    cols: usize,
+    blocks: Blocks,
+}
+
+/// The GGUF block types read as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NativeType {
+    Q4_0,
+    Q4_1,
+    Q8_0,
+}
+
+impl NativeType {
+    /// Bytes of one block in a GGUF file.
+    fn file_block_bytes(self) -> usize {
+        match self {
+            NativeType::Q4_0 => 18,
+            NativeType::Q4_1 => 20,
+            NativeType::Q8_0 => 34,
+        }
+    }
+}
+
+fn f16_at(bytes: &[u8], at: usize) -> f32 {
+    f16::from_le_bytes([bytes[at], bytes[at + 1]]).to_f32()
+}
+
+impl QMatrix {
+    /// A matrix from a GGUF tensor's raw bytes.
+    pub(crate) fn from_file_blocks(
+        kind: NativeType,
+        bytes: &[u8],
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self, LocalError> {
+        if cols == 0 || !cols.is_multiple_of(BLOCK) {
+            return Err(LocalError::Format(format!(
+                "a quantized matrix has {cols} columns, not a multiple of {BLOCK}"
+            )));
+        }
+        let count = rows * cols / BLOCK;
+        let size = kind.file_block_bytes();
+        if bytes.len() != count * size {
+            return Err(LocalError::Format(format!(
+                "a {rows}x{cols} {kind:?} matrix takes {} bytes, the file has {}",
+                count * size,
+                bytes.len()
+            )));
+        }
+        let chunks = bytes.chunks_exact(size);
+        let blocks = match kind {
+            NativeType::Q4_0 => Blocks::Q4_0(
+                chunks
+                    .map(|b| {
+                        let mut qs = [0u8; 16];
+                        qs.copy_from_slice(&b[2..18]);
+                        BlockQ4_0 {
+                            d: f16_at(b, 0),
+                            qs,
+                        }
+                    })
+                    .collect(),
+            ),
+            NativeType::Q4_1 => Blocks::Q4_1(
+                chunks
+                    .map(|b| {
+                        let mut qs = [0u8; 16];
+                        qs.copy_from_slice(&b[4..20]);
+                        BlockQ4_1 {
+                            d: f16_at(b, 0),
+                            m: f16_at(b, 2),
+                            qs,
+                        }
+                    })
+                    .collect(),
+            ),
+            NativeType::Q8_0 => Blocks::Q8_0(
+                chunks
+                    .map(|b| {
+                        let mut qs = [0i8; 32];
+                        for (q, &byte) in qs.iter_mut().zip(&b[2..34]) {
+                            *q = byte as i8;
+                        }
+                        BlockQ8_0 {
+                            d: f16_at(b, 0),
+                            qs,
+                        }
+                    })
+                    .collect(),
+            ),
+        };
+        Ok(Self { rows, cols, blocks })
+    }
+
+    /// `values` (row-major, `rows` x `cols`) quantized to Q8_0.
+    pub(crate) fn quantize_q8_0(
+        values: &[f32],
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self, LocalError> {
+        if cols == 0 || !cols.is_multiple_of(BLOCK) || values.len() != rows * cols {
+            return Err(LocalError::Format(format!(
+                "cannot quantize {} values as a {rows}x{cols} matrix in blocks of {BLOCK}",
+                values.len()
+            )));
+        }
+        let blocks = values
+            .par_chunks_exact(BLOCK)
+            .map(|chunk| {
+                let (d, q) = quantize_block(chunk);
+                BlockQ8_0 { d, qs: q }
+            })
+            .collect();
+        Ok(Self {
+            rows,
+            cols,
+            blocks: Blocks::Q8_0(blocks),
+        })
+    }
+
+    /// Output size.
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Input size.
+    pub(crate) fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Bytes the blocks take in memory.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        match &self.blocks {
+            Blocks::Q4_0(b) => std::mem::size_of_val(b.as_slice()),
+            Blocks::Q4_1(b) => std::mem::size_of_val(b.as_slice()),
+            Blocks::Q8_0(b) => std::mem::size_of_val(b.as_slice()),
+        }
+    }
+
+    /// Row `row` as f32 values (an embedding lookup).
+    pub(crate) fn row(&self, row: usize, out: &mut [f32]) -> Result<(), LocalError> {
+        let per_row = self.cols / BLOCK;
+        if row >= self.rows || out.len() != self.cols {
+            return Err(LocalError::Engine(format!(
+                "row {row} of a {}x{} matrix into {} values",
+                self.rows,
+                self.cols,
+                out.len()
+            )));
+        }
+        let range = row * per_row..(row + 1) * per_row;
+        let outs = out.chunks_exact_mut(BLOCK);
+        match &self.blocks {
+            Blocks::Q4_0(blocks) => {
+                for (b, out) in blocks[range].iter().zip(outs) {
+                    for (j, &byte) in b.qs.iter().enumerate() {
+                        out[j] = b.d * (f32::from(byte & 0x0f) - 8.0);
+                        out[j + 16] = b.d * (f32::from(byte >> 4) - 8.0);
+                    }
+                }
+            }
+            Blocks::Q4_1(blocks) => {
+                for (b, out) in blocks[range].iter().zip(outs) {
+                    for (j, &byte) in b.qs.iter().enumerate() {
+                        out[j] = b.d * f32::from(byte & 0x0f) + b.m;
+                        out[j + 16] = b.d * f32::from(byte >> 4) + b.m;
+                    }
+                }
+            }
+            Blocks::Q8_0(blocks) => {
+                for (b, out) in blocks[range].iter().zip(outs) {
+                    for (o, &q) in out.iter_mut().zip(&b.qs) {
+                        *o = b.d * f32::from(q);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `out[t][r] = Σ_c w[r][c] * x[t][c]` for every token `t` of `x`;
+    /// `out` holds `x.tokens() * rows` values, token after token.
+    ///
+    /// Generation takes the 8-bit kernels; a prompt's chunk takes an f32
+    /// matrix product on the matrix dequantized for the call (see
+    /// [`Activations::set`]). On a CPU the two kinds of arithmetic run at about the same
+    /// multiply rate, and a tuned f32 matrix product (the `gemm` crate,
+    /// through candle) keeps its operands in registers and caches far
+    /// better than block-by-block dot products can; dequantizing costs
+    /// one pass over the weights per chunk.
+    pub(crate) fn matmul(&self, x: &Activations, out: &mut [f32]) -> Result<(), LocalError> {
+        let tokens = x.tokens;
+        if x.cols != self.cols || out.len() != tokens * self.rows {
+            return Err(LocalError::Engine(format!(
+                "a {}x{} matrix times {tokens} tokens of {} values into {} outputs",
+                self.rows,
+                self.cols,
+                x.cols,
+                out.len()
+            )));
+        }
+        if x.blocks.is_empty() {
+            return self.matmul_f32(x, out);
+        }
+        let simd = Simd::detect();
+        let per_row = self.cols / BLOCK;
+        // Enough chunks to keep every thread busy, few enough that each
+        // one is worth a task.
+        let chunk_rows = (self.rows / (rayon::current_num_threads() * 8)).clamp(8, 256);
+        if tokens == 1 {
+            out.par_chunks_mut(chunk_rows)
+                .enumerate()
+                .for_each(|(chunk, out)| {
+                    let first = chunk * chunk_rows;
+                    for (i, o) in out.iter_mut().enumerate() {
+                        *o = self.dot_row(simd, first + i, per_row, &x.blocks);
+                    }
+                });
+            return Ok(());
+        }
+        let computed: Vec<Vec<f32>> = (0..self.rows.div_ceil(chunk_rows))
+            .into_par_iter()
+            .map(|chunk| {
+                let first = chunk * chunk_rows;
+                let rows = chunk_rows.min(self.rows - first);
+                (0..tokens)
+                    .flat_map(|t| {
+                        (first..first + rows)
+                            .map(move |row| self.dot_row(simd, row, per_row, x.token(t)))
+                    })
+                    .collect()
+            })
+            .collect();
+        for (chunk, local) in computed.iter().enumerate() {
+            let first = chunk * chunk_rows;
+            let rows = local.len() / tokens;
+            for (t, values) in local.chunks_exact(rows.max(1)).enumerate() {
+                out[t * self.rows + first..t * self.rows + first + rows].copy_from_slice(values);
+            }
+        }
+        Ok(())
+    }
+
+    fn matmul_f32(&self, x: &Activations, out: &mut [f32]) -> Result<(), LocalError> {
+        use candle_core::{Device, Tensor};
+        let mut weights = vec![0.0f32; self.rows * self.cols];
+        weights
+            .par_chunks_mut(self.cols)
+            .enumerate()
+            .try_for_each(|(r, row)| self.row(r, row))?;
+        let weights = Tensor::from_vec(weights, (self.rows, self.cols), &Device::Cpu)?;
+        let input = Tensor::from_slice(&x.values, (x.tokens, self.cols), &Device::Cpu)?;
+        let product = input
+            .matmul(&weights.t()?)?
+            .flatten_all()?
+            .to_vec1::<f32>()?;
+        out.copy_from_slice(&product);
+        Ok(())
+    }
+
+    fn dot_row(&self, simd: Simd, row: usize, per_row: usize, x: &[ActBlock]) -> f32 {
+        let range = row * per_row..(row + 1) * per_row;
+        match &self.blocks {
+            Blocks::Q4_0(b) => dot_q4_0(simd, &b[range], x),
+            Blocks::Q4_1(b) => dot_q4_1(simd, &b[range], x),
+            Blocks::Q8_0(b) => dot_q8_0(simd, &b[range], x),
+        }
+    }
+}
+
+/// How [`QMatrix::matmul`] multiplies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arithmetic {
+    /// f32 matrix product on the dequantized matrix: for many tokens.
+    F32,
+    /// 8-bit activations against the quantized blocks: for a few tokens.
+    Int8,
+}
+
+/// Activations of several tokens for [`QMatrix::matmul`], kept in f32
+/// or quantized to 8-bit blocks.
+#[derive(Default)]
+pub(crate) struct Activations {
+    tokens: usize,
+    cols: usize,
+    values: Vec<f32>,
+    blocks: Vec<ActBlock>,
+}
+
+impl Activations {
+    /// Takes `values`, `cols` per token, for products in `arithmetic`;
+    /// reuses this buffer.
+    pub(crate) fn set(
+        &mut self,
+        values: &[f32],
+        cols: usize,
+        arithmetic: Arithmetic,
+    ) -> Result<(), LocalError> {
+        if cols == 0 || !cols.is_multiple_of(BLOCK) || !values.len().is_multiple_of(cols) {
+            return Err(LocalError::Engine(format!(
+                "cannot quantize {} activations in rows of {cols}",
+                values.len()
+            )));
+        }
+        self.tokens = values.len() / cols;
+        self.cols = cols;
+        self.values.clear();
+        self.blocks.clear();
+        if arithmetic == Arithmetic::F32 {
+            self.values.extend_from_slice(values);
+            return Ok(());
+        }
+        self.blocks.extend(values.chunks_exact(BLOCK).map(|chunk| {
+            let (d, q) = quantize_block(chunk);
+            let total: i32 = q.iter().map(|&v| i32::from(v)).sum();
+            ActBlock {
+                d,
+                sum: d * total as f32,
+                q,
+            }
+        }));
+        Ok(())
+    }
+
+    fn token(&self, t: usize) -> &[ActBlock] {
+        let per = self.cols / BLOCK;
+        &self.blocks[t * per..(t + 1) * per]
+    }
+}
+
+/// Symmetric 8-bit quantization of one block: `q` in -127..=127.
+fn quantize_block(values: &[f32]) -> (f32, [i8; 32]) {
+    let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let d = amax / 127.0;
+    let inverse = if d > 0.0 { 1.0 / d } else { 0.0 };
+    let mut q = [0i8; 32];
+    for (q, v) in q.iter_mut().zip(values) {
+        // In range by construction; `as` saturates NaN to 0.
+        *q = (v * inverse).round().clamp(-127.0, 127.0) as i8;
+    }
+    (d, q)
+}
+
+/// Which kernels this CPU can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Simd {
+    Scalar,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+}
+
+impl Simd {
+    pub(crate) fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return Simd::Avx2;
+        }
+        Simd::Scalar
+    }
+}
+
+fn dot_q4_1(simd: Simd, w: &[BlockQ4_1], x: &[ActBlock]) -> f32 {
+    match simd {
+        // SAFETY: `Simd::Avx2` is only made after detecting AVX2 and FMA.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { avx2::dot_q4_1(w, x) },
+        Simd::Scalar => w
+            .iter()
+            .zip(x)
+            .map(|(w, x)| {
+                let sum: i32 =
+                    w.qs.iter()
+                        .enumerate()
+                        .map(|(j, &b)| {
+                            i32::from(b & 0x0f) * i32::from(x.q[j])
+                                + i32::from(b >> 4) * i32::from(x.q[j + 16])
+                        })
+                        .sum();
+                w.d * x.d * sum as f32 + w.m * x.sum
+            })
+            .sum(),
+    }
+}
+
+fn dot_q4_0(simd: Simd, w: &[BlockQ4_0], x: &[ActBlock]) -> f32 {
+    match simd {
+        // SAFETY: as in `dot_q4_1`.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { avx2::dot_q4_0(w, x) },
+        Simd::Scalar => w
+            .iter()
+            .zip(x)
+            .map(|(w, x)| {
+                let sum: i32 =
+                    w.qs.iter()
+                        .enumerate()
+                        .map(|(j, &b)| {
+                            i32::from(b & 0x0f) * i32::from(x.q[j])
+                                + i32::from(b >> 4) * i32::from(x.q[j + 16])
+                        })
+                        .sum();
+                w.d * (x.d * sum as f32 - 8.0 * x.sum)
+            })
+            .sum(),
+    }
+}
+
+fn dot_q8_0(simd: Simd, w: &[BlockQ8_0], x: &[ActBlock]) -> f32 {
+    match simd {
+        // SAFETY: as in `dot_q4_1`.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { avx2::dot_q8_0(w, x) },
+        Simd::Scalar => w
+            .iter()
+            .zip(x)
+            .map(|(w, x)| {
+                let sum: i32 =
+                    w.qs.iter()
+                        .zip(&x.q)
+                        .map(|(&a, &b)| i32::from(a) * i32::from(b))
+                        .sum();
+                w.d * x.d * sum as f32
+            })
+            .sum(),
+    }
+}
+
+/// `Σ a[i] * b[i]` in f32.
+#[cfg(test)]
+fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    match Simd::detect() {
+        // SAFETY: as in `dot_q4_1`.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { avx2::dot_f32(a, b) },
+        Simd::Scalar => a.iter().zip(b).map(|(x, y)| x * y).sum(),
+    }
+}
+
+/// The shapes [`attend`] works on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AttentionShape {
+    /// Values per head.
+    pub(crate) head_dim: usize,
+    /// Values per cached position (all kv heads).
+    pub(crate) kv_dim: usize,
+    /// Query heads sharing one kv head.
+    pub(crate) group: usize,
+    /// `1 / sqrt(head_dim)`.
+    pub(crate) scale: f32,
+}
+
+/// Softmax statistics of one query head over a span of positions.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SpanStats {
+    /// Largest score (`-inf` when the head sees none of the span).
+    pub(crate) max: f32,
+    /// `Σ exp(score - max)`.
+    pub(crate) sum: f32,
+}
+
+/// Attention of a few consecutive tokens' query heads that share the kv
+/// head at `kv_offset`, over one span of cached positions: `keys` and
+/// `values` hold just the span. `queries` holds, token after token, the
+/// `shape.group` heads of each (`head_dim` values each). The first token
+/// sees `first_visible` positions of the span, the next one more (capped
+/// at the span's length).
+///
+/// Writes each head's *unnormalized* output `Σ exp(s - max) v` to `out`
+/// (same layout as `queries`) and its statistics to `stats`, so spans
+/// computed in parallel can be merged (see [`merge_spans`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attend_span(
+    shape: AttentionShape,
+    queries: &[f32],
+    keys: &[f32],
+    values: &[f32],
+    kv_offset: usize,
+    first_visible: usize,
+    scores: &mut Vec<f32>,
+    out: &mut [f32],
+    stats: &mut [SpanStats],
+) {
+    match Simd::detect() {
+        // SAFETY: as in `dot_q4_1`.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe {
+            avx2::attend_span(
+                shape,
+                queries,
+                keys,
+                values,
+                kv_offset,
+                first_visible,
+                scores,
+                out,
+                stats,
+            )
+        },
+        Simd::Scalar => attend_span_with(
+            |a, b| a.iter().zip(b).map(|(x, y)| x * y).sum(),
+            shape,
+            queries,
+            keys,
+            values,
+            kv_offset,
+            first_visible,
+            scores,
+            out,
+            stats,
+        ),
+    }
+}
+
+/// [`attend_span`] with a given dot product; inlined into each kernel so
+/// the compiler vectorizes the other loops for that kernel's CPU.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn attend_span_with(
+    dot: impl Fn(&[f32], &[f32]) -> f32,
+    shape: AttentionShape,
+    queries: &[f32],
+    keys: &[f32],
+    values: &[f32],
+    kv_offset: usize,
+    first_visible: usize,
+    scores: &mut Vec<f32>,
+    out: &mut [f32],
+    stats: &mut [SpanStats],
+) {
+    let AttentionShape {
+        head_dim,
+        kv_dim,
+        group,
+        scale,
+    } = shape;
+    let span = keys.len() / kv_dim;
+    let rows = (queries.len() / head_dim).min(stats.len());
+    let visible = |r: usize| (first_visible + r / group.max(1)).min(span);
+    scores.clear();
+    scores.resize(rows * span, 0.0);
+    out.fill(0.0);
+    for (r, query) in queries.chunks_exact(head_dim).take(rows).enumerate() {
+        let seen = visible(r);
+        let row = &mut scores[r * span..r * span + seen];
+        for (s, key) in row.iter_mut().zip(keys.chunks_exact(kv_dim)) {
+            *s = dot(query, &key[kv_offset..kv_offset + head_dim]) * scale;
+        }
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0.0;
+        for s in row.iter_mut() {
+            *s = (*s - max).exp();
+            sum += *s;
+        }
+        stats[r] = SpanStats { max, sum };
+        let out = &mut out[r * head_dim..(r + 1) * head_dim];
+        for (&weight, value) in row.iter().zip(values.chunks_exact(kv_dim)) {
+            for (o, v) in out.iter_mut().zip(&value[kv_offset..kv_offset + head_dim]) {
+                *o += weight * v;
+            }
+        }
+    }
+}
+
+/// Combines one head's unnormalized outputs over several spans (from
+/// [`attend_span`]) into its attention output.
+pub(crate) fn merge_spans<'a>(
+    parts: impl Iterator<Item = (SpanStats, &'a [f32])> + Clone,
+    out: &mut [f32],
+) {
+    let max = parts
+        .clone()
+        .map(|(stats, _)| stats.max)
+        .fold(f32::NEG_INFINITY, f32::max);
+    out.fill(0.0);
+    let mut total = 0.0;
+    for (stats, values) in parts {
+        if stats.sum == 0.0 {
+            continue;
+        }
+        let weight = (stats.max - max).exp();
+        total += stats.sum * weight;
+        for (o, v) in out.iter_mut().zip(values) {
+            *o += weight * v;
+        }
+    }
+    if total > 0.0 {
+        let inverse = 1.0 / total;
+        for o in out.iter_mut() {
+            *o *= inverse;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::{
+        ActBlock, AttentionShape, BlockQ4_0, BlockQ4_1, BlockQ8_0, SpanStats, attend_span_with,
+    };
+
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn attend_span(
+        shape: AttentionShape,
+        queries: &[f32],
+        keys: &[f32],
+        values: &[f32],
+        kv_offset: usize,
+        first_visible: usize,
+        scores: &mut Vec<f32>,
+        out: &mut [f32],
+        stats: &mut [SpanStats],
+    ) {
+        attend_span_with(
+            |a, b| dot_f32(a, b),
+            shape,
+            queries,
+            keys,
+            values,
+            kv_offset,
+            first_visible,
+            scores,
+            out,
+            stats,
+        );
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn hsum(v: __m256) -> f32 {
+        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+        _mm_cvtss_f32(s)
+    }
+
+    /// The 32 nibbles of a block as bytes, element order.
+    #[target_feature(enable = "avx2,fma")]
+    fn unpack_nibbles(qs: &[u8; 16]) -> __m256i {
+        // SAFETY: `qs` is 16 readable bytes; unaligned loads are allowed.
+        let raw = unsafe { _mm_loadu_si128(qs.as_ptr().cast()) };
+        let mask = _mm_set1_epi8(0x0f);
+        let low = _mm_and_si128(raw, mask);
+        let high = _mm_and_si128(_mm_srli_epi16(raw, 4), mask);
+        _mm256_set_m128i(high, low)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn load_act(x: &ActBlock) -> __m256i {
+        // SAFETY: `x.q` is 32 readable bytes.
+        unsafe { _mm256_loadu_si256(x.q.as_ptr().cast()) }
+    }
+
+    /// Eight i32 sums of `unsigned * signed` byte products.
+    #[target_feature(enable = "avx2,fma")]
+    fn products(unsigned: __m256i, signed: __m256i) -> __m256 {
+        let pairs = _mm256_maddubs_epi16(unsigned, signed);
+        _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)))
+    }
+
+    /// Four f32 partial sums of `nibble * signed` byte products. With
+    /// 4-bit weights a pair's 16-bit sum is at most 2 * 15 * 127, so the
+    /// two 128-bit halves add without overflow before one widening
+    /// multiply, half the work of [`products`] on CPUs that split 256-bit
+    /// operations (AMD Zen 1).
+    #[target_feature(enable = "avx2,fma")]
+    fn nibble_products(nibbles: __m256i, signed: __m256i) -> __m128 {
+        let pairs = _mm256_maddubs_epi16(nibbles, signed);
+        let halves = _mm_add_epi16(
+            _mm256_castsi256_si128(pairs),
+            _mm256_extracti128_si256(pairs, 1),
+        );
+        _mm_cvtepi32_ps(_mm_madd_epi16(halves, _mm_set1_epi16(1)))
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn hsum128(s: __m128) -> f32 {
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+        _mm_cvtss_f32(s)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn dot_q4_1(w: &[BlockQ4_1], x: &[ActBlock]) -> f32 {
+        let mut acc = _mm_setzero_ps();
+        let mut offsets = 0.0f32;
+        for (w, x) in w.iter().zip(x) {
+            let sums = nibble_products(unpack_nibbles(&w.qs), load_act(x));
+            acc = _mm_fmadd_ps(sums, _mm_set1_ps(w.d * x.d), acc);
+            offsets += w.m * x.sum;
+        }
+        hsum128(acc) + offsets
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn dot_q4_0(w: &[BlockQ4_0], x: &[ActBlock]) -> f32 {
+        let mut acc = _mm_setzero_ps();
+        let mut offsets = 0.0f32;
+        for (w, x) in w.iter().zip(x) {
+            let sums = nibble_products(unpack_nibbles(&w.qs), load_act(x));
+            acc = _mm_fmadd_ps(sums, _mm_set1_ps(w.d * x.d), acc);
+            offsets += w.d * 8.0 * x.sum;
+        }
+        hsum128(acc) - offsets
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn dot_q8_0(w: &[BlockQ8_0], x: &[ActBlock]) -> f32 {
+        let mut acc = _mm256_setzero_ps();
+        for (w, x) in w.iter().zip(x) {
+            // SAFETY: `w.qs` is 32 readable bytes.
+            let weights = unsafe { _mm256_loadu_si256(w.qs.as_ptr().cast()) };
+            // |w| * (x * sign(w)) = w * x, with the unsigned operand first
+            // as `maddubs` needs; activations are never -128.
+            let magnitude = _mm256_sign_epi8(weights, weights);
+            let signed = _mm256_sign_epi8(load_act(x), weights);
+            let sums = products(magnitude, signed);
+            acc = _mm256_fmadd_ps(sums, _mm256_set1_ps(w.d * x.d), acc);
+        }
+        hsum(acc)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (mut acc0, mut acc1) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        let mut i = 0;
+        while i + 16 <= n {
+            // SAFETY: `i + 16 <= n`, within both slices.
+            unsafe {
+                let a0 = _mm256_loadu_ps(a.as_ptr().add(i));
+                let b0 = _mm256_loadu_ps(b.as_ptr().add(i));
+                let a1 = _mm256_loadu_ps(a.as_ptr().add(i + 8));
+                let b1 = _mm256_loadu_ps(b.as_ptr().add(i + 8));
+                acc0 = _mm256_fmadd_ps(a0, b0, acc0);
+                acc1 = _mm256_fmadd_ps(a1, b1, acc1);
+            }
+            i += 16;
+        }
+        let mut sum = hsum(_mm256_add_ps(acc0, acc1));
+        for j in i..n {
+            sum += a[j] * b[j];
+        }
+        sum
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic pseudo-random stream (no dependency needed).
+    fn values(seed: u64, n: usize, scale: f32) -> Vec<f32> {
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (0..n)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * scale
+            })
+            .collect()
+    }
+
+    /// Q4_0/Q4_1/Q8_0 file blocks for `rows` x `cols` random weights.
+    fn file_bytes(kind: NativeType, seed: u64, rows: usize, cols: usize) -> Vec<u8> {
+        let raw = values(seed, rows * cols * 2, 1.0);
+        let mut bytes = Vec::new();
+        for (b, chunk) in raw
+            .chunks_exact(BLOCK)
+            .take(rows * cols / BLOCK)
+            .enumerate()
+        {
+            let d = f16::from_f32(0.01 + (b % 7) as f32 * 0.003).to_le_bytes();
+            bytes.extend_from_slice(&d);
+            match kind {
+                NativeType::Q4_0 | NativeType::Q4_1 => {
+                    if kind == NativeType::Q4_1 {
+                        bytes.extend_from_slice(&f16::from_f32(chunk[0] * 0.1).to_le_bytes());
+                    }
+                    for pair in chunk[..16].iter().zip(&chunk[16..]) {
+                        let lo = ((pair.0 + 0.5) * 15.99) as u8 & 0x0f;
+                        let hi = ((pair.1 + 0.5) * 15.99) as u8 & 0x0f;
+                        bytes.push(lo | (hi << 4));
+                    }
+                }
+                NativeType::Q8_0 => {
+                    bytes.extend(chunk.iter().map(|v| ((v * 255.0) as i8) as u8));
+                }
+            }
+        }
+        bytes
+    }
+
+    /// The product through f32 dequantized weights and activations.
+    fn reference(m: &QMatrix, x: &[f32], tokens: usize) -> Vec<f32> {
+        let mut row = vec![0.0; m.cols];
+        let mut out = vec![0.0; tokens * m.rows];
+        for r in 0..m.rows {
+            m.row(r, &mut row).unwrap();
+            for t in 0..tokens {
+                let xt = &x[t * m.cols..(t + 1) * m.cols];
+                out[t * m.rows + r] = row.iter().zip(xt).map(|(a, b)| a * b).sum();
+            }
+        }
+        out
+    }
+
+    fn check(kind: NativeType, tokens: usize, arithmetic: Arithmetic) {
+        let (rows, cols) = (37, 96);
+        let m =
+            QMatrix::from_file_blocks(kind, &file_bytes(kind, 3, rows, cols), rows, cols).unwrap();
+        let x = values(11, tokens * cols, 4.0);
+        let mut act = Activations::default();
+        act.set(&x, cols, arithmetic).unwrap();
+        let expected = reference(&m, &x, tokens);
+        let scale = expected.iter().fold(1.0f32, |m, v| m.max(v.abs()));
+        let mut out = vec![0.0; tokens * rows];
+        m.matmul(&act, &mut out).unwrap();
+        // 8-bit activations: errors of about 1% of the largest output; the
+        // f32 path only rounds.
+        let tolerance = match arithmetic {
+            Arithmetic::Int8 => 0.02,
+            Arithmetic::F32 => 1e-5,
+        };
+        for (i, (got, want)) in out.iter().zip(&expected).enumerate() {
+            assert!(
+                (got - want).abs() <= tolerance * scale,
+                "{kind:?} {tokens} tokens, output {i}: {got} vs {want}"
+            );
+        }
+        if arithmetic == Arithmetic::F32 {
+            return;
+        }
+        // The SIMD and scalar kernels agree to rounding of the f32 sums.
+        for t in 0..tokens {
+            for r in 0..rows {
+                let fast = out[t * rows + r];
+                let slow = m.dot_row(Simd::Scalar, r, cols / BLOCK, act.token(t));
+                assert!(
+                    (fast - slow).abs() <= 1e-4 * scale,
+                    "row {r}: {fast} vs {slow}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn kernels_match_the_dequantized_product() {
+        for kind in [NativeType::Q4_0, NativeType::Q4_1, NativeType::Q8_0] {
+            for tokens in [1, 3, 21] {
+                check(kind, tokens, Arithmetic::Int8);
+                check(kind, tokens, Arithmetic::F32);
+            }
+        }
+    }
+
+    #[test]
+    fn requantized_matrices_keep_their_values() {
+        let (rows, cols) = (5, 64);
+        let w = values(5, rows * cols, 2.0);
+        let m = QMatrix::quantize_q8_0(&w, rows, cols).unwrap();
+        let mut row = vec![0.0; cols];
+        for r in 0..rows {
+            m.row(r, &mut row).unwrap();
+            for (a, b) in row.iter().zip(&w[r * cols..]) {
+                assert!((a - b).abs() <= 1.0 / 127.0 + 1e-6);
+            }
+        }
+        assert_eq!(m.memory_bytes(), rows * cols / BLOCK * 36);
+    }
+
+    #[test]
+    fn bad_shapes_are_errors_not_panics() {
+        assert!(QMatrix::from_file_blocks(NativeType::Q4_1, &[0; 19], 1, 32).is_err());
+        assert!(QMatrix::from_file_blocks(NativeType::Q8_0, &[0; 34], 1, 31).is_err());
+        assert!(QMatrix::quantize_q8_0(&[0.0; 30], 1, 30).is_err());
+        let m = QMatrix::quantize_q8_0(&[0.5; 64], 2, 32).unwrap();
+        let mut act = Activations::default();
+        act.set(&[1.0; 64], 64, Arithmetic::Int8).unwrap();
+        assert!(m.matmul(&act, &mut [0.0; 2]).is_err());
+        assert!(m.row(2, &mut [0.0; 32]).is_err());
+        assert!(act.set(&[1.0; 48], 32, Arithmetic::F32).is_err());
+    }
+
+    #[test]
+    fn f32_dot_matches_the_plain_sum() {
+        for n in [0, 1, 15, 16, 64, 77] {
+            let a = values(1, n, 1.0);
+            let b = values(2, n, 1.0);
+            let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot_f32(&a, &b) - plain).abs() < 1e-4);
+        }
+    }
+}
