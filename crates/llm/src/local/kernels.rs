@@ -440,6 +440,16 @@ impl Simd {
     }
 }
 
+/// `Σ q_w * q_x` of a block of nibbles against 8-bit activations.
+fn nibble_sum(qs: &[u8; 16], q: &[i8; 32]) -> i32 {
+    qs.iter()
+        .zip(q.iter().zip(&q[16..]))
+        .map(|(&b, (&low, &high))| {
+            i32::from(b & 0x0f) * i32::from(low) + i32::from(b >> 4) * i32::from(high)
+        })
+        .sum()
+}
+
 fn dot_q4_1(simd: Simd, w: &[BlockQ4_1], x: &[ActBlock]) -> f32 {
     match simd {
         // SAFETY: `Simd::Avx2` is only made after detecting AVX2 and FMA.
@@ -449,14 +459,7 @@ fn dot_q4_1(simd: Simd, w: &[BlockQ4_1], x: &[ActBlock]) -> f32 {
             .iter()
             .zip(x)
             .map(|(w, x)| {
-                let sum: i32 =
-                    w.qs.iter()
-                        .enumerate()
-                        .map(|(j, &b)| {
-                            i32::from(b & 0x0f) * i32::from(x.q[j])
-                                + i32::from(b >> 4) * i32::from(x.q[j + 16])
-                        })
-                        .sum();
+                let sum = nibble_sum(&w.qs, &x.q);
                 w.d * x.d * sum as f32 + w.m * x.sum
             })
             .sum(),
@@ -472,14 +475,7 @@ fn dot_q4_0(simd: Simd, w: &[BlockQ4_0], x: &[ActBlock]) -> f32 {
             .iter()
             .zip(x)
             .map(|(w, x)| {
-                let sum: i32 =
-                    w.qs.iter()
-                        .enumerate()
-                        .map(|(j, &b)| {
-                            i32::from(b & 0x0f) * i32::from(x.q[j])
-                                + i32::from(b >> 4) * i32::from(x.q[j + 16])
-                        })
-                        .sum();
+                let sum = nibble_sum(&w.qs, &x.q);
                 w.d * (x.d * sum as f32 - 8.0 * x.sum)
             })
             .sum(),
