@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::java::JavaFacts;
+use crate::lang::java::JavaFacts;
+use crate::lang::python::FileFacts;
 use crate::model::Language;
-use crate::python::FileFacts;
 
 /// Bumped whenever [`Facts`] or an extraction changes, to invalidate caches.
 pub(crate) const FACTS_VERSION: u32 = 2;

@@ -82,17 +82,15 @@
 
 #![deny(missing_docs)]
 
+mod assemble;
 mod cache;
 mod facts;
 mod graph;
 mod hct;
-mod java;
-mod java_resolve;
+mod lang;
 mod model;
 mod names;
-mod python;
 mod render;
-mod resolve;
 mod routes;
 mod source;
 mod walk;
@@ -107,14 +105,14 @@ use rayon::prelude::*;
 pub use graph::PackageEdge;
 pub use graph::{Coupling, ModuleStats, Reach, RepoGraph, SearchHit};
 pub use hct::{HctKind, HctNode};
+#[doc(hidden)]
+pub use lang::python::extract::time_parse_and_extract;
 pub use model::{
     Base, BaseRelation, Class, ClassId, Complexity, EntityId, Function, FunctionId, FunctionKind,
     Import, ImportKind, ImportTarget, JavaField, JavaMethod, JavaType, JavaTypeKind, Language,
     Modifier, Module, ModuleId, Param, ParamKind, SkipReason, Skipped, SourceKind, Span,
     UnresolvedCall,
 };
-#[doc(hidden)]
-pub use python::time_parse_and_extract;
 pub use render::{CallEdge, GraphDocument, ModuleEdge, RoutesDocument, SCHEMA_VERSION, Stats};
 pub use routes::{Framework, HttpMethod, Route};
 pub use walk::is_tool_directory;
@@ -127,8 +125,8 @@ pub fn time_parse_and_extract_in(
     text: &str,
 ) -> Option<(std::time::Duration, std::time::Duration)> {
     match language {
-        Language::Python => python::time_parse_and_extract(text),
-        Language::Java => java::time_parse_and_extract(text),
+        Language::Python => lang::python::time_parse_and_extract(text),
+        Language::Java => lang::java::time_parse_and_extract(text),
     }
 }
 
@@ -319,7 +317,7 @@ impl Analyzer {
         let total = walked.files.len();
         let done = AtomicUsize::new(0);
         let report_every = (total / 100).max(16);
-        let parsed: Vec<Result<(resolve::ModuleInput, bool), Skipped>> = walked
+        let parsed: Vec<Result<(assemble::ModuleInput, bool), Skipped>> = walked
             .files
             .par_iter()
             .zip(names)
@@ -402,7 +400,7 @@ impl Analyzer {
                 disk_frames,
             });
         }
-        let input = resolve::BuildInput {
+        let input = assemble::BuildInput {
             root,
             modules,
             skipped,
@@ -411,7 +409,7 @@ impl Analyzer {
         // Writing the cache overlaps with resolution.
         let graph = std::thread::scope(|scope| {
             let writer = update.map(|(dir, update)| scope.spawn(move || cache::store(dir, update)));
-            let graph = resolve::build(input, started);
+            let graph = assemble::build(input, started);
             if let Some(Ok(Err(error))) = writer.map(|w| w.join()) {
                 tracing::warn!(%error, "analysis cache not written");
             }
@@ -440,8 +438,8 @@ impl Drop for Analyzer {
 /// One tree-sitter parser per language, created when first needed; one set per worker.
 #[derive(Default)]
 struct Parsers {
-    python: Option<python::PythonParser>,
-    java: Option<java::JavaParser>,
+    python: Option<lang::python::PythonParser>,
+    java: Option<lang::java::JavaParser>,
 }
 
 impl Parsers {
@@ -449,7 +447,7 @@ impl Parsers {
         match language {
             Language::Python => {
                 if self.python.is_none() {
-                    self.python = python::PythonParser::new().ok();
+                    self.python = lang::python::PythonParser::new().ok();
                 }
                 self.python
                     .as_mut()?
@@ -458,7 +456,7 @@ impl Parsers {
             }
             Language::Java => {
                 if self.java.is_none() {
-                    self.java = java::JavaParser::new().ok();
+                    self.java = lang::java::JavaParser::new().ok();
                 }
                 self.java.as_mut()?.extract(text).map(facts::Facts::Java)
             }
@@ -470,7 +468,7 @@ impl Parsers {
         match language {
             Language::Python => {
                 if self.python.is_none() {
-                    self.python = python::PythonParser::new().ok();
+                    self.python = lang::python::PythonParser::new().ok();
                 }
                 self.python
                     .as_mut()
@@ -479,7 +477,7 @@ impl Parsers {
             }
             Language::Java => {
                 if self.java.is_none() {
-                    self.java = java::JavaParser::new().ok();
+                    self.java = lang::java::JavaParser::new().ok();
                 }
                 self.java
                     .as_mut()
@@ -491,7 +489,7 @@ impl Parsers {
 }
 
 /// Gives Java modules their names, which depend on the package they declare.
-fn name_java_modules(modules: &mut [resolve::ModuleInput]) {
+fn name_java_modules(modules: &mut [assemble::ModuleInput]) {
     let mut taken: std::collections::HashSet<String> = modules
         .iter()
         .filter(|m| m.kind.language() == Language::Python)
@@ -521,7 +519,7 @@ fn analyze_file(
     file: &walk::SourceFile,
     name: Option<names::ModuleName>,
     max_file_size: u64,
-) -> Result<(resolve::ModuleInput, bool), Skipped> {
+) -> Result<(assemble::ModuleInput, bool), Skipped> {
     let skip = |reason| Skipped {
         path: file.rel_path.clone(),
         reason,
@@ -545,7 +543,7 @@ fn analyze_file(
         duplicate: 0,
     });
     Ok((
-        resolve::ModuleInput {
+        assemble::ModuleInput {
             rel_path: file.rel_path.clone(),
             kind: file.kind,
             name,

@@ -4,7 +4,7 @@
 //! module (never the syntax trees, which are gone by now), assigns global
 //! ids, builds one symbol table per scope, and evaluates every import, base
 //! class and call site to an internal definition or an external name. This
-//! file resolves Python ([`FileFacts`]); [`crate::java_resolve`] resolves
+//! file resolves Python ([`FileFacts`]); [`crate::lang::java::resolve`] resolves
 //! Java by declared types; both feed the same assembly of entities, the FCG
 //! and the MDG. Call resolution is per module and runs in parallel over
 //! shared, read-only tables. Every evaluation carries a depth budget, so
@@ -20,13 +20,13 @@ use rayon::prelude::*;
 
 use crate::facts::Facts;
 use crate::graph::{Coupling, RepoGraph};
-use crate::java_resolve::JavaResolver;
+use crate::lang::java::resolve::JavaResolver;
+use crate::lang::python::{Expr, FileFacts, LocalValue, RouteFacts, ScopeRef, UrlView};
 use crate::model::{
     Base, Class, ClassId, Complexity, EntityId, Function, FunctionId, FunctionKind, Import,
     ImportKind, ImportTarget, Language, Module, ModuleId, Skipped, SourceKind, UnresolvedCall,
 };
 use crate::names::ModuleName;
-use crate::python::{Expr, FileFacts, LocalValue, RouteFacts, ScopeRef, UrlView};
 use crate::routes::{
     Framework, HandlerDraft, HttpMethod, RouteDraft, RouteLink, RouteScope, RouterKey,
 };
@@ -298,7 +298,10 @@ impl<'f> Resolver<'f> {
         FunctionId(self.function_base[module.index()] + local)
     }
 
-    fn local_class(&self, class: ClassId) -> Option<(ModuleId, &'f crate::python::ClassFacts)> {
+    fn local_class(
+        &self,
+        class: ClassId,
+    ) -> Option<(ModuleId, &'f crate::lang::python::ClassFacts)> {
         let module = *self.class_module.get(class.index())?;
         let local = class.0 - self.class_base[module.index()];
         Some((module, self.facts(module).classes.get(local as usize)?))
@@ -307,7 +310,7 @@ impl<'f> Resolver<'f> {
     fn local_function(
         &self,
         function: FunctionId,
-    ) -> Option<(ModuleId, &'f crate::python::FunctionFacts)> {
+    ) -> Option<(ModuleId, &'f crate::lang::python::FunctionFacts)> {
         let module = *self.function_module.get(function.index())?;
         let local = function.0 - self.function_base[module.index()];
         Some((module, self.facts(module).functions.get(local as usize)?))
@@ -999,7 +1002,7 @@ impl<'f> Resolver<'f> {
     fn passed_functions(
         &self,
         module: ModuleId,
-        call: &crate::python::CallFacts,
+        call: &crate::lang::python::CallFacts,
         callee: FunctionId,
         edges: &mut Vec<(EntityId, EntityId)>,
     ) {

@@ -19,7 +19,8 @@ use std::cell::RefCell;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::java::{
+use crate::assemble::{ModuleInput, ModuleOutput};
+use crate::lang::java::{
     ArgKind, CONSTRUCTOR, JCall, JCallee, JExpr, JField, JHandler, JLocal, JLocalType,
     JMethodFacts, JParam, JScope, JTypeFacts, JavaFacts, erase, simple_type,
 };
@@ -27,7 +28,6 @@ use crate::model::{
     Base, BaseRelation, ClassId, EntityId, FunctionId, Import, ImportKind, ImportTarget,
     JavaTypeKind, ModuleId, UnresolvedCall,
 };
-use crate::resolve::{ModuleInput, ModuleOutput};
 use crate::routes::{HandlerDraft, RouteDraft, RouteScope};
 
 /// Evaluation steps allowed for one expression before giving up.
@@ -1222,7 +1222,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         }
     }
 
-    fn import(&self, import: &crate::java::JImport) -> Import {
+    fn import(&self, import: &crate::lang::java::JImport) -> Import {
         let r = self.r;
         let (module, name) = match (import.on_demand, import.path.rsplit_once('.')) {
             (true, _) => (import.path.clone(), None),
@@ -1313,7 +1313,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         out
     }
 
-    fn route(&self, route: &crate::java::JRoute) -> RouteDraft {
+    fn route(&self, route: &crate::lang::java::JRoute) -> RouteDraft {
         let r = self.r;
         let handler = match &route.handler {
             JHandler::Method(m) => {

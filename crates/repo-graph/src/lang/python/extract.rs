@@ -5,7 +5,7 @@
 //! recursion) so that hostile nesting depth cannot overflow the stack. The
 //! facts depend only on the file's text, never on its module name or on other
 //! files, which is what lets them be cached by content hash and computed in
-//! parallel; resolution across files happens later in [`crate::resolve`].
+//! parallel; resolution across files happens later in [`crate::assemble`].
 
 use std::sync::OnceLock;
 

@@ -1,13 +1,13 @@
 //! Per-file extraction of Java facts from a tree-sitter syntax tree.
 //!
-//! The shape mirrors [`crate::python`]: one iterative pre-order walk with a
+//! The shape mirrors [`crate::lang::python`]: one iterative pre-order walk with a
 //! [`tree_sitter::TreeCursor`] fills a [`JavaFacts`], and the facts depend
 //! only on the file's bytes. Java needs more than Python's name bindings:
 //! declared types of fields, parameters and locals (with the byte range in
 //! which each local is visible), call sites with their arity, and the type
 //! names the file mentions. Everything that needs other files (which type a
 //! name denotes, which overload a call picks) happens in
-//! [`crate::java_resolve`].
+//! [`crate::lang::java::resolve`].
 
 use std::sync::OnceLock;
 
@@ -15,8 +15,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use tree_sitter::{Language, Node, Parser, Tree};
 
+use crate::lang::python::{count_lines, truncate};
 use crate::model::{BaseRelation, Complexity, FunctionKind, JavaTypeKind, Modifier, Span};
-use crate::python::{count_lines, truncate};
 use crate::routes::{Framework, HttpMethod};
 
 /// Longest text kept verbatim for annotations and unresolved expressions.

@@ -1,0 +1,6 @@
+//! Python: per-file facts and extraction (`extract`), cross-file resolution
+//! (`resolve`).
+
+pub(crate) mod extract;
+
+pub(crate) use extract::*;
