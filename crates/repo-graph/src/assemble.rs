@@ -280,6 +280,8 @@ pub(crate) struct ModuleOutput {
     pub routes: Vec<RouteDraft>,
     /// Python: routers, their registrations and Django includes.
     pub route_links: Vec<RouteLink>,
+    /// Resolution work units spent on this module.
+    pub work: u64,
 }
 
 impl<'f> Resolver<'f> {
@@ -767,6 +769,7 @@ impl<'f> Resolver<'f> {
             references: Vec::new(),
             routes,
             route_links,
+            work: 0,
         }
     }
 
@@ -1287,6 +1290,13 @@ fn assemble(
         .iter()
         .map(|m| bases.by_ref().take(m.facts.class_count()).collect())
         .collect();
+    let resolution = crate::render::ResolutionStats {
+        work: java
+            .setup_work()
+            .saturating_add(per_module.iter().map(|o| o.work).sum::<u64>()),
+        widened: 0,
+        budget_exhausted: 0,
+    };
     let parts: Vec<ModuleParts> = inputs
         .par_iter()
         .zip(per_module)
@@ -1452,6 +1462,7 @@ fn assemble(
         mro: resolver.mro.clone(),
         routes,
         elapsed: started.elapsed().max(Duration::from_nanos(1)),
+        resolution,
     }
 }
 

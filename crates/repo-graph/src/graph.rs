@@ -115,6 +115,8 @@ pub struct RepoGraph {
     pub(crate) mro: Vec<Vec<ClassId>>,
     pub(crate) routes: Vec<Route>,
     pub(crate) elapsed: Duration,
+    /// What cross-file resolution cost, and where it gave up.
+    pub(crate) resolution: crate::render::ResolutionStats,
 }
 
 impl RepoGraph {

@@ -113,7 +113,9 @@ pub use model::{
     Modifier, Module, ModuleId, Param, ParamKind, SkipReason, Skipped, SourceKind, Span,
     UnresolvedCall,
 };
-pub use render::{CallEdge, GraphDocument, ModuleEdge, RoutesDocument, SCHEMA_VERSION, Stats};
+pub use render::{
+    CallEdge, GraphDocument, ModuleEdge, ResolutionStats, RoutesDocument, SCHEMA_VERSION, Stats,
+};
 pub use routes::{Framework, HttpMethod, Route};
 pub use walk::is_tool_directory;
 

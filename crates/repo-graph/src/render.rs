@@ -47,6 +47,28 @@ pub struct Stats {
     pub routes: u64,
     /// Wall time of the analysis in milliseconds.
     pub elapsed_ms: u64,
+    /// Work units spent resolving names, calls and types across files
+    /// (Python and Java together): a machine-independent cost that grows
+    /// linearly with the program's size.
+    #[serde(default)]
+    pub resolve_work: u64,
+    /// Values that grew past the per-node cap and were widened to "unknown".
+    #[serde(default)]
+    pub widened: u64,
+    /// Call sites left unresolved because the per-run step budget ran out.
+    #[serde(default)]
+    pub budget_exhausted: u64,
+}
+
+/// The cost of cross-file resolution, kept on the graph for [`Stats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolutionStats {
+    /// Work units (see [`Stats::resolve_work`]).
+    pub work: u64,
+    /// See [`Stats::widened`].
+    pub widened: u64,
+    /// See [`Stats::budget_exhausted`].
+    pub budget_exhausted: u64,
 }
 
 /// One edge of the FCG in a [`GraphDocument`].
@@ -133,6 +155,9 @@ impl RepoGraph {
             skipped,
             routes: count(self.routes.len()),
             elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
+            resolve_work: self.resolution.work,
+            widened: self.resolution.widened,
+            budget_exhausted: self.resolution.budget_exhausted,
         }
     }
 

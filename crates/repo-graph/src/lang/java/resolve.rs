@@ -250,6 +250,11 @@ pub(crate) struct JavaResolver<'f> {
 }
 
 impl<'f> JavaResolver<'f> {
+    /// Work units spent building the type tables, supertypes and MROs.
+    pub(crate) fn setup_work(&self) -> u64 {
+        0
+    }
+
     pub(crate) fn new(
         inputs: &'f [ModuleInput],
         class_base: &'f [u32],
@@ -709,6 +714,7 @@ impl<'f> JavaResolver<'f> {
             references: ctx.references(),
             routes,
             route_links: Vec::new(),
+            work: 0,
         }
     }
 }
