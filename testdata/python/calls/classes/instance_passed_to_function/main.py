@@ -1,0 +1,14 @@
+class Repo:
+    def save(self, item):
+        return item
+
+
+def persist(repo, item):
+    return repo.save(item)
+
+
+def run():
+    return persist(Repo(), "x")
+
+
+run()

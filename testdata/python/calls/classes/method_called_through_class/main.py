@@ -1,0 +1,11 @@
+class Greeter:
+    def greet(self, name):
+        return "hi " + name
+
+
+def run():
+    g = Greeter()
+    return Greeter.greet(g, "bob")
+
+
+run()

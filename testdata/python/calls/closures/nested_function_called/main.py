@@ -1,0 +1,8 @@
+def outer():
+    def inner():
+        return "inner"
+
+    return inner()
+
+
+outer()

@@ -1,0 +1,2 @@
+def open_file(path):
+    return "posix:" + path

@@ -1,0 +1,8 @@
+from datetime import datetime
+
+
+def stamp():
+    return datetime.now().isoformat()
+
+
+stamp()

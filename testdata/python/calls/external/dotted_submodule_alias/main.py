@@ -1,0 +1,8 @@
+import xml.etree.ElementTree as ET
+
+
+def parse(text):
+    return ET.fromstring(text)
+
+
+parse("<a/>")

@@ -1,0 +1,8 @@
+import utils
+
+
+def run():
+    return utils.helper()
+
+
+run()

@@ -1,0 +1,5 @@
+import os
+
+
+def helper():
+    return os.getcwd()

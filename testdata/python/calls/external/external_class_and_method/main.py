@@ -1,0 +1,9 @@
+from pathlib import Path
+
+
+def exists(name):
+    p = Path(name)
+    return p.exists()
+
+
+exists("setup.cfg")

@@ -1,0 +1,8 @@
+import json
+
+
+def run():
+    return json.dumps({"a": 1})
+
+
+run()

@@ -1,0 +1,9 @@
+import models
+
+
+def run():
+    cls = getattr(models, "User")
+    return cls("ann").greet()
+
+
+run()

@@ -1,0 +1,11 @@
+class Store:
+    def save(self):
+        return "saved"
+
+
+def run():
+    store = Store()
+    return getattr(store, "save")()
+
+
+run()

@@ -1,0 +1,6 @@
+def on_start():
+    return "started"
+
+
+def on_stop():
+    return "stopped"

@@ -1,0 +1,8 @@
+import handlers
+
+
+def run():
+    return getattr(handlers, "on_start")()
+
+
+run()

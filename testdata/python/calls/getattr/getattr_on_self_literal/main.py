@@ -1,0 +1,9 @@
+class Job:
+    def step(self):
+        return "step"
+
+    def run(self):
+        return getattr(self, "step")()
+
+
+Job().run()

@@ -1,0 +1,9 @@
+import importlib
+
+
+def run():
+    plugin = importlib.import_module("plugins.alpha")
+    return plugin.activate()
+
+
+run()

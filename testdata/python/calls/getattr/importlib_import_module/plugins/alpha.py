@@ -1,0 +1,2 @@
+def activate():
+    return "alpha"

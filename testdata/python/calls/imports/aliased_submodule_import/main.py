@@ -1,0 +1,8 @@
+import pkg.util as u
+
+
+def run():
+    return u.slug("A B")
+
+
+run()

@@ -1,0 +1,9 @@
+from b import step
+
+
+def start():
+    return step()
+
+
+def finish():
+    return "done"

@@ -1,0 +1,3 @@
+from a import start
+
+start()

@@ -1,0 +1,10 @@
+__all__ = ["first"]
+__all__ += ["second"]
+
+
+def first():
+    return 1
+
+
+def second():
+    return 2

@@ -1,0 +1,8 @@
+from lib import *
+
+
+def run():
+    return first() + second()
+
+
+run()

@@ -1,0 +1,2 @@
+def compute(x):
+    return x * x

@@ -1,0 +1,8 @@
+from pkg import sub
+
+
+def run():
+    return sub.compute()
+
+
+run()

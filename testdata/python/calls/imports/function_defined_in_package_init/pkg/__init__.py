@@ -1,0 +1,5 @@
+from .config import load
+
+
+def setup():
+    return load()

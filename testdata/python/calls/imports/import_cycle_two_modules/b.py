@@ -1,0 +1,5 @@
+import a
+
+
+def pong(n):
+    return a.ping(n)

@@ -1,0 +1,3 @@
+import a
+
+a.ping(2)

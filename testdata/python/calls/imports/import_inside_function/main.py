@@ -1,0 +1,7 @@
+def run():
+    from tools import fmt
+
+    return fmt("x")
+
+
+run()

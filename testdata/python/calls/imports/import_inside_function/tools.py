@@ -1,0 +1,2 @@
+def fmt(value):
+    return f"<{value}>"

@@ -1,0 +1,2 @@
+def transform(x):
+    return -x

@@ -1,0 +1,9 @@
+import storage as st
+
+
+def run():
+    st.save("k", 1)
+    return st.load("k")
+
+
+run()

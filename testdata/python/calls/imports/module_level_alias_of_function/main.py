@@ -1,0 +1,8 @@
+from lib import fetch
+
+
+def run():
+    return fetch("url")
+
+
+run()

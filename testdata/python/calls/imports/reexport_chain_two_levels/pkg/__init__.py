@@ -1,0 +1,1 @@
+from .inner import render

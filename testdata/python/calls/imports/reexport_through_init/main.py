@@ -1,0 +1,8 @@
+from pkg import Engine
+
+
+def run():
+    return Engine().start()
+
+
+run()

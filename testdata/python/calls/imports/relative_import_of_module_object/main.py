@@ -1,0 +1,3 @@
+from pkg.app import start
+
+start()

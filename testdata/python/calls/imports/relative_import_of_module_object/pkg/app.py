@@ -1,0 +1,5 @@
+from . import db
+
+
+def start():
+    return db.connect()

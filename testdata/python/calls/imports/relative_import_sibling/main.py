@@ -1,0 +1,3 @@
+from pkg.api import handle
+
+handle()

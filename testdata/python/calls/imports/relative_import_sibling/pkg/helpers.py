@@ -1,0 +1,2 @@
+def tidy(text):
+    return text.strip()

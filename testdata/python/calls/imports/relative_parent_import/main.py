@@ -1,0 +1,3 @@
+from pkg.sub.mod import run
+
+run()

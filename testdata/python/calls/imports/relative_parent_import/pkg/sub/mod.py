@@ -1,0 +1,5 @@
+from ..util import helper
+
+
+def run():
+    return helper()

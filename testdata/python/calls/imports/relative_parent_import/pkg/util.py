@@ -1,0 +1,2 @@
+def helper():
+    return "help"

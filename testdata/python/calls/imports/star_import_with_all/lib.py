@@ -1,0 +1,9 @@
+__all__ = ["public"]
+
+
+def public():
+    return hidden()
+
+
+def hidden():
+    return 1

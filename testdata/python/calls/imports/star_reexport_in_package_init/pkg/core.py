@@ -1,0 +1,9 @@
+__all__ = ["start"]
+
+
+def start():
+    return _boot()
+
+
+def _boot():
+    return "booted"

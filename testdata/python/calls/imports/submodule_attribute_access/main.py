@@ -1,0 +1,8 @@
+import pkg.sub
+
+
+def run():
+    return pkg.sub.compute()
+
+
+run()

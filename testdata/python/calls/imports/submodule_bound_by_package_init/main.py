@@ -1,0 +1,8 @@
+import pkg
+
+
+def run():
+    return pkg.sub.compute()
+
+
+run()

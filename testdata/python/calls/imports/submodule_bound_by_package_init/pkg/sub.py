@@ -1,0 +1,2 @@
+def compute():
+    return 1

@@ -1,0 +1,2 @@
+def parse(text):
+    return text.split()

@@ -1,0 +1,10 @@
+def handler():
+    return "handled"
+
+
+def run():
+    pick = lambda: handler
+    return pick()()
+
+
+run()

@@ -1,0 +1,12 @@
+def fallback():
+    return "fallback"
+
+
+DEFAULT = lambda: fallback()
+
+
+def run():
+    return DEFAULT()
+
+
+run()

@@ -1,0 +1,3 @@
+class View:
+    def get(self):
+        return "fresh"

@@ -1,0 +1,13 @@
+def handle(event):
+    return event
+
+
+def get_handler():
+    return handle
+
+
+def run():
+    return get_handler()("click")
+
+
+run()

@@ -1,0 +1,13 @@
+class Service:
+    def handler(self):
+        return self.process
+
+    def process(self):
+        return "done"
+
+
+def run():
+    return Service().handler()()
+
+
+run()

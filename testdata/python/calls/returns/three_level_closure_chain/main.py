@@ -1,0 +1,19 @@
+def leaf():
+    return "leaf"
+
+
+def outer():
+    def middle():
+        def inner():
+            return leaf()
+
+        return inner
+
+    return middle
+
+
+def run():
+    return outer()()()
+
+
+run()
