@@ -9,260 +9,23 @@
 
 use std::sync::OnceLock;
 
-use serde::{Deserialize, Serialize};
+use rustc_hash::{FxHashMap, FxHashSet};
 use tree_sitter::{Language, Node, Parser, Tree};
 
+use super::convert::is_marker_decorator;
+use super::facts::*;
 use crate::model::{Complexity, FunctionKind, Param, ParamKind, Span};
 
 /// Longest callee or decorator text kept verbatim.
 const MAX_TEXT: usize = 120;
-/// Deepest attribute/call chain turned into an [`Expr`]; deeper is [`Expr::Other`].
-const MAX_EXPR_DEPTH: u32 = 48;
-
-/// A lexical scope of a file: the module, or a class or function by local index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub(crate) enum ScopeRef {
-    Module,
-    Class(u32),
-    Function(u32),
-}
-
-/// A name expression that can be evaluated during resolution.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum Expr {
-    Name(String),
-    Attr(Box<Expr>, String),
-    /// The result of calling the inner expression.
-    Call(Box<Expr>),
-    /// `super()` (with or without arguments).
-    Super,
-    /// Anything else, as written (truncated).
-    Other(String),
-}
-
-impl Expr {
-    /// The expression as source-like text, for unresolved-call reports.
-    pub(crate) fn render(&self) -> String {
-        let mut out = String::new();
-        self.render_into(&mut out);
-        out
-    }
-
-    fn render_into(&self, out: &mut String) {
-        match self {
-            Expr::Name(n) => out.push_str(n),
-            Expr::Attr(base, attr) => {
-                base.render_into(out);
-                out.push('.');
-                out.push_str(attr);
-            }
-            Expr::Call(inner) => {
-                inner.render_into(out);
-                out.push_str("()");
-            }
-            Expr::Super => out.push_str("super()"),
-            Expr::Other(text) => out.push_str(text),
-        }
-    }
-
-    /// Parses a dotted name such as `a.b.c`; `None` for anything else.
-    pub(crate) fn dotted(text: &str) -> Option<Expr> {
-        let mut parts = text.split('.');
-        let first = parts.next().filter(|p| is_identifier(p))?;
-        let mut expr = Expr::Name(first.to_string());
-        for part in parts {
-            if !is_identifier(part) {
-                return None;
-            }
-            expr = Expr::Attr(Box::new(expr), part.to_string());
-        }
-        Some(expr)
-    }
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
-        && chars.all(|c| c == '_' || c.is_alphanumeric())
-}
-
-/// What a name is bound to in a scope, as far as one file can tell.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum LocalValue {
-    Function(u32),
-    Class(u32),
-    /// Index into [`FileFacts::imports`].
-    Import(u32),
-    /// `x = callee(...)`: the result of calling `callee`.
-    CallResult(Expr),
-    /// `x = a.b`.
-    Alias(Expr),
-    /// `x: T` or a parameter annotated with `T`: an instance of `T`.
-    Instance(Expr),
-    /// An unannotated parameter, by position.
-    Param(u32),
-    /// The first parameter of a method (`self`).
-    SelfParam,
-    /// The first parameter of a classmethod (`cls`).
-    ClsParam,
-    /// Bound to something the analysis does not follow.
-    Opaque,
-}
-
-/// A name bound in a scope.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Binding {
-    pub scope: ScopeRef,
-    pub name: String,
-    pub value: LocalValue,
-}
-
-/// An import statement's imported name, before resolution.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ImportFacts {
-    pub kind: crate::model::ImportKind,
-    pub module: String,
-    pub level: u32,
-    pub name: Option<String>,
-    pub alias: Option<String>,
-    pub line: u32,
-    pub scope: ScopeRef,
-    pub in_try: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct ClassFacts {
-    pub name: String,
-    /// Dotted path inside the module, e.g. `Outer.Inner`.
-    pub local_path: String,
-    pub parent: ScopeRef,
-    pub bases: Vec<(String, Expr)>,
-    pub decorators: Vec<String>,
-    pub docstring: Option<String>,
-    pub span: Span,
-    /// Attributes with a known type: class-body assignments and `self.x = ...` in methods.
-    pub attrs: Vec<(String, LocalValue, ScopeRef)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct FunctionFacts {
-    pub name: String,
-    pub local_path: String,
-    pub parent: ScopeRef,
-    pub kind: FunctionKind,
-    pub params: Vec<Param>,
-    pub returns: Option<String>,
-    /// The return annotation as an evaluable name, when it is one.
-    pub returns_expr: Option<Expr>,
-    pub decorators: Vec<String>,
-    pub is_async: bool,
-    pub docstring: Option<String>,
-    pub span: Span,
-    pub complexity: Complexity,
-    /// Positions of parameters that the body calls directly (`fn(x)`).
-    pub called_params: Vec<u32>,
-}
-
-/// An argument passed at a call site, kept when it is a plain name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Arg {
-    /// Position for positional arguments.
-    pub position: Option<u32>,
-    pub keyword: Option<String>,
-    pub value: Expr,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct CallFacts {
-    pub scope: ScopeRef,
-    pub callee: Expr,
-    pub line: u32,
-    pub args: Vec<Arg>,
-}
-
-/// What a Django `path(...)` entry routes to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum UrlView {
-    /// A view function (or class) as written.
-    View(Expr),
-    /// `ViewClass.as_view(...)`.
-    AsView(Expr),
-    /// `include("app.urls")`.
-    Include(String),
-    /// `include(app_urls_module)`.
-    IncludeModule(Expr),
-}
-
-/// A web route declaration, or the wiring that gives routes a prefix, as
-/// written in one file (Flask, FastAPI, Django).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum RouteFacts {
-    /// `@receiver.verb(path, methods=[...])` on the function with this index.
-    Decorator {
-        function: u32,
-        receiver: Expr,
-        verb: String,
-        path: String,
-        methods: Vec<String>,
-        line: u32,
-    },
-    /// `name = Blueprint(..., url_prefix=...)`, `APIRouter(prefix=...)`,
-    /// `Flask(...)` or `FastAPI(...)` at module level.
-    Router {
-        name: String,
-        constructor: String,
-        prefix: Option<String>,
-    },
-    /// `receiver.register_blueprint(router, url_prefix=...)` or
-    /// `receiver.include_router(router, prefix=...)`.
-    Mount {
-        scope: ScopeRef,
-        receiver: Expr,
-        router: Expr,
-        prefix: Option<String>,
-    },
-    /// One `path(route, view)` (or `re_path`, `url`) entry of a
-    /// module-level `urlpatterns` list.
-    UrlPattern {
-        route: String,
-        regex: bool,
-        view: UrlView,
-        line: u32,
-    },
-}
-
-/// Decorator names that declare Flask or FastAPI routes.
-const ROUTE_VERBS: &[&str] = &[
-    "route",
-    "api_route",
-    "get",
-    "post",
-    "put",
-    "delete",
-    "patch",
-    "head",
-    "options",
-];
-
-/// Everything one file tells about itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct FileFacts {
-    pub docstring: Option<String>,
-    pub line_count: u32,
-    pub has_syntax_errors: bool,
-    pub complexity: Complexity,
-    pub all: Option<Vec<String>>,
-    pub classes: Vec<ClassFacts>,
-    pub functions: Vec<FunctionFacts>,
-    pub imports: Vec<ImportFacts>,
-    pub bindings: Vec<Binding>,
-    pub calls: Vec<CallFacts>,
-    pub routes: Vec<RouteFacts>,
-}
+/// Deepest attribute/call chain turned into an [`Expr`] or [`VExpr`];
+/// deeper is [`Expr::Other`] or [`VExpr::Unknown`] (the walk still records
+/// the calls below it, each from its own node).
+pub(super) const MAX_EXPR_DEPTH: u32 = 48;
 
 /// Node kinds the walk reacts to, looked up through a table indexed by kind id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Other,
     FunctionDefinition,
     ClassDefinition,
@@ -302,29 +65,58 @@ enum Kind {
     Tuple,
     Comment,
     Type,
+    ForStatement,
+    WhileStatement,
+    WithItem,
+    ExceptClause,
+    Lambda,
+    /// List, set, dict comprehensions and generator expressions.
+    Comprehension,
+    ReturnStatement,
+    Yield,
+    RaiseStatement,
+    GlobalStatement,
+    NonlocalStatement,
+    ConditionalExpression,
+    BooleanOperator,
+    Subscript,
+    Await,
+    NamedExpression,
+    PatternList,
+    TuplePattern,
+    ListPattern,
+    ExpressionList,
+    Dictionary,
+    Pair,
+    Set,
+    ForInClause,
+    IfClause,
+    AsPattern,
+    Slice,
     /// A construct counted by the complexity measure.
     Branch,
 }
 
-struct Grammar {
-    language: Language,
+pub(super) struct Grammar {
+    pub(super) language: Language,
     kinds: Vec<Kind>,
-    field_body: u16,
-    field_name: u16,
-    field_parameters: u16,
-    field_return_type: u16,
-    field_superclasses: u16,
-    field_function: u16,
-    field_arguments: u16,
-    field_left: u16,
-    field_right: u16,
-    field_type: u16,
-    field_object: u16,
-    field_attribute: u16,
-    field_module_name: u16,
-    field_alias: u16,
-    field_value: u16,
-    field_definition: u16,
+    pub(super) field_body: u16,
+    pub(super) field_name: u16,
+    pub(super) field_parameters: u16,
+    pub(super) field_return_type: u16,
+    pub(super) field_superclasses: u16,
+    pub(super) field_function: u16,
+    pub(super) field_arguments: u16,
+    pub(super) field_left: u16,
+    pub(super) field_right: u16,
+    pub(super) field_type: u16,
+    pub(super) field_object: u16,
+    pub(super) field_attribute: u16,
+    pub(super) field_module_name: u16,
+    pub(super) field_alias: u16,
+    pub(super) field_value: u16,
+    pub(super) field_definition: u16,
+    pub(super) field_cause: u16,
 }
 
 fn grammar() -> &'static Grammar {
@@ -375,19 +167,40 @@ fn grammar() -> &'static Grammar {
                     ("tuple", true) => Kind::Tuple,
                     ("comment", true) => Kind::Comment,
                     ("type", true) => Kind::Type,
+                    ("for_statement", true) => Kind::ForStatement,
+                    ("while_statement", true) => Kind::WhileStatement,
+                    ("with_item", true) => Kind::WithItem,
+                    ("except_clause", true) => Kind::ExceptClause,
+                    ("lambda", true) => Kind::Lambda,
                     (
-                        "if_statement"
-                        | "elif_clause"
-                        | "for_statement"
-                        | "while_statement"
-                        | "except_clause"
-                        | "list_comprehension"
+                        "list_comprehension"
                         | "set_comprehension"
                         | "dictionary_comprehension"
-                        | "generator_expression"
-                        | "case_clause",
+                        | "generator_expression",
                         true,
-                    ) => Kind::Branch,
+                    ) => Kind::Comprehension,
+                    ("return_statement", true) => Kind::ReturnStatement,
+                    ("yield", true) => Kind::Yield,
+                    ("raise_statement", true) => Kind::RaiseStatement,
+                    ("global_statement", true) => Kind::GlobalStatement,
+                    ("nonlocal_statement", true) => Kind::NonlocalStatement,
+                    ("conditional_expression", true) => Kind::ConditionalExpression,
+                    ("boolean_operator", true) => Kind::BooleanOperator,
+                    ("subscript", true) => Kind::Subscript,
+                    ("await", true) => Kind::Await,
+                    ("named_expression", true) => Kind::NamedExpression,
+                    ("pattern_list", true) => Kind::PatternList,
+                    ("tuple_pattern", true) => Kind::TuplePattern,
+                    ("list_pattern", true) => Kind::ListPattern,
+                    ("expression_list", true) => Kind::ExpressionList,
+                    ("dictionary", true) => Kind::Dictionary,
+                    ("pair", true) => Kind::Pair,
+                    ("set", true) => Kind::Set,
+                    ("for_in_clause", true) => Kind::ForInClause,
+                    ("if_clause", true) => Kind::IfClause,
+                    ("as_pattern", true) => Kind::AsPattern,
+                    ("slice", true) => Kind::Slice,
+                    ("if_statement" | "elif_clause" | "case_clause", true) => Kind::Branch,
                     _ => Kind::Other,
                 }
             })
@@ -414,6 +227,7 @@ fn grammar() -> &'static Grammar {
             field_alias: field("alias"),
             field_value: field("value"),
             field_definition: field("definition"),
+            field_cause: field("cause"),
             kinds,
             language,
         }
@@ -421,14 +235,14 @@ fn grammar() -> &'static Grammar {
 }
 
 impl Grammar {
-    fn kind(&self, node: Node<'_>) -> Kind {
+    pub(super) fn kind(&self, node: Node<'_>) -> Kind {
         self.kinds
             .get(usize::from(node.kind_id()))
             .copied()
             .unwrap_or(Kind::Other)
     }
 
-    fn field<'t>(&self, node: Node<'t>, field: u16) -> Option<Node<'t>> {
+    pub(super) fn field<'t>(&self, node: Node<'t>, field: u16) -> Option<Node<'t>> {
         node.child_by_field_id(field)
     }
 }
@@ -469,6 +283,8 @@ struct Frame {
     self_name: Option<String>,
     /// For methods: the enclosing class.
     class: Option<u32>,
+    /// Names declared `global` (true) or `nonlocal` (false) in this function.
+    declared: Vec<(String, bool)>,
 }
 
 /// A definition whose scope opens when the walk reaches its body block.
@@ -477,16 +293,47 @@ struct PendingScope {
     frame: Frame,
 }
 
-struct Extractor<'s> {
-    src: &'s str,
-    g: &'static Grammar,
-    facts: FileFacts,
+/// A block of statements, for the reaching-bindings pass: blocks are
+/// numbered in pre-order, so `a` encloses `b` exactly when
+/// `a <= b < end[a]`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Block {
+    /// One past the last block nested in this one.
+    pub end: u32,
+    /// The outermost loop body enclosing this block within its scope.
+    pub outer_loop: Option<u32>,
+}
+
+/// A decorator of the definition being entered: its text and, unless it
+/// only marks the function (`staticmethod`, `property`, `x.setter`), its value.
+type Decorator = (String, Option<VExpr>);
+
+pub(super) struct Extractor<'s> {
+    pub(super) src: &'s str,
+    pub(super) g: &'static Grammar,
+    pub(super) facts: FileFacts,
     frames: Vec<Frame>,
     pending: Vec<PendingScope>,
     try_depth: u32,
     block_depth: u32,
     /// The decorated definition being entered: (definition node id, outer span, decorators).
-    decorated: Option<(usize, Span, Vec<String>)>,
+    decorated: Option<(usize, Span, Vec<Decorator>)>,
+    /// Blocks, and the stack of those the walk is in.
+    pub(super) blocks: Vec<Block>,
+    pub(super) block_stack: Vec<u32>,
+    /// Body blocks of `for` and `while` statements not yet entered.
+    loop_bodies: Vec<usize>,
+    /// Position and block of each use and binding, aligned with the facts.
+    pub(super) use_at: Vec<(u32, u32)>,
+    pub(super) binding_at: Vec<(u32, u32)>,
+    /// Call nodes already turned into call sites.
+    pub(super) calls_by_node: FxHashMap<usize, u32>,
+    /// Lambda nodes already turned into lambdas.
+    pub(super) lambdas_by_node: FxHashMap<usize, u32>,
+    /// Expression and statement nodes already converted as part of another.
+    pub(super) done: FxHashSet<usize>,
+    /// Scopes entered by conversion (lambda bodies), innermost last.
+    pub(super) scope_override: Vec<ScopeRef>,
 }
 
 impl<'s> Extractor<'s> {
@@ -504,7 +351,11 @@ impl<'s> Extractor<'s> {
                 functions: Vec::new(),
                 imports: Vec::new(),
                 bindings: Vec::new(),
+                uses: Vec::new(),
                 calls: Vec::new(),
+                lambdas: Vec::new(),
+                effects: Vec::new(),
+                containers: 0,
                 routes: Vec::new(),
             },
             frames: Vec::new(),
@@ -512,6 +363,18 @@ impl<'s> Extractor<'s> {
             try_depth: 0,
             block_depth: 0,
             decorated: None,
+            blocks: vec![Block {
+                end: u32::MAX,
+                outer_loop: None,
+            }],
+            block_stack: vec![0],
+            loop_bodies: Vec::new(),
+            use_at: Vec::new(),
+            binding_at: Vec::new(),
+            calls_by_node: FxHashMap::default(),
+            lambdas_by_node: FxHashMap::default(),
+            done: FxHashSet::default(),
+            scope_override: Vec::new(),
         }
     }
 
@@ -539,18 +402,31 @@ impl<'s> Extractor<'s> {
                 self.leave(parent, self.g.kind(parent));
             }
         }
+        let total = u32::try_from(self.blocks.len()).unwrap_or(u32::MAX);
+        if let Some(root) = self.blocks.first_mut() {
+            root.end = total;
+        }
+        super::reach::compute(
+            &mut self.facts,
+            &self.use_at,
+            &self.binding_at,
+            &self.blocks,
+        );
         self.facts
     }
 
-    fn text(&self, node: Node<'_>) -> &'s str {
+    pub(super) fn text(&self, node: Node<'_>) -> &'s str {
         self.src.get(node.byte_range()).unwrap_or("")
     }
 
-    fn short_text(&self, node: Node<'_>) -> String {
+    pub(super) fn short_text(&self, node: Node<'_>) -> String {
         truncate(self.text(node), MAX_TEXT)
     }
 
-    fn scope(&self) -> ScopeRef {
+    pub(super) fn scope(&self) -> ScopeRef {
+        if let Some(scope) = self.scope_override.last() {
+            return *scope;
+        }
         self.frames.last().map_or(ScopeRef::Module, |f| f.scope)
     }
 
@@ -564,7 +440,7 @@ impl<'s> Extractor<'s> {
 
     fn local_path(&self, name: &str) -> String {
         let parent = match self.scope() {
-            ScopeRef::Module => None,
+            ScopeRef::Module | ScopeRef::Lambda(_) => None,
             ScopeRef::Class(c) => self.facts.classes.get(c as usize).map(|c| &c.local_path),
             ScopeRef::Function(f) => self.facts.functions.get(f as usize).map(|f| &f.local_path),
         };
@@ -574,51 +450,158 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn bind(&mut self, name: &str, value: LocalValue) {
-        let scope = self.scope();
+    pub(super) fn current_block(&self) -> u32 {
+        self.block_stack.last().copied().unwrap_or(0)
+    }
+
+    /// Binds `name` in the current scope (or where `global`/`nonlocal`
+    /// sends it), taking effect at byte `pos`; returns the binding's index.
+    pub(super) fn bind(&mut self, name: &str, value: BindValue, pos: usize) -> u32 {
+        let mut scope = self.scope();
+        if self.scope_override.is_empty()
+            && matches!(scope, ScopeRef::Function(_))
+            && let Some(frame) = self.frames.last()
+            && let Some((_, global)) = frame.declared.iter().find(|(n, _)| n == name)
+        {
+            scope = if *global {
+                ScopeRef::Module
+            } else {
+                self.frames
+                    .iter()
+                    .rev()
+                    .skip(1)
+                    .find(|f| matches!(f.scope, ScopeRef::Function(_)))
+                    .map_or(ScopeRef::Module, |f| f.scope)
+            };
+        }
+        let index = u32::try_from(self.facts.bindings.len()).unwrap_or(u32::MAX);
         self.facts.bindings.push(Binding {
             scope,
             name: name.to_string(),
             value,
         });
+        let block = self.current_block();
+        self.binding_at
+            .push((u32::try_from(pos).unwrap_or(u32::MAX), block));
+        index
+    }
+
+    /// Opens a block nested in the current one.
+    pub(super) fn push_block(&mut self, scope_root: bool, is_loop: bool) {
+        let index = u32::try_from(self.blocks.len()).unwrap_or(u32::MAX);
+        let parent_loop = if scope_root {
+            None
+        } else {
+            self.blocks
+                .get(self.current_block() as usize)
+                .and_then(|b| b.outer_loop)
+        };
+        self.blocks.push(Block {
+            end: u32::MAX,
+            outer_loop: parent_loop.or(is_loop.then_some(index)),
+        });
+        self.block_stack.push(index);
+    }
+
+    pub(super) fn pop_block(&mut self) {
+        if self.block_stack.len() <= 1 {
+            return;
+        }
+        let total = u32::try_from(self.blocks.len()).unwrap_or(u32::MAX);
+        if let Some(index) = self.block_stack.pop()
+            && let Some(block) = self.blocks.get_mut(index as usize)
+        {
+            block.end = total;
+        }
     }
 
     /// Returns whether to descend into the node's children.
     fn enter(&mut self, node: Node<'_>, kind: Kind) -> bool {
+        let mut scope_root = false;
         if let Some(pending) = self.pending.last()
             && pending.body_node == node.id()
             && let Some(pending) = self.pending.pop()
         {
             self.frames.push(pending.frame);
+            scope_root = true;
         }
         match kind {
             Kind::FunctionDefinition => self.enter_function(node),
             Kind::ClassDefinition => self.enter_class(node),
             Kind::DecoratedDefinition => self.enter_decorated(node),
-            Kind::Decorator => self.enter_decorator(node),
-            Kind::Call => self.enter_call(node),
+            Kind::Call => {
+                if !self.calls_by_node.contains_key(&node.id()) {
+                    self.vexpr(node, 0);
+                }
+            }
+            Kind::Lambda => {
+                if !self.lambdas_by_node.contains_key(&node.id()) {
+                    self.vexpr(node, 0);
+                }
+            }
+            Kind::Comprehension => {
+                self.count_branch();
+                if !self.done.contains(&node.id()) {
+                    self.vexpr(node, 0);
+                }
+            }
+            Kind::NamedExpression => {
+                if !self.done.contains(&node.id()) {
+                    self.vexpr(node, 0);
+                }
+            }
             Kind::Import | Kind::ImportFrom | Kind::FutureImport => {
                 self.enter_import(node);
                 return false;
             }
             Kind::Assignment => self.enter_assignment(node),
             Kind::AugmentedAssignment => self.enter_augmented_assignment(node),
-            Kind::Try => self.try_depth += 1,
-            Kind::Block => self.block_depth += 1,
-            Kind::Branch => {
-                self.facts.complexity.branches += 1;
-                if let Some(ScopeRef::Function(f)) = self.function_frame().map(|f| f.scope)
-                    && let Some(function) = self.facts.functions.get_mut(f as usize)
-                {
-                    function.complexity.branches += 1;
+            Kind::ForStatement => {
+                self.count_branch();
+                self.enter_for(node);
+            }
+            Kind::WhileStatement => {
+                self.count_branch();
+                if let Some(body) = self.g.field(node, self.g.field_body) {
+                    self.loop_bodies.push(body.id());
                 }
             }
+            Kind::WithItem => self.enter_with_item(node),
+            Kind::ExceptClause => {
+                self.count_branch();
+                self.enter_except(node);
+            }
+            Kind::ReturnStatement => self.enter_return(node),
+            Kind::Yield => self.enter_yield(node),
+            Kind::RaiseStatement => self.enter_raise(node),
+            Kind::GlobalStatement | Kind::NonlocalStatement => {
+                self.enter_declaration(node, kind == Kind::GlobalStatement)
+            }
+            Kind::Try => self.try_depth += 1,
+            Kind::Block => {
+                self.block_depth += 1;
+                let is_loop = self.loop_bodies.last() == Some(&node.id());
+                if is_loop {
+                    self.loop_bodies.pop();
+                }
+                self.push_block(scope_root, is_loop);
+            }
+            Kind::Branch => self.count_branch(),
             Kind::Comment | Kind::Type => return false,
             // Only f-strings hold code (interpolations); other strings are skipped whole.
             Kind::String => return self.is_f_string(node),
             _ => {}
         }
         true
+    }
+
+    fn count_branch(&mut self) {
+        self.facts.complexity.branches += 1;
+        if let Some(ScopeRef::Function(f)) = self.function_frame().map(|f| f.scope)
+            && let Some(function) = self.facts.functions.get_mut(f as usize)
+        {
+            function.complexity.branches += 1;
+        }
     }
 
     fn is_f_string(&self, node: Node<'_>) -> bool {
@@ -640,6 +623,7 @@ impl<'s> Extractor<'s> {
             Kind::Try => self.try_depth = self.try_depth.saturating_sub(1),
             Kind::Block => {
                 self.block_depth = self.block_depth.saturating_sub(1);
+                self.pop_block();
                 if self.frames.last().is_some_and(|f| f.end_node == node.id()) {
                     self.frames.pop();
                 }
@@ -648,7 +632,8 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    /// Remembers the decorators for the definition that follows them.
+    /// Remembers the decorators for the definition that follows them, and
+    /// evaluates them where they are written (before the definition).
     /// (`Node::parent` would walk down from the root for every definition.)
     fn enter_decorated(&mut self, node: Node<'_>) {
         let Some(definition) = node.child_by_field_id(self.g.field_definition) else {
@@ -657,16 +642,49 @@ impl<'s> Extractor<'s> {
         let mut decorators = Vec::new();
         let mut cursor = node.walk();
         let is_function = self.g.kind(definition) == Kind::FunctionDefinition;
-        for child in node.named_children(&mut cursor) {
-            if self.g.kind(child) == Kind::Decorator {
-                let text = self.text(child).trim_start_matches('@').trim();
-                decorators.push(truncate(text, MAX_TEXT));
-                if is_function {
-                    self.route_decorator(child);
-                }
+        let children: Vec<Node<'_>> = node
+            .named_children(&mut cursor)
+            .filter(|c| self.g.kind(*c) == Kind::Decorator)
+            .collect();
+        for child in children {
+            let text = truncate(self.text(child).trim_start_matches('@').trim(), MAX_TEXT);
+            if is_function {
+                self.route_decorator(child);
             }
+            let value = match child.named_child(0) {
+                Some(expr) if !is_marker_decorator(&text) => Some(self.vexpr(expr, 0)),
+                _ => None,
+            };
+            decorators.push((text, value));
         }
         self.decorated = Some((definition.id(), self.span(node), decorators));
+    }
+
+    /// The binding value of a definition: the decorators applied to it,
+    /// innermost first, each a call site of its own.
+    fn decorate(&mut self, definition: VExpr, decorators: &[Decorator], line: u32) -> VExpr {
+        let mut value = definition;
+        for (_, decorator) in decorators.iter().rev() {
+            let Some(decorator) = decorator else { continue };
+            let index = self.push_call(CallFacts {
+                scope: self.scope(),
+                callee: decorator.clone(),
+                args: vec![Arg {
+                    kind: ArgKind::Positional(0),
+                    value,
+                }],
+                line,
+                kind: CallKind::Decorator,
+            });
+            value = VExpr::Call(index);
+        }
+        value
+    }
+
+    pub(super) fn push_call(&mut self, call: CallFacts) -> u32 {
+        let index = u32::try_from(self.facts.calls.len()).unwrap_or(u32::MAX);
+        self.facts.calls.push(call);
+        index
     }
 
     /// `@app.get("/x")`, `@bp.route("/x", methods=["POST"])`: the function
@@ -721,14 +739,14 @@ impl<'s> Extractor<'s> {
         });
     }
 
-    fn positional_arg<'t>(&self, args: Node<'t>, position: usize) -> Option<Node<'t>> {
+    pub(super) fn positional_arg<'t>(&self, args: Node<'t>, position: usize) -> Option<Node<'t>> {
         let mut cursor = args.walk();
         args.named_children(&mut cursor)
             .filter(|a| !matches!(self.g.kind(*a), Kind::KeywordArgument | Kind::Comment))
             .nth(position)
     }
 
-    fn keyword_arg<'t>(&self, args: Node<'t>, name: &str) -> Option<Node<'t>> {
+    pub(super) fn keyword_arg<'t>(&self, args: Node<'t>, name: &str) -> Option<Node<'t>> {
         let g = self.g;
         let mut cursor = args.walk();
         args.named_children(&mut cursor)
@@ -741,14 +759,14 @@ impl<'s> Extractor<'s> {
     }
 
     /// The value of a string literal without interpolations.
-    fn plain_string(&self, node: Node<'_>) -> Option<String> {
+    pub(super) fn plain_string(&self, node: Node<'_>) -> Option<String> {
         (self.g.kind(node) == Kind::String && !self.is_f_string(node))
             .then(|| self.string_value(node))
             .flatten()
     }
 
     /// `name = Blueprint(...)`, `APIRouter(...)`, `Flask(...)`, `FastAPI(...)`.
-    fn router_assignment(&mut self, name: &str, call: Node<'_>) {
+    pub(super) fn router_assignment(&mut self, name: &str, call: Node<'_>) {
         let g = self.g;
         let (Some(function), Some(args)) = (
             g.field(call, g.field_function),
@@ -776,7 +794,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// `app.register_blueprint(bp, url_prefix=...)`, `app.include_router(r, prefix=...)`.
-    fn mount_call(&mut self, receiver: &Expr, verb: &str, args: Node<'_>) {
+    pub(super) fn mount_call(&mut self, receiver: &Expr, verb: &str, args: Node<'_>) {
         let keyword = match verb {
             "register_blueprint" => "url_prefix",
             "include_router" => "prefix",
@@ -800,7 +818,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// The `path(...)` entries of a module-level `urlpatterns` list.
-    fn url_patterns(&mut self, list: Node<'_>) {
+    pub(super) fn url_patterns(&mut self, list: Node<'_>) {
         let g = self.g;
         if g.kind(list) != Kind::List {
             return;
@@ -873,7 +891,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// The span including decorators, and the decorator texts, of a definition.
-    fn decorations(&mut self, node: Node<'_>) -> (Span, Vec<String>) {
+    fn decorations(&mut self, node: Node<'_>) -> (Span, Vec<Decorator>) {
         match self.decorated.take() {
             Some((id, span, decorators)) if id == node.id() => (span, decorators),
             other => {
@@ -883,7 +901,7 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn span(&self, node: Node<'_>) -> Span {
+    pub(super) fn span(&self, node: Node<'_>) -> Span {
         let range = node.byte_range();
         Span {
             start_byte: u32::try_from(range.start).unwrap_or(u32::MAX),
@@ -905,22 +923,38 @@ impl<'s> Extractor<'s> {
             ScopeRef::Class(c) => Some(c),
             _ => None,
         };
+        let has = |wanted: &[&str]| {
+            decorators.iter().any(|(d, _)| {
+                wanted
+                    .iter()
+                    .any(|w| d == w || d.rsplit_once('.').is_some_and(|(_, last)| last == *w))
+            })
+        };
         let kind = match enclosing_class {
             None => FunctionKind::Function,
-            Some(_) if decorators.iter().any(|d| d == "staticmethod") => FunctionKind::StaticMethod,
-            Some(_) if decorators.iter().any(|d| d == "classmethod") => FunctionKind::ClassMethod,
+            Some(_) if has(&["staticmethod"]) => FunctionKind::StaticMethod,
+            Some(_) if has(&["classmethod"]) => FunctionKind::ClassMethod,
             Some(_) => FunctionKind::Method,
         };
+        let is_property = has(&["property", "cached_property"]);
+        let is_accessor = decorators.iter().any(|(d, _)| {
+            d.ends_with(".setter") || d.ends_with(".deleter") || d.ends_with(".getter")
+        });
         let is_async = node
             .child(0)
             .is_some_and(|first| self.text(first) == "async");
-        let params = g
-            .field(node, g.field_parameters)
-            .map(|p| self.parameters(p))
-            .unwrap_or_default();
+        let params_node = g.field(node, g.field_parameters);
+        let params = params_node.map(|p| self.parameters(p)).unwrap_or_default();
         let return_node = g.field(node, g.field_return_type);
         let returns = return_node.map(|r| self.short_text(r));
-        let returns_expr = returns.as_deref().and_then(annotation_target);
+        let returns_value = match (&returns, return_node) {
+            (Some(text), Some(r)) => self.annotation_value(text, r.start_byte()),
+            _ => None,
+        };
+        // Defaults and annotations are evaluated in the enclosing scope.
+        let param_values = params_node
+            .map(|p| self.parameter_values(p))
+            .unwrap_or_default();
         let body = g.field(node, g.field_body);
         let docstring = body.and_then(|b| self.docstring_of_block(b));
         let id = u32::try_from(self.facts.functions.len()).unwrap_or(u32::MAX);
@@ -928,37 +962,40 @@ impl<'s> Extractor<'s> {
         let depth = self.block_depth;
         self.facts.complexity.max_def_depth = self.facts.complexity.max_def_depth.max(depth);
 
-        self.bind(&name, LocalValue::Function(id));
+        let line = line_of(node.start_position().row);
+        let value = self.decorate(VExpr::Function(id), &decorators, line);
+        if !is_accessor {
+            self.bind(&name, BindValue::Expr(value), node.end_byte());
+        }
         let scope = ScopeRef::Function(id);
-        let mut self_name = None;
-        let mut bindings = Vec::with_capacity(params.len());
-        for (position, param) in params.iter().enumerate() {
+        let self_name = match kind {
+            FunctionKind::Method | FunctionKind::ClassMethod => params
+                .first()
+                .filter(|p| p.kind == ParamKind::Normal)
+                .map(|p| p.name.clone()),
+            _ => None,
+        };
+        let block = self.current_block();
+        for ((position, param), (annotation, default)) in
+            params.iter().enumerate().zip(param_values)
+        {
             if param.name.is_empty() {
                 continue;
             }
-            let position = u32::try_from(position).unwrap_or(u32::MAX);
-            let value = if position == 0
-                && param.kind == ParamKind::Normal
-                && matches!(kind, FunctionKind::Method | FunctionKind::ClassMethod)
-            {
-                self_name = Some(param.name.clone());
-                if kind == FunctionKind::ClassMethod {
-                    LocalValue::ClsParam
-                } else {
-                    LocalValue::SelfParam
-                }
-            } else if let Some(target) = param.annotation.as_deref().and_then(annotation_target) {
-                LocalValue::Instance(target)
-            } else {
-                LocalValue::Param(position)
-            };
-            bindings.push(Binding {
+            let index = u32::try_from(self.facts.bindings.len()).unwrap_or(u32::MAX);
+            let _ = index;
+            self.facts.bindings.push(Binding {
                 scope,
                 name: param.name.clone(),
-                value,
+                value: BindValue::Param {
+                    position: u32::try_from(position).unwrap_or(u32::MAX),
+                    star: matches!(param.kind, ParamKind::VarPositional | ParamKind::VarKeyword),
+                    annotation,
+                    default,
+                },
             });
+            self.binding_at.push((0, block));
         }
-        self.facts.bindings.extend(bindings);
         self.facts.functions.push(FunctionFacts {
             name,
             local_path,
@@ -966,16 +1003,17 @@ impl<'s> Extractor<'s> {
             kind,
             params,
             returns,
-            returns_expr,
-            decorators,
+            returns_value,
+            decorators: decorators.into_iter().map(|(text, _)| text).collect(),
             is_async,
+            is_generator: false,
+            is_property,
             docstring,
             span: outer,
             complexity: Complexity {
                 branches: 0,
                 max_def_depth: depth,
             },
-            called_params: Vec::new(),
         });
         if let Some(body) = body {
             self.pending.push(PendingScope {
@@ -985,6 +1023,7 @@ impl<'s> Extractor<'s> {
                     end_node: body.id(),
                     self_name,
                     class: enclosing_class,
+                    declared: Vec::new(),
                 },
             });
         }
@@ -1066,11 +1105,13 @@ impl<'s> Extractor<'s> {
         let mut bases = Vec::new();
         if let Some(list) = g.field(node, g.field_superclasses) {
             let mut cursor = list.walk();
-            for base in list.named_children(&mut cursor) {
-                if g.kind(base) == Kind::KeywordArgument {
-                    continue;
-                }
-                bases.push((self.short_text(base), self.expr(base)));
+            let nodes: Vec<Node<'_>> = list
+                .named_children(&mut cursor)
+                .filter(|b| !matches!(g.kind(*b), Kind::KeywordArgument | Kind::Comment))
+                .collect();
+            for base in nodes {
+                let value = self.vexpr(base, 0);
+                bases.push((self.short_text(base), value));
             }
         }
         let body = g.field(node, g.field_body);
@@ -1078,16 +1119,18 @@ impl<'s> Extractor<'s> {
         let id = u32::try_from(self.facts.classes.len()).unwrap_or(u32::MAX);
         let local_path = self.local_path(&name);
         let parent = self.scope();
-        self.bind(&name, LocalValue::Class(id));
+        let line = line_of(node.start_position().row);
+        let value = self.decorate(VExpr::Class(id), &decorators, line);
+        self.bind(&name, BindValue::Expr(value), node.end_byte());
         self.facts.classes.push(ClassFacts {
             name,
             local_path,
             parent,
             bases,
-            decorators,
+            decorators: decorators.into_iter().map(|(text, _)| text).collect(),
             docstring,
             span: outer,
-            attrs: Vec::new(),
+            self_attrs: Vec::new(),
         });
         if let Some(body) = body {
             self.pending.push(PendingScope {
@@ -1097,99 +1140,48 @@ impl<'s> Extractor<'s> {
                     end_node: body.id(),
                     self_name: None,
                     class: None,
+                    declared: Vec::new(),
                 },
             });
         }
     }
 
-    /// `@name` and `@a.b` call the decorator with the function; `@f(...)` is a
-    /// call node the walk records anyway.
-    fn enter_decorator(&mut self, node: Node<'_>) {
-        let Some(expr_node) = node.named_child(0) else {
-            return;
-        };
-        if matches!(self.g.kind(expr_node), Kind::Identifier | Kind::Attribute) {
-            let callee = self.expr(expr_node);
-            self.push_call(callee, node, Vec::new());
-        }
+    pub(super) fn loop_body(&mut self, body: usize) {
+        self.loop_bodies.push(body);
     }
 
-    fn enter_call(&mut self, node: Node<'_>) {
-        let g = self.g;
-        let Some(function) = g.field(node, g.field_function) else {
-            return;
-        };
-        let callee = self.expr(function);
-        let mut args = Vec::new();
-        if let Some(list) = g.field(node, g.field_arguments) {
-            let mut cursor = list.walk();
-            let mut position = Some(0u32);
-            for arg in list.named_children(&mut cursor) {
-                match g.kind(arg) {
-                    Kind::KeywordArgument => {
-                        let keyword = g.field(arg, g.field_name).map(|n| self.text(n).to_string());
-                        if let Some(value) = g.field(arg, g.field_value)
-                            && matches!(g.kind(value), Kind::Identifier | Kind::Attribute)
-                        {
-                            args.push(Arg {
-                                position: None,
-                                keyword,
-                                value: self.expr(value),
-                            });
-                        }
-                    }
-                    Kind::ListSplat | Kind::DictionarySplat => position = None,
-                    Kind::Comment => {}
-                    kind => {
-                        if let Some(p) = position {
-                            if matches!(kind, Kind::Identifier | Kind::Attribute) {
-                                args.push(Arg {
-                                    position: Some(p),
-                                    keyword: None,
-                                    value: self.expr(arg),
-                                });
-                            }
-                            position = Some(p + 1);
-                        }
-                    }
-                }
-            }
+    /// The `self` name and class of the method being walked.
+    pub(super) fn method_self(&self) -> Option<(&str, u32)> {
+        if !self.scope_override.is_empty() {
+            return None;
         }
-        if let Expr::Name(name) = &callee {
-            self.note_param_call(name);
-        }
-        if let Expr::Attr(receiver, verb) = &callee
-            && let Some(list) = g.field(node, g.field_arguments)
+        let frame = self.function_frame()?;
+        Some((frame.self_name.as_deref()?, frame.class?))
+    }
+
+    /// The innermost function scope, outside lambdas.
+    pub(super) fn innermost_function(&self) -> Option<ScopeRef> {
+        self.function_frame().map(|f| f.scope)
+    }
+
+    /// `global x` / `nonlocal x`: later bindings of `x` in this function go
+    /// to the module or the enclosing function.
+    pub(super) fn enter_declaration(&mut self, node: Node<'_>, global: bool) {
+        let mut cursor = node.walk();
+        let names: Vec<String> = node
+            .named_children(&mut cursor)
+            .filter(|c| self.g.kind(*c) == Kind::Identifier)
+            .map(|c| self.text(c).to_string())
+            .collect();
+        if let Some(frame) = self
+            .frames
+            .last_mut()
+            .filter(|f| matches!(f.scope, ScopeRef::Function(_)))
         {
-            self.mount_call(receiver, verb, list);
+            frame
+                .declared
+                .extend(names.into_iter().map(|n| (n, global)));
         }
-        self.push_call(callee, node, args);
-    }
-
-    /// Records that the current function calls one of its own parameters.
-    fn note_param_call(&mut self, name: &str) {
-        let Some(ScopeRef::Function(f)) = self.function_frame().map(|f| f.scope) else {
-            return;
-        };
-        let Some(function) = self.facts.functions.get_mut(f as usize) else {
-            return;
-        };
-        if let Some(position) = function.params.iter().position(|p| p.name == name) {
-            let position = u32::try_from(position).unwrap_or(u32::MAX);
-            if !function.called_params.contains(&position) {
-                function.called_params.push(position);
-            }
-        }
-    }
-
-    fn push_call(&mut self, callee: Expr, node: Node<'_>, args: Vec<Arg>) {
-        let scope = self.scope();
-        self.facts.calls.push(CallFacts {
-            scope,
-            callee,
-            line: line_of(node.start_position().row),
-            args,
-        });
     }
 
     fn enter_import(&mut self, node: Node<'_>) {
@@ -1293,120 +1285,13 @@ impl<'s> Extractor<'s> {
                 (None, None, _) => import.module.split('.').next().map(str::to_string),
             };
             if let Some(bound) = bound {
-                self.bind(&bound, LocalValue::Import(index));
+                self.bind(&bound, BindValue::Import(index), node.end_byte());
             }
             self.facts.imports.push(import);
         }
     }
 
-    fn enter_assignment(&mut self, node: Node<'_>) {
-        let g = self.g;
-        let Some(left) = g.field(node, g.field_left) else {
-            return;
-        };
-        let annotation = g.field(node, g.field_type).map(|t| self.text(t));
-        let right = g.field(node, g.field_right);
-        let value = match (annotation.and_then(annotation_target), right) {
-            (Some(target), _) => LocalValue::Instance(target),
-            (None, Some(r)) => match g.kind(r) {
-                Kind::Call => match g.field(r, g.field_function) {
-                    Some(f) => LocalValue::CallResult(self.expr(f)),
-                    None => LocalValue::Opaque,
-                },
-                Kind::Identifier | Kind::Attribute => LocalValue::Alias(self.expr(r)),
-                _ => LocalValue::Opaque,
-            },
-            (None, None) => LocalValue::Opaque,
-        };
-        match g.kind(left) {
-            Kind::Identifier => {
-                let name = self.text(left);
-                if self.scope() == ScopeRef::Module {
-                    match (name, right) {
-                        ("__all__", _) => self.facts.all = right.map(|r| self.string_list(r)),
-                        ("urlpatterns", Some(r)) => self.url_patterns(r),
-                        (_, Some(r)) if g.kind(r) == Kind::Call => self.router_assignment(name, r),
-                        _ => {}
-                    }
-                }
-                self.bind(name, value);
-            }
-            Kind::Attribute => self.attribute_assignment(left, value),
-            _ => self.bind_pattern(left),
-        }
-    }
-
-    fn enter_augmented_assignment(&mut self, node: Node<'_>) {
-        let g = self.g;
-        if self.scope() != ScopeRef::Module {
-            return;
-        }
-        let (Some(left), Some(right)) = (g.field(node, g.field_left), g.field(node, g.field_right))
-        else {
-            return;
-        };
-        match self.text(left) {
-            "__all__" => {
-                let more = self.string_list(right);
-                self.facts.all.get_or_insert_with(Vec::new).extend(more);
-            }
-            "urlpatterns" => self.url_patterns(right),
-            _ => {}
-        }
-    }
-
-    /// `self.x = value` in a method, or `x = value` in a class body, records a typed attribute.
-    fn attribute_assignment(&mut self, left: Node<'_>, value: LocalValue) {
-        let g = self.g;
-        let (Some(object), Some(attr)) = (
-            g.field(left, g.field_object),
-            g.field(left, g.field_attribute),
-        ) else {
-            return;
-        };
-        let Some(frame) = self.function_frame() else {
-            return;
-        };
-        let (Some(self_name), Some(class)) = (frame.self_name.as_deref(), frame.class) else {
-            return;
-        };
-        if self.text(object) != self_name {
-            return;
-        }
-        let scope = frame.scope;
-        // `self.client = client` where the parameter is annotated keeps the annotation.
-        let value = match value {
-            LocalValue::Alias(Expr::Name(name)) => self
-                .facts
-                .bindings
-                .iter()
-                .rev()
-                .find(|b| b.scope == scope && b.name == name)
-                .map_or(LocalValue::Opaque, |b| b.value.clone()),
-            other => other,
-        };
-        if matches!(value, LocalValue::Opaque | LocalValue::Param(_)) {
-            return;
-        }
-        let name = self.text(attr).to_string();
-        if let Some(class) = self.facts.classes.get_mut(class as usize) {
-            class.attrs.push((name, value, scope));
-        }
-    }
-
-    fn bind_pattern(&mut self, pattern: Node<'_>) {
-        let mut cursor = pattern.walk();
-        let names: Vec<&str> = pattern
-            .named_children(&mut cursor)
-            .filter(|c| self.g.kind(*c) == Kind::Identifier)
-            .map(|c| self.text(c))
-            .collect();
-        for name in names {
-            self.bind(name, LocalValue::Opaque);
-        }
-    }
-
-    fn string_list(&self, node: Node<'_>) -> Vec<String> {
+    pub(super) fn string_list(&self, node: Node<'_>) -> Vec<String> {
         if !matches!(self.g.kind(node), Kind::List | Kind::Tuple) {
             return Vec::new();
         }
@@ -1418,7 +1303,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// Turns a name, attribute chain or call into an [`Expr`].
-    fn expr(&self, node: Node<'_>) -> Expr {
+    pub(super) fn expr(&self, node: Node<'_>) -> Expr {
         self.expr_at(node, 0)
     }
 
@@ -1453,7 +1338,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// The docstring of a block (or module): its first statement, if a string.
-    fn docstring_of_block(&self, block: Node<'_>) -> Option<String> {
+    pub(super) fn docstring_of_block(&self, block: Node<'_>) -> Option<String> {
         let mut cursor = block.walk();
         let first = block
             .named_children(&mut cursor)
@@ -1496,7 +1381,7 @@ impl<'s> Extractor<'s> {
 
 /// What an annotation says the value is an instance of, when it names one class:
 /// `Foo`, `mod.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`.
-pub(crate) fn annotation_target(text: &str) -> Option<Expr> {
+pub(super) fn annotation_target(text: &str) -> Option<Expr> {
     let text = text.trim().trim_matches(|c| c == '"' || c == '\'').trim();
     if let Some(inner) = text
         .strip_prefix("Optional[")
@@ -1533,7 +1418,7 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     format!("{}…", &text[..end])
 }
 
-fn line_of(row: usize) -> u32 {
+pub(super) fn line_of(row: usize) -> u32 {
     u32::try_from(row).map_or(u32::MAX, |r| r.saturating_add(1))
 }
 
@@ -1623,7 +1508,7 @@ mod tests {
         );
         assert_eq!(m.params[1].annotation.as_deref(), Some("int"));
         assert_eq!(m.params[1].default.as_deref(), Some("1"));
-        assert_eq!(m.returns_expr, Some(Expr::Name("A".into())));
+        assert!(matches!(m.returns_value, Some(VExpr::Instance(_))));
         assert!(f.functions[1].is_async);
     }
 
@@ -1668,10 +1553,16 @@ mod tests {
             "def f(cb):\n    if x:\n        for i in y:\n            cb(i)\n    return [g(a.b) for a in z]\n",
         );
         assert_eq!(f.functions[0].complexity.branches, 3);
-        assert_eq!(f.functions[0].called_params, vec![0]);
-        let callees: Vec<String> = f.calls.iter().map(|c| c.callee.render()).collect();
+        let callees: Vec<String> = f
+            .calls
+            .iter()
+            .map(|c| super::super::output::render(&f, &c.callee))
+            .collect();
         assert_eq!(callees, ["cb", "g"]);
-        assert_eq!(f.calls[1].args[0].value.render(), "a.b");
+        assert_eq!(
+            super::super::output::render(&f, &f.calls[1].args[0].value),
+            "a.b"
+        );
     }
 
     #[test]

@@ -1,0 +1,767 @@
+//! Turning expressions and binding statements into the value-flow facts
+//! ([`VExpr`], bindings, uses, call sites, effects) of one file.
+//!
+//! Conversion recurses on expressions only to [`MAX_EXPR_DEPTH`]; deeper
+//! subtrees become [`VExpr::Unknown`], and the walk in [`super::extract`]
+//! still turns every call node it meets into a call site of its own, so
+//! nothing is lost to the bound except value flow through absurdly deep
+//! expressions. Every node is converted at most once (calls and lambdas are
+//! remembered by node id), which keeps extraction linear.
+
+use tree_sitter::Node;
+
+use super::extract::{Extractor, Kind, MAX_EXPR_DEPTH, annotation_target, line_of};
+use super::facts::*;
+
+/// Decorators that only mark a function: the name stays bound to it.
+pub(super) fn is_marker_decorator(text: &str) -> bool {
+    let last = text.rsplit_once('.').map_or(text, |(_, last)| last);
+    matches!(
+        last,
+        "staticmethod"
+            | "classmethod"
+            | "property"
+            | "cached_property"
+            | "abstractmethod"
+            | "overload"
+            | "setter"
+            | "getter"
+            | "deleter"
+            | "override"
+            | "final"
+    )
+}
+
+/// Longest chain of `a = b = c = ...` targets followed.
+const MAX_CHAIN: usize = 4096;
+
+impl<'s> Extractor<'s> {
+    /// Records a read of `name` at byte `pos`.
+    pub(super) fn use_name(&mut self, name: &str, pos: usize) -> VExpr {
+        let index = u32::try_from(self.facts.uses.len()).unwrap_or(u32::MAX);
+        self.facts.uses.push(Use {
+            scope: self.scope(),
+            name: name.to_string(),
+            reach: Reach::Enclosing,
+        });
+        let block = self.current_block();
+        self.use_at
+            .push((u32::try_from(pos).unwrap_or(u32::MAX), block));
+        VExpr::Use(index)
+    }
+
+    /// The value of an expression node.
+    pub(super) fn vexpr(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+        if depth > MAX_EXPR_DEPTH {
+            return VExpr::Unknown;
+        }
+        let g = self.g;
+        match g.kind(node) {
+            Kind::Identifier => {
+                let name = self.text(node);
+                self.use_name(name, node.start_byte())
+            }
+            Kind::Attribute => {
+                match (
+                    g.field(node, g.field_object),
+                    g.field(node, g.field_attribute),
+                ) {
+                    (Some(object), Some(attr)) => {
+                        let base = self.vexpr(object, depth + 1);
+                        VExpr::Attr(Box::new(base), self.text(attr).to_string())
+                    }
+                    _ => VExpr::Unknown,
+                }
+            }
+            Kind::Call => self.call(node, depth),
+            Kind::ParenthesizedExpression | Kind::Await => match node.named_child(0) {
+                Some(inner) => self.vexpr(inner, depth + 1),
+                None => VExpr::Unknown,
+            },
+            Kind::Tuple | Kind::List | Kind::Set | Kind::ExpressionList | Kind::Dictionary => {
+                self.container(node, depth)
+            }
+            Kind::Comprehension => self.comprehension(node, depth),
+            Kind::Lambda => self.lambda(node, depth),
+            Kind::ConditionalExpression => {
+                let mut cursor = node.walk();
+                let parts: Vec<Node<'_>> = node
+                    .named_children(&mut cursor)
+                    .filter(|c| g.kind(*c) != Kind::Comment)
+                    .collect();
+                // `a if condition else b`: the condition's calls are walked anyway.
+                let values = [parts.first(), parts.get(2)]
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .map(|p| self.vexpr(p, depth + 1))
+                    .collect();
+                VExpr::Union(values)
+            }
+            Kind::BooleanOperator => {
+                let parts = [g.field(node, g.field_left), g.field(node, g.field_right)];
+                VExpr::Union(
+                    parts
+                        .into_iter()
+                        .flatten()
+                        .map(|p| self.vexpr(p, depth + 1))
+                        .collect(),
+                )
+            }
+            Kind::Subscript => match g.field(node, g.field_value) {
+                Some(value) => VExpr::Elem(Box::new(self.vexpr(value, depth + 1))),
+                None => VExpr::Unknown,
+            },
+            Kind::NamedExpression => {
+                self.done.insert(node.id());
+                let (Some(name), Some(value)) =
+                    (g.field(node, g.field_name), g.field(node, g.field_value))
+                else {
+                    return VExpr::Unknown;
+                };
+                let value = self.vexpr(value, depth + 1);
+                let name = self.text(name).to_string();
+                let binding = self.bind(&name, BindValue::Expr(value), node.end_byte());
+                VExpr::Ref(binding)
+            }
+            _ => VExpr::Unknown,
+        }
+    }
+
+    /// A call expression: a call site (once per node), or what a few
+    /// builtins mean for value flow.
+    fn call(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+        if let Some(index) = self.calls_by_node.get(&node.id()) {
+            return VExpr::Call(*index);
+        }
+        let g = self.g;
+        let Some(function) = g.field(node, g.field_function) else {
+            return VExpr::Unknown;
+        };
+        let arguments = g.field(node, g.field_arguments);
+        if g.kind(function) == Kind::Identifier {
+            match self.text(function) {
+                "super" => {
+                    self.calls_by_node.insert(node.id(), u32::MAX);
+                    return VExpr::Super;
+                }
+                // `getattr(obj, "name")` reads the attribute.
+                "getattr" => {
+                    if let Some(args) = arguments
+                        && let Some(object) = self.positional_arg(args, 0)
+                        && let Some(name) = self
+                            .positional_arg(args, 1)
+                            .and_then(|n| self.plain_string(n))
+                            .filter(|n| is_identifier(n))
+                    {
+                        let base = self.vexpr(object, depth + 1);
+                        let mut value = VExpr::Attr(Box::new(base), name);
+                        if let Some(default) = self.positional_arg(args, 2) {
+                            let default = self.vexpr(default, depth + 1);
+                            value = VExpr::Union(vec![value, default]);
+                        }
+                        self.calls_by_node.insert(node.id(), u32::MAX);
+                        return value;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let callee = self.vexpr(function, depth + 1);
+        let mut args = Vec::new();
+        if let Some(list) = arguments {
+            if g.kind(list) == Kind::Comprehension {
+                // `f(x for x in xs)`: one generator argument.
+                let value = self.vexpr(list, depth + 1);
+                args.push(Arg {
+                    kind: ArgKind::Positional(0),
+                    value,
+                });
+            } else {
+                let mut cursor = list.walk();
+                let children: Vec<Node<'_>> = list.named_children(&mut cursor).collect();
+                let mut position = 0u32;
+                for arg in children {
+                    let (kind, value) = match g.kind(arg) {
+                        Kind::KeywordArgument => {
+                            let keyword = g
+                                .field(arg, g.field_name)
+                                .map(|n| self.text(n).to_string())
+                                .unwrap_or_default();
+                            let value = match g.field(arg, g.field_value) {
+                                Some(v) => self.vexpr(v, depth + 1),
+                                None => VExpr::Unknown,
+                            };
+                            (ArgKind::Keyword(keyword), value)
+                        }
+                        Kind::ListSplat => {
+                            let value = match arg.named_child(0) {
+                                Some(v) => self.vexpr(v, depth + 1),
+                                None => VExpr::Unknown,
+                            };
+                            (ArgKind::Star, value)
+                        }
+                        Kind::DictionarySplat => {
+                            let value = match arg.named_child(0) {
+                                Some(v) => self.vexpr(v, depth + 1),
+                                None => VExpr::Unknown,
+                            };
+                            (ArgKind::DoubleStar, value)
+                        }
+                        Kind::Comment => continue,
+                        _ => {
+                            let value = self.vexpr(arg, depth + 1);
+                            position += 1;
+                            (ArgKind::Positional(position - 1), value)
+                        }
+                    };
+                    args.push(Arg { kind, value });
+                }
+            }
+        }
+        if let Expr::Attr(receiver, verb) = self.expr(function)
+            && let Some(list) = arguments
+        {
+            self.mount_call(&receiver, &verb, list);
+        }
+        let index = self.push_call(CallFacts {
+            scope: self.scope(),
+            callee,
+            args,
+            line: line_of(node.start_position().row),
+            kind: CallKind::Written,
+        });
+        self.calls_by_node.insert(node.id(), index);
+        VExpr::Call(index)
+    }
+
+    fn next_container(&mut self) -> u32 {
+        let site = self.facts.containers;
+        self.facts.containers = self.facts.containers.saturating_add(1);
+        site
+    }
+
+    fn container(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+        let g = self.g;
+        let site = self.next_container();
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let mut elements = Vec::with_capacity(children.len());
+        for child in children {
+            let value = match g.kind(child) {
+                Kind::Comment => continue,
+                Kind::ListSplat | Kind::DictionarySplat => match child.named_child(0) {
+                    Some(inner) => VExpr::Elem(Box::new(self.vexpr(inner, depth + 1))),
+                    None => continue,
+                },
+                Kind::Pair => match g.field(child, g.field_value) {
+                    Some(value) => self.vexpr(value, depth + 1),
+                    None => continue,
+                },
+                _ => self.vexpr(child, depth + 1),
+            };
+            if value != VExpr::Unknown {
+                elements.push(value);
+            }
+        }
+        VExpr::Container(site, elements)
+    }
+
+    /// A comprehension's variables are bound in a block of their own,
+    /// so they reach its element but do not shadow names after it.
+    fn comprehension(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+        let g = self.g;
+        self.done.insert(node.id());
+        let site = self.next_container();
+        self.push_block(false, false);
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        for child in &children {
+            if g.kind(*child) == Kind::ForInClause
+                && let (Some(left), Some(right)) = (
+                    g.field(*child, g.field_left),
+                    g.field(*child, g.field_right),
+                )
+            {
+                let value = VExpr::Elem(Box::new(self.vexpr(right, depth + 1)));
+                self.assign_target(left, value, None, node.start_byte(), depth + 1);
+            }
+        }
+        let element = match g.field(node, g.field_body) {
+            Some(body) if g.kind(body) == Kind::Pair => match g.field(body, g.field_value) {
+                Some(value) => self.vexpr(value, depth + 1),
+                None => VExpr::Unknown,
+            },
+            Some(body) => self.vexpr(body, depth + 1),
+            None => VExpr::Unknown,
+        };
+        self.pop_block();
+        VExpr::Container(site, vec![element])
+    }
+
+    fn lambda(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+        if let Some(index) = self.lambdas_by_node.get(&node.id()) {
+            return VExpr::Lambda(*index);
+        }
+        let g = self.g;
+        let index = u32::try_from(self.facts.lambdas.len()).unwrap_or(u32::MAX);
+        self.facts.lambdas.push(LambdaFacts {
+            parent: self.scope(),
+            body: VExpr::Unknown,
+        });
+        self.lambdas_by_node.insert(node.id(), index);
+        let defaults: Vec<(String, bool, Option<VExpr>)> = match g.field(node, g.field_parameters) {
+            Some(params) => {
+                let mut cursor = params.walk();
+                let children: Vec<Node<'_>> = params.named_children(&mut cursor).collect();
+                children
+                    .into_iter()
+                    .filter_map(|p| match g.kind(p) {
+                        Kind::Identifier => Some((self.text(p).to_string(), false, None)),
+                        Kind::DefaultParameter => {
+                            let name = g.field(p, g.field_name).map(|n| self.text(n))?;
+                            let default =
+                                g.field(p, g.field_value).map(|v| self.vexpr(v, depth + 1));
+                            Some((name.to_string(), false, default))
+                        }
+                        Kind::ListSplatPattern | Kind::DictionarySplatPattern => {
+                            let name = p.named_child(0).map(|n| self.text(n))?;
+                            Some((name.to_string(), true, None))
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        self.scope_override.push(ScopeRef::Lambda(index));
+        self.push_block(true, false);
+        for (position, (name, star, default)) in defaults.into_iter().enumerate() {
+            self.bind(
+                &name,
+                BindValue::Param {
+                    position: u32::try_from(position).unwrap_or(u32::MAX),
+                    star,
+                    annotation: None,
+                    default,
+                },
+                0,
+            );
+        }
+        let body = match g.field(node, g.field_body) {
+            Some(body) => self.vexpr(body, depth + 1),
+            None => VExpr::Unknown,
+        };
+        self.pop_block();
+        self.scope_override.pop();
+        if let Some(lambda) = self.facts.lambdas.get_mut(index as usize) {
+            lambda.body = body;
+        }
+        VExpr::Lambda(index)
+    }
+
+    /// An annotation as the instance it declares (`Optional[T]` → `T`).
+    pub(super) fn annotation_value(&mut self, text: &str, pos: usize) -> Option<VExpr> {
+        let expr = annotation_target(text)?;
+        Some(VExpr::Instance(Box::new(self.dotted_value(&expr, pos))))
+    }
+
+    fn dotted_value(&mut self, expr: &Expr, pos: usize) -> VExpr {
+        match expr {
+            Expr::Name(name) => self.use_name(name, pos),
+            Expr::Attr(base, attr) => {
+                VExpr::Attr(Box::new(self.dotted_value(base, pos)), attr.clone())
+            }
+            _ => VExpr::Unknown,
+        }
+    }
+
+    /// Annotation and default values of each parameter, aligned with
+    /// `parameters()`.
+    pub(super) fn parameter_values(
+        &mut self,
+        node: Node<'_>,
+    ) -> Vec<(Option<VExpr>, Option<VExpr>)> {
+        let g = self.g;
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let mut values = Vec::with_capacity(children.len());
+        for child in children {
+            match g.kind(child) {
+                Kind::Identifier | Kind::ListSplatPattern | Kind::DictionarySplatPattern => {
+                    values.push((None, None))
+                }
+                Kind::TypedParameter | Kind::DefaultParameter | Kind::TypedDefaultParameter => {
+                    let annotation = g.field(child, g.field_type).and_then(|t| {
+                        let text = self.text(t).to_string();
+                        self.annotation_value(&text, t.start_byte())
+                    });
+                    let default = g.field(child, g.field_value).map(|v| self.vexpr(v, 0));
+                    values.push((annotation, default));
+                }
+                _ => {}
+            }
+        }
+        values
+    }
+
+    /// Binds the names of an assignment target to `value`. `source` is the
+    /// right-hand side node, when a literal tuple can be matched element by
+    /// element.
+    pub(super) fn assign_target(
+        &mut self,
+        target: Node<'_>,
+        value: VExpr,
+        source: Option<Node<'_>>,
+        pos: usize,
+        depth: u32,
+    ) {
+        if depth > MAX_EXPR_DEPTH {
+            return;
+        }
+        let g = self.g;
+        match g.kind(target) {
+            Kind::Identifier => {
+                let name = self.text(target).to_string();
+                self.bind(&name, BindValue::Expr(value), pos);
+            }
+            Kind::Attribute => {
+                let (Some(object), Some(attr)) = (
+                    g.field(target, g.field_object),
+                    g.field(target, g.field_attribute),
+                ) else {
+                    return;
+                };
+                let attr = self.text(attr).to_string();
+                self.note_self_attr(object, &attr);
+                let object = self.vexpr(object, depth + 1);
+                self.facts.effects.push(Effect::AttrStore {
+                    object,
+                    attr,
+                    value,
+                });
+            }
+            Kind::Subscript => {
+                let Some(container) = g.field(target, g.field_value) else {
+                    return;
+                };
+                let container = self.vexpr(container, depth + 1);
+                self.facts
+                    .effects
+                    .push(Effect::ElemStore { container, value });
+            }
+            Kind::PatternList
+            | Kind::TuplePattern
+            | Kind::ListPattern
+            | Kind::Tuple
+            | Kind::List
+            | Kind::ExpressionList
+            | Kind::ParenthesizedExpression => {
+                let mut cursor = target.walk();
+                let parts: Vec<Node<'_>> = target
+                    .named_children(&mut cursor)
+                    .filter(|c| g.kind(*c) != Kind::Comment)
+                    .collect();
+                // `a, b = f, g` pairs up; anything else gives every name the elements.
+                let pairs = match (&value, source) {
+                    (VExpr::Container(_, elements), Some(source))
+                        if matches!(
+                            g.kind(source),
+                            Kind::Tuple | Kind::List | Kind::ExpressionList
+                        ) && elements.len() == parts.len()
+                            && !parts.iter().any(|p| g.kind(*p) == Kind::ListSplatPattern) =>
+                    {
+                        let mut cursor = source.walk();
+                        let sources: Vec<Node<'_>> = source
+                            .named_children(&mut cursor)
+                            .filter(|c| g.kind(*c) != Kind::Comment)
+                            .collect();
+                        (sources.len() == parts.len()).then(|| (elements.clone(), sources))
+                    }
+                    _ => None,
+                };
+                match pairs {
+                    Some((elements, sources)) => {
+                        for ((part, element), source) in
+                            parts.into_iter().zip(elements).zip(sources)
+                        {
+                            self.assign_target(part, element, Some(source), pos, depth + 1);
+                        }
+                    }
+                    None => {
+                        let shared = self.shared(value, pos);
+                        for part in parts {
+                            let element = if g.kind(part) == Kind::ListSplatPattern {
+                                shared.clone()
+                            } else {
+                                VExpr::Elem(Box::new(shared.clone()))
+                            };
+                            let part = if g.kind(part) == Kind::ListSplatPattern {
+                                match part.named_child(0) {
+                                    Some(inner) => inner,
+                                    None => continue,
+                                }
+                            } else {
+                                part
+                            };
+                            self.assign_target(part, element, None, pos, depth + 1);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A value that several targets receive: kept once behind a hidden
+    /// binding unless it is a single name or call.
+    fn shared(&mut self, value: VExpr, pos: usize) -> VExpr {
+        match value {
+            VExpr::Use(_) | VExpr::Call(_) | VExpr::Ref(_) | VExpr::Unknown => value,
+            other => VExpr::Ref(self.bind("", BindValue::Expr(other), pos)),
+        }
+    }
+
+    /// `self.name = ...` in a method: the class has the attribute.
+    fn note_self_attr(&mut self, object: Node<'_>, attr: &str) {
+        let Some((self_name, class)) = self.method_self() else {
+            return;
+        };
+        if self.text(object) != self_name {
+            return;
+        }
+        if let Some(class) = self.facts.classes.get_mut(class as usize)
+            && !class.self_attrs.iter().any(|a| a == attr)
+        {
+            class.self_attrs.push(attr.to_string());
+        }
+    }
+
+    pub(super) fn enter_assignment(&mut self, node: Node<'_>) {
+        if !self.done.insert(node.id()) {
+            return;
+        }
+        let g = self.g;
+        // `a = b = value`: follow the chain to the value, then bind every target.
+        let mut targets = Vec::new();
+        let mut current = node;
+        let mut annotation = None;
+        loop {
+            if let Some(left) = g.field(current, g.field_left) {
+                targets.push(left);
+            }
+            if annotation.is_none() {
+                annotation = g.field(current, g.field_type);
+            }
+            match g.field(current, g.field_right) {
+                Some(right) if g.kind(right) == Kind::Assignment && targets.len() < MAX_CHAIN => {
+                    self.done.insert(right.id());
+                    current = right;
+                }
+                right => {
+                    let value = right.map(|r| self.vexpr(r, 0));
+                    let declared = match annotation {
+                        Some(t) => {
+                            let text = self.text(t).to_string();
+                            self.annotation_value(&text, t.start_byte())
+                        }
+                        None => None,
+                    };
+                    let value = match (value, declared) {
+                        (Some(v), Some(d)) => VExpr::Union(vec![v, d]),
+                        (Some(v), None) => v,
+                        (None, Some(d)) => d,
+                        (None, None) => VExpr::Unknown,
+                    };
+                    let pos = node.end_byte();
+                    let value = if targets.len() > 1 {
+                        self.shared(value, pos)
+                    } else {
+                        value
+                    };
+                    for target in targets {
+                        self.module_assignment(target, right);
+                        self.assign_target(target, value.clone(), right, pos, 0);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Module-level assignments the route and `__all__` facts read.
+    fn module_assignment(&mut self, left: Node<'_>, right: Option<Node<'_>>) {
+        let g = self.g;
+        if self.scope() != ScopeRef::Module || g.kind(left) != Kind::Identifier {
+            return;
+        }
+        let name = self.text(left);
+        match (name, right) {
+            ("__all__", _) => self.facts.all = right.map(|r| self.string_list(r)),
+            ("urlpatterns", Some(r)) => self.url_patterns(r),
+            (_, Some(r)) if g.kind(r) == Kind::Call => self.router_assignment(name, r),
+            _ => {}
+        }
+    }
+
+    pub(super) fn enter_augmented_assignment(&mut self, node: Node<'_>) {
+        let g = self.g;
+        let (Some(left), Some(right)) = (g.field(node, g.field_left), g.field(node, g.field_right))
+        else {
+            return;
+        };
+        if self.scope() == ScopeRef::Module {
+            match self.text(left) {
+                "__all__" => {
+                    let more = self.string_list(right);
+                    self.facts.all.get_or_insert_with(Vec::new).extend(more);
+                }
+                "urlpatterns" => self.url_patterns(right),
+                _ => {}
+            }
+        }
+        let added = self.vexpr(right, 0);
+        match g.kind(left) {
+            // `x += y`: the old value, or what was added (`fs += [f]`).
+            Kind::Identifier => {
+                let old = self.use_name(self.text(left), left.start_byte());
+                let name = self.text(left).to_string();
+                self.bind(
+                    &name,
+                    BindValue::Expr(VExpr::Union(vec![old, added])),
+                    node.end_byte(),
+                );
+            }
+            _ => self.assign_target(left, added, None, node.end_byte(), 0),
+        }
+    }
+
+    pub(super) fn enter_for(&mut self, node: Node<'_>) {
+        let g = self.g;
+        let body = g.field(node, g.field_body);
+        if let Some(body) = body {
+            self.loop_body(body.id());
+        }
+        let (Some(left), Some(right)) = (g.field(node, g.field_left), g.field(node, g.field_right))
+        else {
+            return;
+        };
+        let value = VExpr::Elem(Box::new(self.vexpr(right, 0)));
+        let pos = body.map_or(node.end_byte(), |b| b.start_byte());
+        self.assign_target(left, value, None, pos, 0);
+    }
+
+    /// `with value as target`: the context manager's value (its `__enter__`
+    /// usually returns itself).
+    pub(super) fn enter_with_item(&mut self, node: Node<'_>) {
+        let g = self.g;
+        let Some(value) = g.field(node, g.field_value) else {
+            return;
+        };
+        if g.kind(value) != Kind::AsPattern {
+            return;
+        }
+        let (Some(expr), Some(alias)) = (value.named_child(0), g.field(value, g.field_alias))
+        else {
+            return;
+        };
+        let target = if g.kind(alias) == Kind::Identifier {
+            alias
+        } else {
+            match alias.named_child(0) {
+                Some(inner) => inner,
+                None => return,
+            }
+        };
+        let bound = self.vexpr(expr, 0);
+        self.assign_target(target, bound, None, value.end_byte(), 0);
+    }
+
+    /// `except C as e`: `e` is an instance of `C` (or of each of a tuple).
+    pub(super) fn enter_except(&mut self, node: Node<'_>) {
+        let g = self.g;
+        let (Some(value), Some(alias)) =
+            (g.field(node, g.field_value), g.field(node, g.field_alias))
+        else {
+            return;
+        };
+        if g.kind(alias) != Kind::Identifier {
+            return;
+        }
+        let classes = match g.kind(value) {
+            Kind::Tuple | Kind::ParenthesizedExpression => {
+                let mut cursor = value.walk();
+                let parts: Vec<Node<'_>> = value.named_children(&mut cursor).collect();
+                parts
+                    .into_iter()
+                    .filter(|p| g.kind(*p) != Kind::Comment)
+                    .map(|p| VExpr::Instance(Box::new(self.vexpr(p, 0))))
+                    .collect()
+            }
+            _ => vec![VExpr::Instance(Box::new(self.vexpr(value, 0)))],
+        };
+        let name = self.text(alias).to_string();
+        self.bind(
+            &name,
+            BindValue::Expr(VExpr::Union(classes)),
+            alias.end_byte(),
+        );
+    }
+
+    pub(super) fn enter_return(&mut self, node: Node<'_>) {
+        let Some(ScopeRef::Function(function)) = self.innermost_function() else {
+            return;
+        };
+        let Some(child) = node.named_child(0) else {
+            return;
+        };
+        let value = self.vexpr(child, 0);
+        if value != VExpr::Unknown {
+            self.facts.effects.push(Effect::Return { function, value });
+        }
+    }
+
+    pub(super) fn enter_yield(&mut self, node: Node<'_>) {
+        let Some(ScopeRef::Function(function)) = self.innermost_function() else {
+            return;
+        };
+        if let Some(f) = self.facts.functions.get_mut(function as usize) {
+            f.is_generator = true;
+        }
+        let Some(child) = node.named_child(0) else {
+            return;
+        };
+        let delegated = self
+            .text(node)
+            .trim_start_matches("yield")
+            .trim_start()
+            .starts_with("from");
+        let value = self.vexpr(child, 0);
+        let value = if delegated {
+            VExpr::Elem(Box::new(value))
+        } else {
+            value
+        };
+        self.facts.effects.push(Effect::Yield { function, value });
+    }
+
+    /// `raise C` instantiates `C`; `raise C(...)` is a call the walk records.
+    pub(super) fn enter_raise(&mut self, node: Node<'_>) {
+        let g = self.g;
+        let cause = g.field(node, g.field_cause).map(|c| c.id());
+        let Some(raised) = node.named_child(0).filter(|n| Some(n.id()) != cause) else {
+            return;
+        };
+        if !matches!(g.kind(raised), Kind::Identifier | Kind::Attribute) {
+            return;
+        }
+        let callee = self.vexpr(raised, 0);
+        self.push_call(CallFacts {
+            scope: self.scope(),
+            callee,
+            args: Vec::new(),
+            line: line_of(node.start_position().row),
+            kind: CallKind::Raise,
+        });
+    }
+}

@@ -1,0 +1,380 @@
+//! The facts one Python file tells about itself: definitions, imports,
+//! name bindings and uses, call sites and the flow of values between them.
+//!
+//! Value flow is kept as [`VExpr`] trees over per-file indices (uses, call
+//! sites, lambdas, container sites), so that the cross-file points-to
+//! analysis in [`super::resolve`] can turn each into nodes and constraints
+//! without looking at syntax again. Every name read records which bindings
+//! of its scope can reach it ([`Reach`]), computed once per file
+//! ([`super::reach`]): this is what makes `s = s.replace(...)` read the
+//! previous `s` rather than itself.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Complexity, FunctionKind, ImportKind, Param, Span};
+
+/// A lexical scope of a file: the module, or a class or function by local index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub(crate) enum ScopeRef {
+    Module,
+    Class(u32),
+    Function(u32),
+    /// A lambda's parameters; its body's calls belong to the enclosing function.
+    Lambda(u32),
+}
+
+/// A name expression that can be evaluated during resolution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Expr {
+    Name(String),
+    Attr(Box<Expr>, String),
+    /// The result of calling the inner expression.
+    Call(Box<Expr>),
+    /// `super()` (with or without arguments).
+    Super,
+    /// Anything else, as written (truncated).
+    Other(String),
+}
+
+impl Expr {
+    /// The expression as source-like text, for unresolved-call reports.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::new();
+        self.render_into(&mut out);
+        out
+    }
+
+    fn render_into(&self, out: &mut String) {
+        match self {
+            Expr::Name(n) => out.push_str(n),
+            Expr::Attr(base, attr) => {
+                base.render_into(out);
+                out.push('.');
+                out.push_str(attr);
+            }
+            Expr::Call(inner) => {
+                inner.render_into(out);
+                out.push_str("()");
+            }
+            Expr::Super => out.push_str("super()"),
+            Expr::Other(text) => out.push_str(text),
+        }
+    }
+
+    /// Parses a dotted name such as `a.b.c`; `None` for anything else.
+    pub(crate) fn dotted(text: &str) -> Option<Expr> {
+        let mut parts = text.split('.');
+        let first = parts.next().filter(|p| is_identifier(p))?;
+        let mut expr = Expr::Name(first.to_string());
+        for part in parts {
+            if !is_identifier(part) {
+                return None;
+            }
+            expr = Expr::Attr(Box::new(expr), part.to_string());
+        }
+        Some(expr)
+    }
+}
+
+pub(crate) fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+/// An import statement's imported name, before resolution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ImportFacts {
+    pub kind: ImportKind,
+    pub module: String,
+    pub level: u32,
+    pub name: Option<String>,
+    pub alias: Option<String>,
+    pub line: u32,
+    pub scope: ScopeRef,
+    pub in_try: bool,
+}
+
+/// What a Django `path(...)` entry routes to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum UrlView {
+    /// A view function (or class) as written.
+    View(Expr),
+    /// `ViewClass.as_view(...)`.
+    AsView(Expr),
+    /// `include("app.urls")`.
+    Include(String),
+    /// `include(app_urls_module)`.
+    IncludeModule(Expr),
+}
+
+/// A web route declaration, or the wiring that gives routes a prefix, as
+/// written in one file (Flask, FastAPI, Django).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum RouteFacts {
+    /// `@receiver.verb(path, methods=[...])` on the function with this index.
+    Decorator {
+        function: u32,
+        receiver: Expr,
+        verb: String,
+        path: String,
+        methods: Vec<String>,
+        line: u32,
+    },
+    /// `name = Blueprint(..., url_prefix=...)`, `APIRouter(prefix=...)`,
+    /// `Flask(...)` or `FastAPI(...)` at module level.
+    Router {
+        name: String,
+        constructor: String,
+        prefix: Option<String>,
+    },
+    /// `receiver.register_blueprint(router, url_prefix=...)` or
+    /// `receiver.include_router(router, prefix=...)`.
+    Mount {
+        scope: ScopeRef,
+        receiver: Expr,
+        router: Expr,
+        prefix: Option<String>,
+    },
+    /// One `path(route, view)` (or `re_path`, `url`) entry of a
+    /// module-level `urlpatterns` list.
+    UrlPattern {
+        route: String,
+        regex: bool,
+        view: UrlView,
+        line: u32,
+    },
+}
+
+/// Decorator names that declare Flask or FastAPI routes.
+pub(crate) const ROUTE_VERBS: &[&str] = &[
+    "route",
+    "api_route",
+    "get",
+    "post",
+    "put",
+    "delete",
+    "patch",
+    "head",
+    "options",
+];
+
+/// A value expression, as the points-to analysis evaluates it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum VExpr {
+    /// A read of a name: index into [`FileFacts::uses`].
+    Use(u32),
+    /// `base.name`.
+    Attr(Box<VExpr>, String),
+    /// The result of a call site: index into [`FileFacts::calls`].
+    Call(u32),
+    /// An element of the value: subscript, iteration, unpacking, `next()`.
+    Elem(Box<VExpr>),
+    /// A list, tuple, set or dict display or comprehension: its site index
+    /// in the file and its element (for dicts: value) expressions.
+    Container(u32, Vec<VExpr>),
+    /// A lambda: index into [`FileFacts::lambdas`].
+    Lambda(u32),
+    /// The function defined by a `def` (before decorators apply).
+    Function(u32),
+    /// The class defined by a `class` statement (before decorators apply).
+    Class(u32),
+    /// An instance of the class the inner expression names (annotations,
+    /// `except C as e`).
+    Instance(Box<VExpr>),
+    /// Either of the values (`a if c else b`, `a or b`).
+    Union(Vec<VExpr>),
+    /// `super()` in the current method.
+    Super,
+    /// The value of a binding of this file (a hidden one for a value that
+    /// several targets share, or a walrus).
+    Ref(u32),
+    /// A literal or anything the analysis does not follow.
+    Unknown,
+}
+
+/// What a name is bound to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum BindValue {
+    /// The value of an expression.
+    Expr(VExpr),
+    /// Index into [`FileFacts::imports`].
+    Import(u32),
+    /// A parameter of the function or lambda whose scope holds the binding.
+    Param {
+        /// Position in the parameter list.
+        position: u32,
+        /// `*args` or `**kwargs`.
+        star: bool,
+        /// The annotation, as an instance of what it names.
+        annotation: Option<VExpr>,
+        /// The default value.
+        default: Option<VExpr>,
+    },
+}
+
+/// A name bound in a scope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Binding {
+    pub scope: ScopeRef,
+    pub name: String,
+    pub value: BindValue,
+}
+
+/// Which bindings a read of a name can see.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Reach {
+    /// The name is bound in the reading scope; these bindings (indices into
+    /// [`FileFacts::bindings`]) can reach the read.
+    Local(Vec<u32>),
+    /// Bound in the reading scope, but too many bindings could reach the
+    /// read to list: all of the scope's bindings of the name.
+    AllLocal,
+    /// Not bound in the reading scope: enclosing functions, then the module,
+    /// star imports and builtins.
+    Enclosing,
+}
+
+/// A read of a name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Use {
+    pub scope: ScopeRef,
+    pub name: String,
+    pub reach: Reach,
+}
+
+/// How an argument is passed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum ArgKind {
+    Positional(u32),
+    Keyword(String),
+    /// `*xs`: its elements go to the remaining positional parameters.
+    Star,
+    /// `**kw`.
+    DoubleStar,
+}
+
+/// An argument passed at a call site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Arg {
+    pub kind: ArgKind,
+    pub value: VExpr,
+}
+
+/// What made a call site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum CallKind {
+    /// A call written in the source.
+    Written,
+    /// A decorator applied to the definition passed as its argument; an
+    /// unknown decorator leaves the definition as it was.
+    Decorator,
+    /// `raise C`: Python instantiates the class.
+    Raise,
+}
+
+/// A call site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct CallFacts {
+    pub scope: ScopeRef,
+    pub callee: VExpr,
+    pub args: Vec<Arg>,
+    pub line: u32,
+    pub kind: CallKind,
+}
+
+/// A lambda expression.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct LambdaFacts {
+    /// The scope the lambda is written in.
+    pub parent: ScopeRef,
+    pub body: VExpr,
+}
+
+/// A statement that moves a value somewhere other than a name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Effect {
+    /// `return value` in the function.
+    Return { function: u32, value: VExpr },
+    /// `yield value` (or the elements of `yield from value`) in the function.
+    Yield { function: u32, value: VExpr },
+    /// `object.attr = value`.
+    AttrStore {
+        object: VExpr,
+        attr: String,
+        value: VExpr,
+    },
+    /// `container[key] = value`.
+    ElemStore { container: VExpr, value: VExpr },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ClassFacts {
+    pub name: String,
+    /// Dotted path inside the module, e.g. `Outer.Inner`.
+    pub local_path: String,
+    pub parent: ScopeRef,
+    /// Base expressions as written, and as values.
+    pub bases: Vec<(String, VExpr)>,
+    pub decorators: Vec<String>,
+    pub docstring: Option<String>,
+    pub span: Span,
+    /// Names assigned as `self.name = ...` in its methods (attributes the
+    /// class has, besides its body's names).
+    pub self_attrs: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct FunctionFacts {
+    pub name: String,
+    pub local_path: String,
+    pub parent: ScopeRef,
+    pub kind: FunctionKind,
+    pub params: Vec<Param>,
+    pub returns: Option<String>,
+    /// The return annotation, as an instance of what it names.
+    pub returns_value: Option<VExpr>,
+    pub decorators: Vec<String>,
+    pub is_async: bool,
+    /// The body yields: calling it makes a generator.
+    pub is_generator: bool,
+    /// Decorated with `@property` (or `functools.cached_property`): reading
+    /// the attribute calls it.
+    pub is_property: bool,
+    pub docstring: Option<String>,
+    pub span: Span,
+    pub complexity: Complexity,
+}
+
+/// Everything one file tells about itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct FileFacts {
+    pub docstring: Option<String>,
+    pub line_count: u32,
+    pub has_syntax_errors: bool,
+    pub complexity: Complexity,
+    pub all: Option<Vec<String>>,
+    pub classes: Vec<ClassFacts>,
+    pub functions: Vec<FunctionFacts>,
+    pub imports: Vec<ImportFacts>,
+    pub bindings: Vec<Binding>,
+    pub uses: Vec<Use>,
+    pub calls: Vec<CallFacts>,
+    pub lambdas: Vec<LambdaFacts>,
+    pub effects: Vec<Effect>,
+    /// Number of container sites ([`VExpr::Container`] indices).
+    pub containers: u32,
+    pub routes: Vec<RouteFacts>,
+}
+
+impl FileFacts {
+    /// The scope that encloses `scope`, or `None` for the module.
+    pub(crate) fn parent_scope(&self, scope: ScopeRef) -> Option<ScopeRef> {
+        match scope {
+            ScopeRef::Module => None,
+            ScopeRef::Class(c) => self.classes.get(c as usize).map(|c| c.parent),
+            ScopeRef::Function(f) => self.functions.get(f as usize).map(|f| f.parent),
+            ScopeRef::Lambda(l) => self.lambdas.get(l as usize).map(|l| l.parent),
+        }
+    }
+}

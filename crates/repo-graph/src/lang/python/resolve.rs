@@ -1,0 +1,1877 @@
+//! Python resolution across files: a whole-program points-to analysis.
+//!
+//! In the spirit of PyCG's assignment graph, every binding, call result,
+//! function parameter, return and yield, container's elements and class or
+//! module attribute is a node of one graph; assignments, argument passing,
+//! returns, imports and inheritance are edges and constraints between them;
+//! a worklist propagates abstract objects ([`Obj`]) to a fixpoint
+//! ([`super::solve`]). Calls are then read off the call sites' callee
+//! nodes.
+//!
+//! The solve runs in two stages. The first propagates everything that does
+//! not need a method resolution order (names, imports, module attributes,
+//! calls of plain functions); class bases are read from it and C3 MROs
+//! computed; the second replays the operations on classes and instances
+//! that the first set aside, and runs to the fixpoint.
+//!
+//! Cost: node sets are capped, each value moves along each edge once, MROs
+//! are memoised and capped at [`MAX_MRO`], star-import chains are followed
+//! with an explicit stack, and a step budget ([`budget`]) stops the solver
+//! as a last guard: nothing here can recurse on input depth or go
+//! exponential.
+
+use rustc_hash::FxHashMap;
+
+use super::facts::*;
+use super::solve::{ContainerOp, Delivery, Engine, Obj, Transform};
+use crate::assemble::{ModuleInput, ModuleOutput};
+use crate::model::{
+    Base, BaseRelation, ClassId, EntityId, FunctionId, FunctionKind, ImportKind, ModuleId,
+    ParamKind,
+};
+use crate::render::ResolutionStats;
+
+/// Longest method resolution order kept; deeper hierarchies are cut there
+/// (and counted), so a 10,000-class chain costs linear work.
+pub(crate) const MAX_MRO: usize = 256;
+/// Longest external dotted name built from attribute chains.
+const MAX_EXTERNAL_NAME: usize = 160;
+/// Positional parameters a `*args` argument is spread over.
+const MAX_STAR_SPREAD: usize = 16;
+
+/// The step budget for a program whose graph has `size` nodes and
+/// constraints: far above what the analysis needs ((edges + constraints) ×
+/// the value cap), so it only stops a bug, never an ordinary repository.
+fn budget(size: usize) -> u64 {
+    (size as u64).saturating_mul(512).saturating_add(50_000_000)
+}
+
+/// The id tables every language shares.
+pub(crate) struct Ids<'f> {
+    pub inputs: &'f [ModuleInput],
+    pub class_base: &'f [u32],
+    pub function_base: &'f [u32],
+    pub class_module: &'f [ModuleId],
+    pub function_module: &'f [ModuleId],
+}
+
+/// What Python resolution produced.
+pub(crate) struct PythonResolution {
+    /// Bases of every Python class, by class id.
+    pub bases: Vec<(ClassId, Vec<Base>)>,
+    /// The MRO of every Python class, by class id.
+    pub mro: Vec<(ClassId, Vec<ClassId>)>,
+    /// One output per Python module.
+    pub outputs: Vec<(ModuleId, ModuleOutput)>,
+    pub stats: ResolutionStats,
+}
+
+/// An interned string: attribute and variable names, external names.
+#[derive(Default)]
+pub(super) struct Interner {
+    ids: FxHashMap<String, u32>,
+    texts: Vec<String>,
+}
+
+impl Interner {
+    pub(super) fn id(&mut self, text: &str) -> u32 {
+        if let Some(id) = self.ids.get(text) {
+            return *id;
+        }
+        let id = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
+        self.ids.insert(text.to_string(), id);
+        self.texts.push(text.to_string());
+        id
+    }
+
+    pub(super) fn get(&self, text: &str) -> Option<u32> {
+        self.ids.get(text).copied()
+    }
+
+    pub(super) fn text(&self, id: u32) -> &str {
+        self.texts.get(id as usize).map_or("", String::as_str)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Operand {
+    None,
+    Node(u32),
+    Const(Obj),
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum ArgSlot {
+    Positional(u32),
+    Keyword(u32),
+    Star,
+    DoubleStar,
+}
+
+/// A call site, global across modules.
+pub(super) struct Site {
+    pub(super) module: ModuleId,
+    pub(super) caller: EntityId,
+    pub(super) callee: u32,
+    pub(super) result: u32,
+    pub(super) args: Vec<(ArgSlot, Operand)>,
+    pub(super) kind: CallKind,
+    /// Internal callees found.
+    pub(super) targets: Vec<EntityId>,
+    /// External callees found, by interned name.
+    pub(super) externals: Vec<u32>,
+    pub(super) local: u32,
+}
+
+/// A parameter of a function or lambda.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    node: u32,
+    kind: ParamKind,
+    name: u32,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(super) struct Params {
+    slots: Vec<Slot>,
+    /// Container ids collecting extra positional and keyword arguments.
+    var_positional: Option<u32>,
+    var_keyword: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Constraint {
+    Load { dst: u32, attr: u32, load: u32 },
+    Call { site: u32 },
+    Elem { dst: u32 },
+    AttrStore { attr: u32, value: Operand },
+    ElemStore { value: Operand },
+}
+
+/// A `.attr` read: who reads it, for property calls.
+pub(super) struct Load {
+    module: ModuleId,
+    caller: EntityId,
+}
+
+pub(crate) struct Analysis<'f> {
+    pub(super) ids: &'f Ids<'f>,
+    pub(super) module_by_name: FxHashMap<&'f str, ModuleId>,
+    pub(super) engine: Engine,
+    pub(super) atoms: Interner,
+    pub(super) externals: Interner,
+    /// Per module: binding node of binding 0, call node of call 0, first
+    /// global call site, first container id and first lambda id.
+    pub(super) binding_node: Vec<u32>,
+    pub(super) call_node: Vec<u32>,
+    pub(super) site_base: Vec<u32>,
+    pub(super) container_base: Vec<u32>,
+    pub(super) lambda_base: Vec<u32>,
+    /// Per module: (scope, name atom) → bindings, in source order.
+    pub(super) names: Vec<FxHashMap<(ScopeRef, u32), Vec<u32>>>,
+    /// Per module: use index → name atom; binding index → name atom.
+    pub(super) use_atoms: Vec<Vec<u32>>,
+    /// Per module: whether it has module-level star imports.
+    pub(super) star_imports: Vec<Vec<(ModuleId, Option<&'f [String]>)>>,
+    pub(super) ret_node: FxHashMap<FunctionId, u32>,
+    pub(super) yield_node: FxHashMap<FunctionId, u32>,
+    pub(super) lambda_node: Vec<u32>,
+    pub(super) elem_node: Vec<u32>,
+    pub(super) pairs_node: FxHashMap<u32, u32>,
+    pub(super) name_all: FxHashMap<(ModuleId, ScopeRef, u32), u32>,
+    pub(super) module_attrs: FxHashMap<(ModuleId, u32), u32>,
+    pub(super) class_attrs: FxHashMap<(ClassId, u32), u32>,
+    pub(super) owners: FxHashMap<(ClassId, u32), ClassId>,
+    /// Per Python class id: its self-attribute atoms.
+    pub(super) self_attrs: FxHashMap<ClassId, Vec<u32>>,
+    pub(super) function_params: FxHashMap<FunctionId, Params>,
+    pub(super) lambda_params: Vec<Params>,
+    pub(super) constraints: Vec<Constraint>,
+    pub(super) sites: Vec<Site>,
+    pub(super) loads: Vec<Load>,
+    pub(super) property_edges: Vec<(ModuleId, EntityId, EntityId)>,
+    pub(super) base_nodes: Vec<(ClassId, Vec<(String, u32)>)>,
+    pub(super) mro: FxHashMap<ClassId, Vec<ClassId>>,
+    pub(super) deferred: Vec<(u32, Obj)>,
+    pub(super) second_stage: bool,
+    pub(super) mro_cut: u64,
+}
+
+/// Resolves every Python module of `ids.inputs`.
+pub(crate) fn resolve(ids: &Ids<'_>) -> PythonResolution {
+    let mut analysis = Analysis::new(ids);
+    analysis.compile();
+    analysis.engine.budget = budget(analysis.engine.len() + analysis.constraints.len());
+    analysis.run();
+    let bases = analysis.compute_mros();
+    analysis.second_stage = true;
+    let deferred = std::mem::take(&mut analysis.deferred);
+    let mut out = Vec::new();
+    for (constraint, value) in deferred {
+        analysis.fire(constraint, value, &mut out);
+    }
+    analysis.flush(&mut out);
+    analysis.run();
+    analysis.finish(bases)
+}
+
+impl<'f> Analysis<'f> {
+    fn new(ids: &'f Ids<'f>) -> Self {
+        let inputs = ids.inputs;
+        let mut module_by_name: FxHashMap<&str, ModuleId> = FxHashMap::default();
+        for (m, module) in inputs.iter().enumerate() {
+            if module.facts.python().is_some() {
+                module_by_name.insert(&module.name.name, ModuleId(m as u32));
+            }
+        }
+        for (m, module) in inputs.iter().enumerate() {
+            if module.facts.python().is_some()
+                && let Some(alias) = &module.name.alias
+            {
+                module_by_name.entry(alias).or_insert(ModuleId(m as u32));
+            }
+        }
+        Analysis {
+            ids,
+            module_by_name,
+            engine: Engine::new(),
+            atoms: Interner::default(),
+            externals: Interner::default(),
+            binding_node: Vec::new(),
+            call_node: Vec::new(),
+            site_base: Vec::new(),
+            container_base: Vec::new(),
+            lambda_base: Vec::new(),
+            names: Vec::new(),
+            use_atoms: Vec::new(),
+            star_imports: Vec::new(),
+            ret_node: FxHashMap::default(),
+            yield_node: FxHashMap::default(),
+            lambda_node: Vec::new(),
+            elem_node: Vec::new(),
+            pairs_node: FxHashMap::default(),
+            name_all: FxHashMap::default(),
+            module_attrs: FxHashMap::default(),
+            class_attrs: FxHashMap::default(),
+            owners: FxHashMap::default(),
+            self_attrs: FxHashMap::default(),
+            function_params: FxHashMap::default(),
+            lambda_params: Vec::new(),
+            constraints: Vec::new(),
+            sites: Vec::new(),
+            loads: Vec::new(),
+            property_edges: Vec::new(),
+            base_nodes: Vec::new(),
+            mro: FxHashMap::default(),
+            deferred: Vec::new(),
+            second_stage: false,
+            mro_cut: 0,
+        }
+    }
+
+    pub(super) fn facts(&self, module: ModuleId) -> Option<&'f FileFacts> {
+        self.ids.inputs.get(module.index())?.facts.python()
+    }
+
+    pub(super) fn class_id(&self, module: ModuleId, local: u32) -> ClassId {
+        ClassId(
+            self.ids
+                .class_base
+                .get(module.index())
+                .copied()
+                .unwrap_or(0)
+                + local,
+        )
+    }
+
+    pub(super) fn function_id(&self, module: ModuleId, local: u32) -> FunctionId {
+        FunctionId(
+            self.ids
+                .function_base
+                .get(module.index())
+                .copied()
+                .unwrap_or(0)
+                + local,
+        )
+    }
+
+    fn local_class(&self, class: ClassId) -> Option<(ModuleId, u32, &'f ClassFacts)> {
+        let module = *self.ids.class_module.get(class.index())?;
+        let local = class
+            .0
+            .checked_sub(*self.ids.class_base.get(module.index())?)?;
+        Some((
+            module,
+            local,
+            self.facts(module)?.classes.get(local as usize)?,
+        ))
+    }
+
+    fn local_function(&self, function: FunctionId) -> Option<(ModuleId, &'f FunctionFacts)> {
+        let module = *self.ids.function_module.get(function.index())?;
+        let local = function
+            .0
+            .checked_sub(*self.ids.function_base.get(module.index())?)?;
+        Some((module, self.facts(module)?.functions.get(local as usize)?))
+    }
+
+    pub(super) fn module_named(&self, name: &str) -> Option<ModuleId> {
+        self.module_by_name.get(name).copied()
+    }
+
+    /// The package a relative import of `module` starts from.
+    fn relative_base(&self, module: ModuleId, level: u32, written: &str) -> String {
+        let Some(input) = self.ids.inputs.get(module.index()) else {
+            return written.to_string();
+        };
+        let mut package: &str = if input.name.is_package {
+            &input.name.name
+        } else {
+            input.name.name.rsplit_once('.').map_or("", |(p, _)| p)
+        };
+        for _ in 1..level {
+            package = package.rsplit_once('.').map_or("", |(p, _)| p);
+        }
+        match (package.is_empty(), written.is_empty()) {
+            (true, _) => written.to_string(),
+            (false, true) => package.to_string(),
+            (false, false) => format!("{package}.{written}"),
+        }
+    }
+
+    /// An absolute import as Python would find it: by its full name, else
+    /// (for scripts run from their directory, and Python 2 style implicit
+    /// relative imports) as a sibling of the importing module.
+    pub(super) fn import_base(&self, module: ModuleId, level: u32, written: &str) -> String {
+        if level > 0 {
+            return self.relative_base(module, level, written);
+        }
+        let first = written.split('.').next().unwrap_or(written);
+        if self.module_named(first).is_some() || written.is_empty() {
+            return written.to_string();
+        }
+        let sibling = self.relative_base(module, 1, written);
+        let sibling_first = self.relative_base(module, 1, first);
+        if self.module_named(&sibling_first).is_some() {
+            sibling
+        } else {
+            written.to_string()
+        }
+    }
+
+    fn external(&mut self, name: &str) -> Option<Obj> {
+        (name.len() <= MAX_EXTERNAL_NAME).then(|| Obj::External(self.externals.id(name)))
+    }
+
+    fn external_attr(&mut self, base: u32, attr: u32) -> Option<Obj> {
+        let name = format!("{}.{}", self.externals.text(base), self.atoms.text(attr));
+        self.external(&name)
+    }
+
+    // ----- compilation: facts to nodes and constraints -----
+
+    fn compile(&mut self) {
+        let inputs = self.ids.inputs;
+        let mut containers = 0u32;
+        let mut lambdas = 0u32;
+        let mut sites = 0u32;
+        for (m, input) in inputs.iter().enumerate() {
+            let module = ModuleId(m as u32);
+            let Some(facts) = input.facts.python() else {
+                self.binding_node.push(0);
+                self.call_node.push(0);
+                self.site_base.push(sites);
+                self.container_base.push(containers);
+                self.lambda_base.push(lambdas);
+                self.names.push(FxHashMap::default());
+                self.use_atoms.push(Vec::new());
+                self.star_imports.push(Vec::new());
+                continue;
+            };
+            self.binding_node
+                .push(self.engine.nodes(facts.bindings.len()));
+            self.call_node.push(self.engine.nodes(facts.calls.len()));
+            self.site_base.push(sites);
+            sites += u32::try_from(facts.calls.len()).unwrap_or(0);
+            self.container_base.push(containers);
+            containers += facts.containers;
+            self.lambda_base.push(lambdas);
+            lambdas += u32::try_from(facts.lambdas.len()).unwrap_or(0);
+            let mut names: FxHashMap<(ScopeRef, u32), Vec<u32>> = FxHashMap::default();
+            for (b, binding) in facts.bindings.iter().enumerate() {
+                if binding.name.is_empty() {
+                    continue;
+                }
+                let atom = self.atoms.id(&binding.name);
+                names
+                    .entry((binding.scope, atom))
+                    .or_default()
+                    .push(b as u32);
+            }
+            self.names.push(names);
+            let use_atoms = facts.uses.iter().map(|u| self.atoms.id(&u.name)).collect();
+            self.use_atoms.push(use_atoms);
+            for (c, class) in facts.classes.iter().enumerate() {
+                let atoms = class.self_attrs.iter().map(|a| self.atoms.id(a)).collect();
+                self.self_attrs
+                    .insert(self.class_id(module, c as u32), atoms);
+            }
+            self.star_imports.push(Vec::new());
+        }
+        for _ in 0..lambdas {
+            let node = self.engine.node();
+            self.lambda_node.push(node);
+        }
+        self.elem_node = (0..containers).map(|_| u32::MAX).collect();
+        self.lambda_params = vec![Params::default(); lambdas as usize];
+        // Star imports need every module's name table.
+        for (m, input) in inputs.iter().enumerate() {
+            let module = ModuleId(m as u32);
+            let Some(facts) = input.facts.python() else {
+                continue;
+            };
+            let mut stars = Vec::new();
+            for import in &facts.imports {
+                if import.kind != ImportKind::Star || import.scope != ScopeRef::Module {
+                    continue;
+                }
+                let base = self.import_base(module, import.level, &import.module);
+                if let Some(target) = self.module_named(&base).filter(|t| *t != module) {
+                    let all = self.facts(target).and_then(|f| f.all.as_deref());
+                    stars.push((target, all));
+                }
+            }
+            if let Some(slot) = self.star_imports.get_mut(m) {
+                *slot = stars;
+            }
+        }
+        let mut out = Vec::new();
+        for (m, input) in inputs.iter().enumerate() {
+            if let Some(facts) = input.facts.python() {
+                self.compile_module(ModuleId(m as u32), facts, &mut out);
+            }
+        }
+        self.flush(&mut out);
+    }
+
+    fn compile_module(&mut self, module: ModuleId, facts: &'f FileFacts, out: &mut Vec<Delivery>) {
+        // Parameters first: bindings refer to them.
+        let mut params: FxHashMap<(ScopeRef, u32), u32> = FxHashMap::default();
+        for (b, binding) in facts.bindings.iter().enumerate() {
+            if let BindValue::Param { position, .. } = &binding.value {
+                params.insert((binding.scope, *position), b as u32);
+            }
+        }
+        for (f, function) in facts.functions.iter().enumerate() {
+            let id = self.function_id(module, f as u32);
+            let scope = ScopeRef::Function(f as u32);
+            let mut table = Params::default();
+            for (position, param) in function.params.iter().enumerate() {
+                let node = params
+                    .get(&(scope, position as u32))
+                    .map_or(u32::MAX, |b| self.binding_node[module.index()] + b);
+                let name = self.atoms.id(&param.name);
+                table.slots.push(Slot {
+                    node,
+                    kind: param.kind,
+                    name,
+                });
+                if node != u32::MAX {
+                    match param.kind {
+                        ParamKind::VarPositional => {
+                            let c = self.new_container();
+                            self.engine.add(node, Obj::Container(c));
+                            table.var_positional = Some(c);
+                        }
+                        ParamKind::VarKeyword => {
+                            let c = self.new_container();
+                            self.engine.add(node, Obj::Container(c));
+                            table.var_keyword = Some(c);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            // `self` and `cls` are the class's own, besides what callers pass.
+            if let (ScopeRef::Class(c), Some(first)) = (function.parent, table.slots.first())
+                && first.node != u32::MAX
+                && first.kind == ParamKind::Normal
+            {
+                let class = self.class_id(module, c);
+                match function.kind {
+                    FunctionKind::Method => self.engine.add(first.node, Obj::Instance(class)),
+                    FunctionKind::ClassMethod => self.engine.add(first.node, Obj::Class(class)),
+                    _ => {}
+                }
+            }
+            self.function_params.insert(id, table);
+            let ret = self.engine.node();
+            self.ret_node.insert(id, ret);
+            let yielded = self.engine.node();
+            self.yield_node.insert(id, yielded);
+            if let Some(value) = &function.returns_value {
+                let op = self.operand(module, ScopeRef::Module, value, out);
+                self.flow(op, ret, out);
+            }
+        }
+        for (l, _) in facts.lambdas.iter().enumerate() {
+            let scope = ScopeRef::Lambda(l as u32);
+            let mut table = Params::default();
+            let mut position = 0u32;
+            while let Some(b) = params.get(&(scope, position)) {
+                let binding = &facts.bindings[*b as usize];
+                let star = matches!(binding.value, BindValue::Param { star: true, .. });
+                let name = self.atoms.id(&binding.name);
+                table.slots.push(Slot {
+                    node: self.binding_node[module.index()] + b,
+                    kind: if star {
+                        ParamKind::VarPositional
+                    } else {
+                        ParamKind::Normal
+                    },
+                    name,
+                });
+                position += 1;
+            }
+            let global = self.lambda_base[module.index()] + l as u32;
+            if let Some(slot) = self.lambda_params.get_mut(global as usize) {
+                *slot = table;
+            }
+        }
+        for (b, binding) in facts.bindings.iter().enumerate() {
+            let node = self.binding_node[module.index()] + b as u32;
+            match &binding.value {
+                BindValue::Expr(value) => {
+                    let op = self.operand(module, binding.scope, value, out);
+                    self.flow(op, node, out);
+                }
+                BindValue::Import(i) => {
+                    let op = self.import_operand(module, *i, out);
+                    self.flow(op, node, out);
+                }
+                BindValue::Param {
+                    annotation,
+                    default,
+                    ..
+                } => {
+                    let outer = facts
+                        .parent_scope(binding.scope)
+                        .unwrap_or(ScopeRef::Module);
+                    for value in [annotation, default].into_iter().flatten() {
+                        let op = self.operand(module, outer, value, out);
+                        self.flow(op, node, out);
+                    }
+                }
+            }
+        }
+        for (l, lambda) in facts.lambdas.iter().enumerate() {
+            let node = self.lambda_node[(self.lambda_base[module.index()] + l as u32) as usize];
+            let op = self.operand(module, ScopeRef::Lambda(l as u32), &lambda.body, out);
+            self.flow(op, node, out);
+        }
+        for effect in &facts.effects {
+            match effect {
+                Effect::Return { function, value } => {
+                    let scope = ScopeRef::Function(*function);
+                    let op = self.operand(module, scope, value, out);
+                    let ret = self.ret_node[&self.function_id(module, *function)];
+                    self.flow(op, ret, out);
+                }
+                Effect::Yield { function, value } => {
+                    let scope = ScopeRef::Function(*function);
+                    let op = self.operand(module, scope, value, out);
+                    let node = self.yield_node[&self.function_id(module, *function)];
+                    self.flow(op, node, out);
+                }
+                Effect::AttrStore {
+                    object,
+                    attr,
+                    value,
+                } => {
+                    // The scope only matters for names, which effects hold as uses.
+                    let object = self.operand(module, ScopeRef::Module, object, out);
+                    let value = self.operand(module, ScopeRef::Module, value, out);
+                    if let Some(object) = self.to_node(object) {
+                        let attr = self.atoms.id(attr);
+                        self.constrain(object, Constraint::AttrStore { attr, value }, out);
+                    }
+                }
+                Effect::ElemStore { container, value } => {
+                    let container = self.operand(module, ScopeRef::Module, container, out);
+                    let value = self.operand(module, ScopeRef::Module, value, out);
+                    if let Some(container) = self.to_node(container) {
+                        self.constrain(container, Constraint::ElemStore { value }, out);
+                    }
+                }
+            }
+        }
+        for (k, call) in facts.calls.iter().enumerate() {
+            let callee = self.operand(module, call.scope, &call.callee, out);
+            let args = call
+                .args
+                .iter()
+                .map(|arg| {
+                    let slot = match &arg.kind {
+                        ArgKind::Positional(p) => ArgSlot::Positional(*p),
+                        ArgKind::Keyword(k) => ArgSlot::Keyword(self.atoms.id(k)),
+                        ArgKind::Star => ArgSlot::Star,
+                        ArgKind::DoubleStar => ArgSlot::DoubleStar,
+                    };
+                    (slot, self.operand(module, call.scope, &arg.value, out))
+                })
+                .collect();
+            let site = u32::try_from(self.sites.len()).unwrap_or(u32::MAX);
+            let callee = self.to_node(callee).unwrap_or_else(|| self.engine.node());
+            self.sites.push(Site {
+                module,
+                caller: self.caller(module, call.scope),
+                callee,
+                result: self.call_node[module.index()] + k as u32,
+                args,
+                kind: call.kind,
+                targets: Vec::new(),
+                externals: Vec::new(),
+                local: k as u32,
+            });
+            self.constrain(callee, Constraint::Call { site }, out);
+        }
+        let mut bases = Vec::new();
+        for (c, class) in facts.classes.iter().enumerate() {
+            let id = self.class_id(module, c as u32);
+            let mut nodes = Vec::new();
+            for (text, value) in &class.bases {
+                let op = self.operand(module, class.parent, value, out);
+                let node = self.to_node(op).unwrap_or_else(|| self.engine.node());
+                nodes.push((text.clone(), node));
+            }
+            bases.push((id, nodes));
+        }
+        self.base_nodes.extend(bases);
+    }
+
+    fn new_container(&mut self) -> u32 {
+        let id = u32::try_from(self.elem_node.len()).unwrap_or(u32::MAX);
+        self.elem_node.push(u32::MAX);
+        id
+    }
+
+    fn elem(&mut self, container: u32) -> u32 {
+        match self.elem_node.get(container as usize) {
+            Some(&node) if node != u32::MAX => node,
+            Some(_) => {
+                let node = self.engine.node();
+                self.elem_node[container as usize] = node;
+                node
+            }
+            None => self.engine.node(),
+        }
+    }
+
+    /// The FCG node that runs code written in `scope`: the nearest
+    /// function, else the module (class bodies and lambdas belong to what
+    /// encloses them).
+    pub(super) fn caller(&self, module: ModuleId, scope: ScopeRef) -> EntityId {
+        let Some(facts) = self.facts(module) else {
+            return EntityId::Module(module);
+        };
+        let mut current = Some(scope);
+        let mut steps = 0usize;
+        while let Some(s) = current {
+            if let ScopeRef::Function(f) = s {
+                return EntityId::Function(self.function_id(module, f));
+            }
+            steps += 1;
+            if steps > facts.functions.len() + facts.classes.len() + facts.lambdas.len() + 1 {
+                break;
+            }
+            current = facts.parent_scope(s);
+        }
+        EntityId::Module(module)
+    }
+
+    fn to_node(&mut self, op: Operand) -> Option<u32> {
+        match op {
+            Operand::None => None,
+            Operand::Node(n) => Some(n),
+            Operand::Const(value) => {
+                let node = self.engine.node();
+                self.engine.add(node, value);
+                Some(node)
+            }
+        }
+    }
+
+    fn flow(&mut self, op: Operand, to: u32, out: &mut Vec<Delivery>) {
+        match op {
+            Operand::None => {}
+            Operand::Node(n) => self.engine.edge(n, to, Transform::Copy, out),
+            Operand::Const(value) => self.engine.add(to, value),
+        }
+    }
+
+    fn constrain(&mut self, node: u32, constraint: Constraint, out: &mut Vec<Delivery>) {
+        let id = u32::try_from(self.constraints.len()).unwrap_or(u32::MAX);
+        self.constraints.push(constraint);
+        for value in self.engine.attach(node, id) {
+            self.fire(id, value, out);
+        }
+    }
+
+    fn operand(
+        &mut self,
+        module: ModuleId,
+        scope: ScopeRef,
+        value: &VExpr,
+        out: &mut Vec<Delivery>,
+    ) -> Operand {
+        match value {
+            VExpr::Use(u) => self.use_operand(module, *u, out),
+            VExpr::Attr(base, attr) => {
+                let base = self.operand(module, scope, base, out);
+                let Some(base) = self.to_node(base) else {
+                    return Operand::None;
+                };
+                let dst = self.engine.node();
+                let attr = self.atoms.id(attr);
+                let load = u32::try_from(self.loads.len()).unwrap_or(u32::MAX);
+                self.loads.push(Load {
+                    module,
+                    caller: self.caller(module, scope),
+                });
+                self.constrain(base, Constraint::Load { dst, attr, load }, out);
+                Operand::Node(dst)
+            }
+            VExpr::Call(k) => Operand::Node(self.call_node[module.index()] + k),
+            VExpr::Elem(inner) => {
+                let inner = self.operand(module, scope, inner, out);
+                let Some(inner) = self.to_node(inner) else {
+                    return Operand::None;
+                };
+                let dst = self.engine.node();
+                self.constrain(inner, Constraint::Elem { dst }, out);
+                Operand::Node(dst)
+            }
+            VExpr::Container(site, elements) => {
+                let id = self.container_base[module.index()] + site;
+                if !elements.is_empty() {
+                    let node = self.elem(id);
+                    for element in elements {
+                        let op = self.operand(module, scope, element, out);
+                        self.flow(op, node, out);
+                    }
+                }
+                Operand::Const(Obj::Container(id))
+            }
+            VExpr::Lambda(l) => Operand::Const(Obj::Lambda(self.lambda_base[module.index()] + l)),
+            VExpr::Function(f) => Operand::Const(Obj::Function(self.function_id(module, *f))),
+            VExpr::Class(c) => Operand::Const(Obj::Class(self.class_id(module, *c))),
+            VExpr::Instance(inner) => {
+                let inner = self.operand(module, scope, inner, out);
+                let Some(inner) = self.to_node(inner) else {
+                    return Operand::None;
+                };
+                let dst = self.engine.node();
+                self.engine.edge(inner, dst, Transform::Instantiate, out);
+                Operand::Node(dst)
+            }
+            VExpr::Union(parts) => {
+                let ops: Vec<Operand> = parts
+                    .iter()
+                    .map(|p| self.operand(module, scope, p, out))
+                    .filter(|op| *op != Operand::None)
+                    .collect();
+                match ops.as_slice() {
+                    [] => Operand::None,
+                    [one] => *one,
+                    _ => {
+                        let node = self.engine.node();
+                        for op in ops {
+                            self.flow(op, node, out);
+                        }
+                        Operand::Node(node)
+                    }
+                }
+            }
+            VExpr::Super => match self.enclosing_class(module, scope) {
+                Some(class) => Operand::Const(Obj::Super(class)),
+                None => Operand::None,
+            },
+            VExpr::Ref(b) => Operand::Node(self.binding_node[module.index()] + b),
+            VExpr::Unknown => Operand::None,
+        }
+    }
+
+    fn enclosing_class(&self, module: ModuleId, scope: ScopeRef) -> Option<ClassId> {
+        let facts = self.facts(module)?;
+        let mut current = Some(scope);
+        let mut steps = 0usize;
+        while let Some(s) = current {
+            if let ScopeRef::Function(f) = s
+                && let Some(ScopeRef::Class(c)) = facts.functions.get(f as usize).map(|f| f.parent)
+            {
+                return Some(self.class_id(module, c));
+            }
+            steps += 1;
+            if steps > facts.functions.len() + facts.lambdas.len() + facts.classes.len() + 1 {
+                return None;
+            }
+            current = facts.parent_scope(s);
+        }
+        None
+    }
+
+    fn use_operand(&mut self, module: ModuleId, index: u32, out: &mut Vec<Delivery>) -> Operand {
+        let Some(facts) = self.facts(module) else {
+            return Operand::None;
+        };
+        let Some(read) = facts.uses.get(index as usize) else {
+            return Operand::None;
+        };
+        let atom = self.use_atoms[module.index()][index as usize];
+        match &read.reach {
+            Reach::Local(bindings) => match bindings.as_slice() {
+                [] => Operand::None,
+                [one] => Operand::Node(self.binding_node[module.index()] + one),
+                many => {
+                    let node = self.engine.node();
+                    for b in many {
+                        let from = self.binding_node[module.index()] + b;
+                        self.engine.edge(from, node, Transform::Copy, out);
+                    }
+                    Operand::Node(node)
+                }
+            },
+            Reach::AllLocal => Operand::Node(self.name_all(module, read.scope, atom, out)),
+            Reach::Enclosing => self.lookup_enclosing(module, read.scope, atom, out),
+        }
+    }
+
+    /// A name not bound in its own scope: enclosing functions (not class
+    /// bodies), the module, its star imports, the builtins.
+    fn lookup_enclosing(
+        &mut self,
+        module: ModuleId,
+        scope: ScopeRef,
+        atom: u32,
+        out: &mut Vec<Delivery>,
+    ) -> Operand {
+        let Some(facts) = self.facts(module) else {
+            return Operand::None;
+        };
+        let mut current = facts.parent_scope(scope);
+        let mut steps = 0usize;
+        while let Some(s) = current {
+            steps += 1;
+            if steps > facts.functions.len() + facts.classes.len() + facts.lambdas.len() + 2 {
+                break;
+            }
+            if !matches!(s, ScopeRef::Class(_))
+                && self.names[module.index()].contains_key(&(s, atom))
+            {
+                return Operand::Node(self.name_all(module, s, atom, out));
+            }
+            current = facts.parent_scope(s);
+        }
+        if scope != ScopeRef::Module
+            && self.names[module.index()].contains_key(&(ScopeRef::Module, atom))
+        {
+            return Operand::Node(self.name_all(module, ScopeRef::Module, atom, out));
+        }
+        let name = self.atoms.text(atom).to_string();
+        if !self.star_imports[module.index()].is_empty() && !name.starts_with('_') {
+            return Operand::Node(self.module_attr(module, atom, out));
+        }
+        if is_builtin(&name) {
+            return match self.external(&format!("builtins.{name}")) {
+                Some(obj) => Operand::Const(obj),
+                None => Operand::None,
+            };
+        }
+        Operand::None
+    }
+
+    /// One node for every binding of `atom` in `scope` of `module`.
+    fn name_all(
+        &mut self,
+        module: ModuleId,
+        scope: ScopeRef,
+        atom: u32,
+        out: &mut Vec<Delivery>,
+    ) -> u32 {
+        if let Some(node) = self.name_all.get(&(module, scope, atom)) {
+            return *node;
+        }
+        let node = self.engine.node();
+        self.name_all.insert((module, scope, atom), node);
+        let bindings = self.names[module.index()]
+            .get(&(scope, atom))
+            .cloned()
+            .unwrap_or_default();
+        for b in bindings {
+            let from = self.binding_node[module.index()] + b;
+            self.engine.edge(from, node, Transform::Copy, out);
+        }
+        node
+    }
+
+    /// The attribute `atom` of module `module`: its global binding, else a
+    /// submodule, else what its star imports provide (followed with an
+    /// explicit stack, so import cycles and long chains are fine).
+    fn module_attr(&mut self, module: ModuleId, atom: u32, out: &mut Vec<Delivery>) -> u32 {
+        if let Some(node) = self.module_attrs.get(&(module, atom)) {
+            return *node;
+        }
+        let first = self.engine.node();
+        self.module_attrs.insert((module, atom), first);
+        let mut pending = vec![(module, first)];
+        while let Some((m, node)) = pending.pop() {
+            self.engine.work += 1;
+            if self.names[m.index()].contains_key(&(ScopeRef::Module, atom)) {
+                let all = self.name_all(m, ScopeRef::Module, atom, out);
+                self.engine.edge(all, node, Transform::Copy, out);
+                continue;
+            }
+            let name = self.atoms.text(atom).to_string();
+            if let Some(input) = self.ids.inputs.get(m.index()) {
+                let sub = self
+                    .module_named(&format!("{}.{name}", input.name.name))
+                    .or_else(|| {
+                        let alias = input.name.alias.as_deref()?;
+                        self.module_named(&format!("{alias}.{name}"))
+                    });
+                if let Some(sub) = sub {
+                    self.engine.add(node, Obj::Module(sub));
+                    continue;
+                }
+            }
+            if name.starts_with('_') {
+                continue;
+            }
+            let stars = self.star_imports[m.index()].clone();
+            for (target, all) in stars {
+                if let Some(all) = all
+                    && !all.iter().any(|n| *n == name)
+                {
+                    continue;
+                }
+                let target_node = match self.module_attrs.get(&(target, atom)) {
+                    Some(n) => *n,
+                    None => {
+                        let n = self.engine.node();
+                        self.module_attrs.insert((target, atom), n);
+                        pending.push((target, n));
+                        n
+                    }
+                };
+                self.engine.edge(target_node, node, Transform::Copy, out);
+            }
+        }
+        first
+    }
+
+    fn import_operand(&mut self, module: ModuleId, index: u32, out: &mut Vec<Delivery>) -> Operand {
+        let Some(import) = self
+            .facts(module)
+            .and_then(|f| f.imports.get(index as usize))
+        else {
+            return Operand::None;
+        };
+        match import.kind {
+            ImportKind::Import => {
+                let full = self.import_base(module, 0, &import.module);
+                // `import a.b` binds `a`; `import a.b as c` binds `a.b`.
+                let bound = if import.alias.is_some() {
+                    full
+                } else {
+                    let extra = import.module.matches('.').count();
+                    let mut bound = full.as_str();
+                    for _ in 0..extra {
+                        bound = bound.rsplit_once('.').map_or(bound, |(p, _)| p);
+                    }
+                    bound.to_string()
+                };
+                match self.module_named(&bound) {
+                    Some(m) => Operand::Const(Obj::Module(m)),
+                    None => self.external(&bound).map_or(Operand::None, Operand::Const),
+                }
+            }
+            ImportKind::From => {
+                let base = self.import_base(module, import.level, &import.module);
+                let name = import.name.as_deref().unwrap_or("");
+                match self.module_named(&base) {
+                    Some(target) => {
+                        let atom = self.atoms.id(name);
+                        Operand::Node(self.module_attr(target, atom, out))
+                    }
+                    None => match self.module_named(&format!("{base}.{name}")) {
+                        Some(m) => Operand::Const(Obj::Module(m)),
+                        None => self
+                            .external(&format!("{base}.{name}"))
+                            .map_or(Operand::None, Operand::Const),
+                    },
+                }
+            }
+            ImportKind::Star => Operand::None,
+        }
+    }
+
+    // ----- classes: attributes, owners, MROs -----
+
+    /// Whether class `class` itself defines `atom` (body binding or `self.` attribute).
+    fn has_attr(&self, class: ClassId, atom: u32) -> bool {
+        let Some((module, local, _)) = self.local_class(class) else {
+            return false;
+        };
+        self.names[module.index()].contains_key(&(ScopeRef::Class(local), atom))
+            || self
+                .self_attrs
+                .get(&class)
+                .is_some_and(|a| a.contains(&atom))
+    }
+
+    fn mro_of(&self, class: ClassId) -> Vec<ClassId> {
+        match self.mro.get(&class) {
+            Some(mro) if !mro.is_empty() => mro.clone(),
+            _ => vec![class],
+        }
+    }
+
+    /// The class in `class`'s MRO that defines `atom`, else `class` itself
+    /// (where a store will put it).
+    fn owner(&mut self, class: ClassId, atom: u32) -> ClassId {
+        if let Some(owner) = self.owners.get(&(class, atom)) {
+            return *owner;
+        }
+        let mro = self.mro_of(class);
+        self.engine.work += mro.len() as u64;
+        let owner = mro
+            .into_iter()
+            .find(|k| self.has_attr(*k, atom))
+            .unwrap_or(class);
+        self.owners.insert((class, atom), owner);
+        owner
+    }
+
+    fn class_attr(&mut self, class: ClassId, atom: u32, out: &mut Vec<Delivery>) -> u32 {
+        if let Some(node) = self.class_attrs.get(&(class, atom)) {
+            return *node;
+        }
+        let node = match self.local_class(class) {
+            Some((module, local, _)) => self.name_all(module, ScopeRef::Class(local), atom, out),
+            None => self.engine.node(),
+        };
+        self.class_attrs.insert((class, atom), node);
+        node
+    }
+
+    /// A method a class defines with a plain `def`, looked up through the MRO.
+    pub(super) fn static_method(&mut self, class: ClassId, name: &str) -> Option<FunctionId> {
+        let atom = self.atoms.get(name)?;
+        let owner = self.owner(class, atom);
+        let (module, local, _) = self.local_class(owner)?;
+        let facts = self.facts(module)?;
+        let bindings = self.names[module.index()].get(&(ScopeRef::Class(local), atom))?;
+        bindings
+            .iter()
+            .rev()
+            .find_map(|b| match &facts.bindings.get(*b as usize)?.value {
+                BindValue::Expr(VExpr::Function(f)) => Some(self.function_id(module, *f)),
+                _ => None,
+            })
+    }
+
+    /// Bases from the first stage's values, then C3 MROs (memoised, capped).
+    fn compute_mros(&mut self) -> Vec<(ClassId, Vec<Base>)> {
+        let base_nodes = std::mem::take(&mut self.base_nodes);
+        let mut direct: FxHashMap<ClassId, Vec<ClassId>> = FxHashMap::default();
+        let mut bases = Vec::with_capacity(base_nodes.len());
+        for (class, nodes) in base_nodes {
+            let mut resolved_all = Vec::new();
+            let mut list = Vec::with_capacity(nodes.len());
+            for (text, node) in nodes {
+                let classes: Vec<ClassId> = self
+                    .engine
+                    .values(node)
+                    .iter()
+                    .filter_map(|v| match v {
+                        Obj::Class(k) if *k != class && self.local_class(*k).is_some() => Some(*k),
+                        _ => None,
+                    })
+                    .collect();
+                list.push(Base {
+                    text,
+                    resolved: classes.first().copied(),
+                    relation: BaseRelation::Inherits,
+                });
+                resolved_all.extend(classes);
+            }
+            direct.insert(class, resolved_all);
+            bases.push((class, list));
+        }
+        let classes: Vec<ClassId> = bases.iter().map(|(c, _)| *c).collect();
+        for class in classes {
+            self.linearize(class, &direct);
+        }
+        bases
+    }
+
+    /// C3 linearization of `class` and (first) every class it inherits
+    /// from, with an explicit stack; a cycle or an inconsistent hierarchy
+    /// falls back to depth-first order.
+    fn linearize(&mut self, class: ClassId, direct: &FxHashMap<ClassId, Vec<ClassId>>) {
+        if self.mro.contains_key(&class) {
+            return;
+        }
+        let mut stack = vec![(class, false)];
+        let mut on_stack: rustc_hash::FxHashSet<ClassId> = rustc_hash::FxHashSet::default();
+        while let Some((c, expanded)) = stack.pop() {
+            if self.mro.contains_key(&c) {
+                continue;
+            }
+            let bases = direct.get(&c).cloned().unwrap_or_default();
+            if !expanded {
+                on_stack.insert(c);
+                stack.push((c, true));
+                for b in bases.iter().rev() {
+                    if !self.mro.contains_key(b) && !on_stack.contains(b) {
+                        stack.push((*b, false));
+                    }
+                }
+                continue;
+            }
+            on_stack.remove(&c);
+            // Bases still on the stack form a cycle: leave them out.
+            let usable: Vec<ClassId> = bases
+                .into_iter()
+                .filter(|b| self.mro.contains_key(b))
+                .collect();
+            let mut sequences: Vec<Vec<ClassId>> = usable.iter().map(|b| self.mro_of(*b)).collect();
+            sequences.push(usable.clone());
+            let mut result = vec![c];
+            let mut consistent = true;
+            loop {
+                self.engine.work += 1;
+                sequences.retain(|s| !s.is_empty());
+                if sequences.is_empty() || result.len() >= MAX_MRO {
+                    break;
+                }
+                let head = sequences
+                    .iter()
+                    .map(|s| s[0])
+                    .find(|candidate| !sequences.iter().any(|s| s[1..].contains(candidate)));
+                let Some(head) = head else {
+                    consistent = false;
+                    break;
+                };
+                result.push(head);
+                for s in &mut sequences {
+                    if s.first() == Some(&head) {
+                        s.remove(0);
+                    }
+                }
+            }
+            if !consistent {
+                result = vec![c];
+                for b in &usable {
+                    for k in self.mro_of(*b) {
+                        if !result.contains(&k) && result.len() < MAX_MRO {
+                            result.push(k);
+                        }
+                    }
+                }
+            }
+            if result.len() >= MAX_MRO {
+                self.mro_cut += 1;
+            }
+            self.mro.insert(c, result);
+        }
+    }
+
+    // ----- the solve -----
+
+    fn flush(&mut self, out: &mut Vec<Delivery>) {
+        while let Some(delivery) = out.pop() {
+            self.deliver(delivery, out);
+        }
+    }
+
+    fn run(&mut self) {
+        let mut out = Vec::new();
+        loop {
+            self.flush(&mut out);
+            let Some((delta, constraints)) = self.engine.step(&mut out) else {
+                break;
+            };
+            self.flush(&mut out);
+            for constraint in constraints {
+                for value in &delta {
+                    self.fire(constraint, *value, &mut out);
+                }
+            }
+        }
+        self.flush(&mut out);
+    }
+
+    fn deliver(&mut self, delivery: Delivery, out: &mut Vec<Delivery>) {
+        let Delivery {
+            to,
+            transform,
+            value,
+        } = delivery;
+        match (transform, value) {
+            (Transform::Copy, v) => self.engine.add(to, v),
+            (Transform::Instantiate, Obj::Class(c)) => self.engine.add(to, Obj::Instance(c)),
+            (Transform::Instantiate, v @ Obj::External(_)) => self.engine.add(to, v),
+            (Transform::Instantiate, _) => {}
+            (Transform::FromInstance(class, load), Obj::Function(f)) => {
+                let Some((_, function)) = self.local_function(f) else {
+                    self.engine.add(to, value);
+                    return;
+                };
+                if function.is_property {
+                    self.property(load, f, class, to, out);
+                    return;
+                }
+                let bound = match function.kind {
+                    FunctionKind::Method => Obj::Bound(f, class, true),
+                    FunctionKind::ClassMethod => Obj::Bound(f, class, false),
+                    _ => Obj::Function(f),
+                };
+                self.engine.add(to, bound);
+            }
+            (Transform::FromClass(class), Obj::Function(f)) => {
+                let bound = match self.local_function(f) {
+                    Some((_, function)) if function.kind == FunctionKind::ClassMethod => {
+                        Obj::Bound(f, class, false)
+                    }
+                    _ => Obj::Function(f),
+                };
+                self.engine.add(to, bound);
+            }
+            (_, v) => self.engine.add(to, v),
+        }
+    }
+
+    /// Reading a property calls its getter.
+    fn property(
+        &mut self,
+        load: u32,
+        getter: FunctionId,
+        class: ClassId,
+        to: u32,
+        out: &mut Vec<Delivery>,
+    ) {
+        if let Some(l) = self.loads.get(load as usize) {
+            self.property_edges
+                .push((l.module, l.caller, EntityId::Function(getter)));
+        }
+        if let Some(first) = self
+            .function_params
+            .get(&getter)
+            .and_then(|p| p.slots.first())
+            .map(|s| s.node)
+            .filter(|n| *n != u32::MAX)
+        {
+            self.engine.add(first, Obj::Instance(class));
+        }
+        if let Some(ret) = self.ret_node.get(&getter).copied() {
+            self.engine.edge(ret, to, Transform::Copy, out);
+        }
+    }
+
+    fn needs_mro(value: Obj) -> bool {
+        matches!(
+            value,
+            Obj::Class(_) | Obj::Instance(_) | Obj::Super(_) | Obj::Bound(..)
+        )
+    }
+
+    fn fire(&mut self, constraint: u32, value: Obj, out: &mut Vec<Delivery>) {
+        let Some(c) = self.constraints.get(constraint as usize).copied() else {
+            return;
+        };
+        self.engine.work += 1;
+        if !self.second_stage && Self::needs_mro(value) {
+            if matches!(
+                c,
+                Constraint::Load { .. } | Constraint::AttrStore { .. } | Constraint::Call { .. }
+            ) {
+                self.deferred.push((constraint, value));
+                return;
+            }
+        }
+        match c {
+            Constraint::Load { dst, attr, load } => self.load(value, attr, dst, load, out),
+            Constraint::Call { site } => self.call(site, value, out),
+            Constraint::Elem { dst } => self.elements(value, dst, out),
+            Constraint::AttrStore {
+                attr,
+                value: stored,
+            } => match value {
+                Obj::Instance(class) | Obj::Class(class) => {
+                    if self.local_class(class).is_none() {
+                        return;
+                    }
+                    let owner = self.owner(class, attr);
+                    let node = self.class_attr(owner, attr, out);
+                    self.flow(stored, node, out);
+                }
+                Obj::Module(m) => {
+                    let node = self.module_attr(m, attr, out);
+                    self.flow(stored, node, out);
+                }
+                _ => {}
+            },
+            Constraint::ElemStore { value: stored } => {
+                if let Obj::Container(c) = value {
+                    let node = self.elem(c);
+                    self.flow(stored, node, out);
+                }
+            }
+        }
+    }
+
+    fn load(&mut self, value: Obj, attr: u32, dst: u32, load: u32, out: &mut Vec<Delivery>) {
+        match value {
+            Obj::Module(m) => {
+                let node = self.module_attr(m, attr, out);
+                self.engine.edge(node, dst, Transform::Copy, out);
+            }
+            Obj::Class(class) | Obj::Instance(class) => {
+                if self.local_class(class).is_none() {
+                    return;
+                }
+                let owner = self.owner(class, attr);
+                let node = self.class_attr(owner, attr, out);
+                let transform = if matches!(value, Obj::Instance(_)) {
+                    Transform::FromInstance(class, load)
+                } else {
+                    Transform::FromClass(class)
+                };
+                self.engine.edge(node, dst, transform, out);
+            }
+            Obj::Super(class) => {
+                let mro = self.mro_of(class);
+                self.engine.work += mro.len() as u64;
+                if let Some(owner) = mro.into_iter().skip(1).find(|k| self.has_attr(*k, attr)) {
+                    let node = self.class_attr(owner, attr, out);
+                    self.engine
+                        .edge(node, dst, Transform::FromInstance(class, load), out);
+                }
+            }
+            Obj::External(base) => {
+                if let Some(obj) = self.external_attr(base, attr) {
+                    self.engine.add(dst, obj);
+                }
+            }
+            Obj::Container(c) => {
+                if let Some(op) = ContainerOp::from_method(self.atoms.text(attr)) {
+                    self.engine.add(dst, Obj::ContainerMethod(c, op));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn elements(&mut self, value: Obj, dst: u32, out: &mut Vec<Delivery>) {
+        match value {
+            Obj::Container(c) => {
+                let node = self.elem(c);
+                self.engine.edge(node, dst, Transform::Copy, out);
+            }
+            Obj::Generator(f) => {
+                if let Some(node) = self.yield_node.get(&f).copied() {
+                    self.engine.edge(node, dst, Transform::Copy, out);
+                }
+            }
+            Obj::Pairs(node) => self.engine.edge(node, dst, Transform::Copy, out),
+            _ => {}
+        }
+    }
+
+    fn call(&mut self, site: u32, value: Obj, out: &mut Vec<Delivery>) {
+        let Some(s) = self.sites.get(site as usize) else {
+            return;
+        };
+        let (result, kind) = (s.result, s.kind);
+        match value {
+            Obj::Function(f) => {
+                self.target(site, EntityId::Function(f));
+                self.pass_args(site, f, 0, out);
+                self.returns(f, result, out);
+            }
+            Obj::Bound(f, class, instance) => {
+                self.target(site, EntityId::Function(f));
+                let receiver = if instance {
+                    Obj::Instance(class)
+                } else {
+                    Obj::Class(class)
+                };
+                self.receive(f, receiver);
+                self.pass_args(site, f, 1, out);
+                self.returns(f, result, out);
+            }
+            Obj::Class(class) => {
+                if self.local_class(class).is_none() {
+                    return;
+                }
+                self.engine.add(result, Obj::Instance(class));
+                match self.static_method(class, "__init__") {
+                    Some(init) => {
+                        self.target(site, EntityId::Function(init));
+                        self.receive(init, Obj::Instance(class));
+                        self.pass_args(site, init, 1, out);
+                    }
+                    None => self.target(site, EntityId::Class(class)),
+                }
+            }
+            Obj::Instance(class) => {
+                if kind == CallKind::Raise || self.local_class(class).is_none() {
+                    return;
+                }
+                if let Some(call) = self.static_method(class, "__call__") {
+                    self.target(site, EntityId::Function(call));
+                    self.receive(call, Obj::Instance(class));
+                    self.pass_args(site, call, 1, out);
+                    self.returns(call, result, out);
+                }
+            }
+            Obj::Lambda(l) => {
+                let params = self
+                    .lambda_params
+                    .get(l as usize)
+                    .cloned()
+                    .unwrap_or_default();
+                self.pass_to(site, &params, 0, out);
+                if let Some(node) = self.lambda_node.get(l as usize).copied() {
+                    self.engine.edge(node, result, Transform::Copy, out);
+                }
+            }
+            Obj::External(name) => self.external_call(site, name, out),
+            Obj::ContainerMethod(c, op) => self.container_call(site, c, op, out),
+            _ => {}
+        }
+    }
+
+    fn target(&mut self, site: u32, target: EntityId) {
+        if let Some(s) = self.sites.get_mut(site as usize)
+            && !s.targets.contains(&target)
+        {
+            s.targets.push(target);
+        }
+    }
+
+    fn receive(&mut self, function: FunctionId, receiver: Obj) {
+        if let Some(node) = self
+            .function_params
+            .get(&function)
+            .and_then(|p| p.slots.first())
+            .map(|s| s.node)
+            .filter(|n| *n != u32::MAX)
+        {
+            self.engine.add(node, receiver);
+        }
+    }
+
+    fn returns(&mut self, function: FunctionId, result: u32, out: &mut Vec<Delivery>) {
+        let generator = self
+            .local_function(function)
+            .is_some_and(|(_, f)| f.is_generator);
+        if generator {
+            self.engine.add(result, Obj::Generator(function));
+        } else if let Some(ret) = self.ret_node.get(&function).copied() {
+            self.engine.edge(ret, result, Transform::Copy, out);
+        }
+    }
+
+    fn pass_args(&mut self, site: u32, function: FunctionId, offset: u32, out: &mut Vec<Delivery>) {
+        let params = self
+            .function_params
+            .get(&function)
+            .cloned()
+            .unwrap_or_default();
+        self.pass_to(site, &params, offset, out);
+    }
+
+    fn pass_to(&mut self, site: u32, params: &Params, offset: u32, out: &mut Vec<Delivery>) {
+        let Some(args) = self.sites.get(site as usize).map(|s| s.args.clone()) else {
+            return;
+        };
+        let mut positional = 0u32;
+        for (slot, op) in args {
+            self.engine.work += 1;
+            match slot {
+                ArgSlot::Positional(p) => {
+                    positional = positional.max(p + 1);
+                    let index = (p + offset) as usize;
+                    match params.slots.get(index) {
+                        Some(s) if s.kind == ParamKind::Normal && s.node != u32::MAX => {
+                            self.flow(op, s.node, out)
+                        }
+                        _ => {
+                            if let Some(c) = params.var_positional {
+                                let node = self.elem(c);
+                                self.flow(op, node, out);
+                            }
+                        }
+                    }
+                }
+                ArgSlot::Keyword(name) => {
+                    let slot = params.slots.iter().find(|s| {
+                        s.name == name
+                            && matches!(s.kind, ParamKind::Normal | ParamKind::KeywordOnly)
+                    });
+                    match slot {
+                        Some(s) if s.node != u32::MAX => self.flow(op, s.node, out),
+                        _ => {
+                            if let Some(c) = params.var_keyword {
+                                let node = self.elem(c);
+                                self.flow(op, node, out);
+                            }
+                        }
+                    }
+                }
+                ArgSlot::Star => {
+                    let Some(from) = self.to_node(op) else {
+                        continue;
+                    };
+                    let start = (positional + offset) as usize;
+                    let targets: Vec<u32> = params
+                        .slots
+                        .iter()
+                        .skip(start)
+                        .filter(|s| s.kind == ParamKind::Normal && s.node != u32::MAX)
+                        .take(MAX_STAR_SPREAD)
+                        .map(|s| s.node)
+                        .collect();
+                    for node in targets {
+                        self.constrain(from, Constraint::Elem { dst: node }, out);
+                    }
+                    if let Some(c) = params.var_positional {
+                        let node = self.elem(c);
+                        self.constrain(from, Constraint::Elem { dst: node }, out);
+                    }
+                }
+                ArgSlot::DoubleStar => {}
+            }
+        }
+    }
+
+    fn arg(&self, site: u32, position: u32) -> Operand {
+        self.sites
+            .get(site as usize)
+            .and_then(|s| {
+                s.args.iter().find_map(|(slot, op)| match slot {
+                    ArgSlot::Positional(p) if *p == position => Some(*op),
+                    _ => None,
+                })
+            })
+            .unwrap_or(Operand::None)
+    }
+
+    fn external_call(&mut self, site: u32, name: u32, out: &mut Vec<Delivery>) {
+        let Some(s) = self.sites.get_mut(site as usize) else {
+            return;
+        };
+        if !s.externals.contains(&name) && s.externals.len() < 4 {
+            s.externals.push(name);
+        }
+        let (result, kind) = (s.result, s.kind);
+        let text = self.externals.text(name).to_string();
+        let first = self.arg(site, 0);
+        // An unknown decorator leaves the definition it decorates.
+        if kind == CallKind::Decorator {
+            self.flow(first, result, out);
+            return;
+        }
+        match text.as_str() {
+            "builtins.next" => {
+                if let Some(from) = self.to_node(first) {
+                    self.constrain(from, Constraint::Elem { dst: result }, out);
+                }
+            }
+            "builtins.iter"
+            | "builtins.list"
+            | "builtins.tuple"
+            | "builtins.set"
+            | "builtins.frozenset"
+            | "builtins.sorted"
+            | "builtins.reversed"
+            | "builtins.staticmethod"
+            | "builtins.classmethod"
+            | "builtins.property"
+            | "functools.partial" => self.flow(first, result, out),
+            "builtins.enumerate" | "builtins.zip" => {
+                let node = self.engine.node();
+                let args: Vec<Operand> = self
+                    .sites
+                    .get(site as usize)
+                    .map(|s| s.args.iter().map(|(_, op)| *op).collect())
+                    .unwrap_or_default();
+                for op in args {
+                    self.flow(op, node, out);
+                }
+                self.engine.add(result, Obj::Pairs(node));
+            }
+            _ => {
+                if let Some(obj) = self.external(&format!("{text}()")) {
+                    self.engine.add(result, obj);
+                }
+            }
+        }
+    }
+
+    fn container_call(
+        &mut self,
+        site: u32,
+        container: u32,
+        op: ContainerOp,
+        out: &mut Vec<Delivery>,
+    ) {
+        let Some(result) = self.sites.get(site as usize).map(|s| s.result) else {
+            return;
+        };
+        let elem = self.elem(container);
+        let last = self
+            .sites
+            .get(site as usize)
+            .and_then(|s| {
+                s.args
+                    .iter()
+                    .rev()
+                    .find(|(slot, _)| matches!(slot, ArgSlot::Positional(_)))
+                    .map(|(_, op)| *op)
+            })
+            .unwrap_or(Operand::None);
+        match op {
+            ContainerOp::Put => self.flow(last, elem, out),
+            ContainerOp::PutAll => {
+                if let Some(from) = self.to_node(self.arg(site, 0)) {
+                    self.constrain(from, Constraint::Elem { dst: elem }, out);
+                }
+            }
+            ContainerOp::Get => {
+                self.engine.edge(elem, result, Transform::Copy, out);
+            }
+            ContainerOp::GetPut => {
+                let default = self.arg(site, 1);
+                self.flow(default, elem, out);
+                self.engine.edge(elem, result, Transform::Copy, out);
+            }
+            ContainerOp::Same => self.engine.add(result, Obj::Container(container)),
+            ContainerOp::Items => {
+                let holder = match self.pairs_node.get(&container) {
+                    Some(n) => *n,
+                    None => {
+                        let n = self.engine.node();
+                        self.engine.add(n, Obj::Container(container));
+                        self.pairs_node.insert(container, n);
+                        n
+                    }
+                };
+                self.engine.add(result, Obj::Pairs(holder));
+            }
+        }
+    }
+}
+
+pub(crate) fn is_builtin(name: &str) -> bool {
+    BUILTINS.binary_search(&name).is_ok()
+}
+
+/// Python's builtin names, sorted for binary search.
+const BUILTINS: &[&str] = &[
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BaseException",
+    "ConnectionError",
+    "DeprecationWarning",
+    "EOFError",
+    "EnvironmentError",
+    "Exception",
+    "FileExistsError",
+    "FileNotFoundError",
+    "FutureWarning",
+    "IOError",
+    "ImportError",
+    "IndexError",
+    "IsADirectoryError",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "NotADirectoryError",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PendingDeprecationWarning",
+    "PermissionError",
+    "RecursionError",
+    "ResourceWarning",
+    "RuntimeError",
+    "RuntimeWarning",
+    "StopAsyncIteration",
+    "StopIteration",
+    "SyntaxError",
+    "SystemError",
+    "SystemExit",
+    "TimeoutError",
+    "TypeError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UnicodeError",
+    "UserWarning",
+    "ValueError",
+    "Warning",
+    "ZeroDivisionError",
+    "__import__",
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "list",
+    "locals",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+];
+
+impl<'f> Analysis<'f> {
+    pub(super) fn module_name(&self, module: ModuleId) -> &str {
+        self.ids
+            .inputs
+            .get(module.index())
+            .map_or("", |m| m.name.name.as_str())
+    }
+
+    pub(super) fn module_count(&self) -> usize {
+        self.ids.inputs.len()
+    }
+
+    pub(super) fn externals_text(&self, name: u32) -> String {
+        self.externals.text(name).to_string()
+    }
+
+    pub(super) fn external_obj(&mut self, name: &str) -> Option<Obj> {
+        self.external(name)
+    }
+
+    pub(super) fn binding_values(&self, module: ModuleId, binding: u32) -> Vec<Obj> {
+        let node = self.binding_node.get(module.index()).copied().unwrap_or(0) + binding;
+        self.engine.values(node).to_vec()
+    }
+
+    pub(super) fn mro_list(&self, class: ClassId) -> Vec<ClassId> {
+        self.mro_of(class)
+    }
+
+    pub(super) fn mro_cut(&self) -> u64 {
+        self.mro_cut
+    }
+
+    /// Every value any binding of `name` visible from `scope` holds.
+    pub(super) fn name_values(
+        &mut self,
+        module: ModuleId,
+        scope: ScopeRef,
+        name: &str,
+    ) -> Vec<Obj> {
+        let Some(facts) = self.facts(module) else {
+            return Vec::new();
+        };
+        let atom = self.atoms.id(name);
+        let mut current = Some(scope);
+        let mut first = true;
+        let mut steps = 0usize;
+        while let Some(s) = current {
+            steps += 1;
+            if steps > facts.functions.len() + facts.classes.len() + facts.lambdas.len() + 2 {
+                break;
+            }
+            let skip = matches!(s, ScopeRef::Class(_)) && !first;
+            if !skip && let Some(bindings) = self.names[module.index()].get(&(s, atom)) {
+                let mut values = Vec::new();
+                for b in bindings.clone() {
+                    values.extend(self.binding_values(module, b));
+                }
+                return values;
+            }
+            first = false;
+            current = facts.parent_scope(s);
+        }
+        if let Some(node) = self.module_attrs.get(&(module, atom)) {
+            return self.engine.values(*node).to_vec();
+        }
+        if is_builtin(name) {
+            return self
+                .external(&format!("builtins.{name}"))
+                .into_iter()
+                .collect();
+        }
+        Vec::new()
+    }
+}

@@ -1,0 +1,304 @@
+//! The engine of the points-to analysis: nodes holding small sets of
+//! abstract objects, edges that copy (or transform) values from node to
+//! node, and a worklist that propagates each new value once.
+//!
+//! Cost is bounded by construction: a node holds at most [`MAX_VALUES`]
+//! objects (past that it is *widened*: it keeps what it has, takes nothing
+//! more, and the widening is counted); every value is propagated along each
+//! edge and fired into each constraint of its node exactly once, so the
+//! total work is at most (edges + constraints) × [`MAX_VALUES`]. Every
+//! step adds to a work counter, and a step budget stops the solver as a
+//! last guard.
+
+use crate::model::{ClassId, FunctionId, ModuleId};
+
+/// Objects a node can hold before it is widened.
+pub(super) const MAX_VALUES: usize = 32;
+
+/// An abstract object: what a Python value can be, as far as the analysis tracks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) enum Obj {
+    Module(ModuleId),
+    Class(ClassId),
+    Instance(ClassId),
+    Function(FunctionId),
+    /// A method bound to a receiver: an instance (`true`) or the class itself.
+    Bound(FunctionId, ClassId, bool),
+    /// `super()` in a method of the class.
+    Super(ClassId),
+    /// Something outside the repository, by interned dotted name.
+    External(u32),
+    /// A list, tuple, set or dict, by global site id.
+    Container(u32),
+    /// A method of a container (`append`, `get`, ...), by site and kind.
+    ContainerMethod(u32, ContainerOp),
+    /// What calling a generator function returns.
+    Generator(FunctionId),
+    /// A lambda, by global id.
+    Lambda(u32),
+    /// An iterable whose elements are the values of a node (`enumerate`,
+    /// `zip`, `dict.items()`).
+    Pairs(u32),
+}
+
+/// The container methods that move values in or out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) enum ContainerOp {
+    /// `append(x)`, `add(x)`, `insert(i, x)`'s last argument, `setdefault(k, x)`.
+    Put,
+    /// `extend(xs)`, `update(d)`: the argument's elements.
+    PutAll,
+    /// `get`, `pop`, `__getitem__`: an element.
+    Get,
+    /// `setdefault(k, x)`: puts `x`, returns an element.
+    GetPut,
+    /// `values()`, `keys()`, `copy()`: the container itself.
+    Same,
+    /// `items()`: pairs of the elements.
+    Items,
+}
+
+impl ContainerOp {
+    pub(super) fn from_method(name: &str) -> Option<ContainerOp> {
+        Some(match name {
+            "append" | "add" | "insert" | "appendleft" => ContainerOp::Put,
+            "extend" | "update" | "extendleft" => ContainerOp::PutAll,
+            "setdefault" => ContainerOp::GetPut,
+            "get" | "pop" | "popleft" | "popitem" | "__getitem__" => ContainerOp::Get,
+            "values" | "keys" | "copy" => ContainerOp::Same,
+            "items" => ContainerOp::Items,
+            _ => return None,
+        })
+    }
+}
+
+/// How values change along an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Transform {
+    Copy,
+    /// Read through an instance of the class: methods become bound, and a
+    /// property is called by the load with this id.
+    FromInstance(ClassId, u32),
+    /// Read through the class itself: classmethods become bound.
+    FromClass(ClassId),
+    /// `Class` becomes `Instance` (annotations, `except C as e`).
+    Instantiate,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Edge {
+    to: u32,
+    transform: Transform,
+    next: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    constraint: u32,
+    next: u32,
+}
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Default, Clone)]
+struct Node {
+    values: Vec<Obj>,
+    processed: u32,
+    widened: bool,
+    queued: bool,
+    edges: u32,
+    constraints: u32,
+}
+
+/// Nodes, edges, constraints' attachment to nodes, and the worklist.
+pub(super) struct Engine {
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    links: Vec<Link>,
+    worklist: Vec<u32>,
+    /// Work units spent so far.
+    pub work: u64,
+    /// Nodes that hit [`MAX_VALUES`].
+    pub widened: u64,
+    /// Work allowed before the solver stops.
+    pub budget: u64,
+}
+
+/// One value moved along one edge: what the caller applies transforms to.
+pub(super) struct Delivery {
+    pub to: u32,
+    pub transform: Transform,
+    pub value: Obj,
+}
+
+impl Engine {
+    pub(super) fn new() -> Self {
+        Engine {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            links: Vec::new(),
+            worklist: Vec::new(),
+            work: 0,
+            widened: 0,
+            budget: u64::MAX,
+        }
+    }
+
+    pub(super) fn node(&mut self) -> u32 {
+        let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        self.nodes.push(Node {
+            edges: NONE,
+            constraints: NONE,
+            ..Node::default()
+        });
+        id
+    }
+
+    pub(super) fn nodes(&mut self, count: usize) -> u32 {
+        let first = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        self.nodes.resize(
+            self.nodes.len() + count,
+            Node {
+                edges: NONE,
+                constraints: NONE,
+                ..Node::default()
+            },
+        );
+        first
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub(super) fn values(&self, node: u32) -> &[Obj] {
+        self.nodes
+            .get(node as usize)
+            .map_or(&[][..], |n| n.values.as_slice())
+    }
+
+    pub(super) fn is_queued(&self, node: u32) -> bool {
+        self.nodes.get(node as usize).is_some_and(|n| n.queued)
+    }
+
+    /// Adds `value` to `node`; queues the node if it is new there.
+    pub(super) fn add(&mut self, node: u32, value: Obj) {
+        self.work += 1;
+        let Some(n) = self.nodes.get_mut(node as usize) else {
+            return;
+        };
+        if n.widened || n.values.contains(&value) {
+            return;
+        }
+        if n.values.len() >= MAX_VALUES {
+            n.widened = true;
+            self.widened += 1;
+            return;
+        }
+        n.values.push(value);
+        if !n.queued {
+            n.queued = true;
+            self.worklist.push(node);
+        }
+    }
+
+    /// Adds an edge; values `from` already propagated are delivered now, so
+    /// an edge added late misses nothing.
+    pub(super) fn edge(
+        &mut self,
+        from: u32,
+        to: u32,
+        transform: Transform,
+        out: &mut Vec<Delivery>,
+    ) {
+        self.work += 1;
+        if from == to && transform == Transform::Copy {
+            return;
+        }
+        let Some(n) = self.nodes.get_mut(from as usize) else {
+            return;
+        };
+        let id = u32::try_from(self.edges.len()).unwrap_or(u32::MAX);
+        self.edges.push(Edge {
+            to,
+            transform,
+            next: n.edges,
+        });
+        n.edges = id;
+        let done = n.processed as usize;
+        for value in n.values.iter().take(done) {
+            out.push(Delivery {
+                to,
+                transform,
+                value: *value,
+            });
+        }
+    }
+
+    /// Attaches a constraint to a node; returns the values already
+    /// propagated, which the caller fires now.
+    pub(super) fn attach(&mut self, node: u32, constraint: u32) -> Vec<Obj> {
+        self.work += 1;
+        let Some(n) = self.nodes.get_mut(node as usize) else {
+            return Vec::new();
+        };
+        let id = u32::try_from(self.links.len()).unwrap_or(u32::MAX);
+        self.links.push(Link {
+            constraint,
+            next: n.constraints,
+        });
+        n.constraints = id;
+        n.values[..n.processed as usize].to_vec()
+    }
+
+    /// The next node with unpropagated values: its new values, the
+    /// deliveries along its edges, and its constraints to fire with them.
+    /// `None` when the worklist is empty or the budget is spent.
+    pub(super) fn step(&mut self, out: &mut Vec<Delivery>) -> Option<(Vec<Obj>, Vec<u32>)> {
+        if self.work > self.budget {
+            return None;
+        }
+        let node = self.worklist.pop()?;
+        let n = self.nodes.get_mut(node as usize)?;
+        n.queued = false;
+        let start = n.processed as usize;
+        let delta: Vec<Obj> = n.values[start..].to_vec();
+        n.processed = u32::try_from(n.values.len()).unwrap_or(u32::MAX);
+        let mut edge = n.edges;
+        while edge != NONE {
+            let Some(e) = self.edges.get(edge as usize) else {
+                break;
+            };
+            for value in &delta {
+                out.push(Delivery {
+                    to: e.to,
+                    transform: e.transform,
+                    value: *value,
+                });
+            }
+            edge = e.next;
+        }
+        let mut constraints = Vec::new();
+        let mut link = self
+            .nodes
+            .get(node as usize)
+            .map_or(NONE, |n| n.constraints);
+        while link != NONE {
+            let Some(l) = self.links.get(link as usize) else {
+                break;
+            };
+            constraints.push(l.constraint);
+            link = l.next;
+        }
+        self.work += (delta.len() * (1 + constraints.len())) as u64;
+        Some((delta, constraints))
+    }
+
+    pub(super) fn over_budget(&self) -> bool {
+        self.work > self.budget
+    }
+
+    pub(super) fn has_pending(&self) -> bool {
+        !self.worklist.is_empty()
+    }
+}
