@@ -36,36 +36,44 @@ use std::path::{Path, PathBuf};
 
 use repo_graph::{Analyzer, RepoGraph};
 
-// Floors measured at commit 0121edf (before the Python resolution rewrite).
+// Floors measured with the points-to resolution (the old demand-driven
+// resolver measured precision 0.963, recall 0.747 overall).
+//
+// Two precision floors sit below the old resolver's 1.00, which it reached
+// by finding almost nothing in those categories (recall 0.42 and 0.72):
+// `lists` (0.95) and `generators` (0.97). The remaining spurious edges come
+// from order, which the analysis does not track by design: `stack.pop()`
+// returns the last element pushed, `next(gen())` the first value yielded,
+// and `xs[1:]` drops the first element.
 
 /// Overall precision the suite must keep (measured, rounded down).
-const PRECISION_FLOOR: f64 = 0.96;
+const PRECISION_FLOOR: f64 = 0.99;
 /// Overall recall the suite must keep (measured, rounded down).
-const RECALL_FLOOR: f64 = 0.74;
+const RECALL_FLOOR: f64 = 0.98;
 
 /// Per category: (name, precision floor, recall floor), measured and rounded
 /// down (run with `CALL_SUITE_VERBOSE=1` to print the current values). Every
 /// category directory must appear here and vice versa.
 const CATEGORY_FLOORS: &[(&str, f64, f64)] = &[
-    ("args", 0.97, 0.77),
-    ("assignments", 1.00, 0.70),
-    ("classes", 0.98, 0.94),
-    ("closures", 1.00, 0.76),
-    ("conditional", 1.00, 0.69),
-    ("decorators", 0.76, 0.52),
-    ("dicts", 1.00, 0.36),
-    ("exceptions", 1.00, 0.82),
-    ("external", 0.85, 0.85),
-    ("generators", 1.00, 0.72),
-    ("getattr", 0.94, 0.57),
+    ("args", 1.00, 0.97),
+    ("assignments", 1.00, 1.00),
+    ("classes", 0.98, 1.00),
+    ("closures", 1.00, 1.00),
+    ("conditional", 1.00, 1.00),
+    ("decorators", 1.00, 1.00),
+    ("dicts", 1.00, 0.97),
+    ("exceptions", 1.00, 1.00),
+    ("external", 1.00, 1.00),
+    ("generators", 0.97, 1.00),
+    ("getattr", 1.00, 0.85),
     ("imports", 1.00, 1.00),
-    ("lambdas", 1.00, 0.88),
-    ("lists", 1.00, 0.42),
-    ("mro", 1.00, 0.90),
-    ("properties", 1.00, 0.67),
-    ("returns", 1.00, 0.63),
-    ("static_class_methods", 0.96, 0.90),
-    ("super", 0.91, 0.86),
+    ("lambdas", 1.00, 1.00),
+    ("lists", 0.95, 1.00),
+    ("mro", 1.00, 1.00),
+    ("properties", 1.00, 0.91),
+    ("returns", 1.00, 1.00),
+    ("static_class_methods", 0.96, 1.00),
+    ("super", 0.95, 1.00),
 ];
 
 const MIN_CASES: usize = 130;

@@ -61,19 +61,7 @@ impl<'s> Extractor<'s> {
                 let name = self.text(node);
                 self.use_name(name, node.start_byte())
             }
-            Kind::Attribute => {
-                match (
-                    g.field(node, g.field_object),
-                    g.field(node, g.field_attribute),
-                ) {
-                    (Some(object), Some(attr)) => {
-                        let base = self.vexpr(object, depth + 1);
-                        VExpr::Attr(Box::new(base), self.text(attr).to_string())
-                    }
-                    _ => VExpr::Unknown,
-                }
-            }
-            Kind::Call => self.call(node, depth),
+            Kind::Attribute | Kind::Call | Kind::Subscript => self.spine(node, depth),
             Kind::ParenthesizedExpression | Kind::Await => match node.named_child(0) {
                 Some(inner) => self.vexpr(inner, depth + 1),
                 None => VExpr::Unknown,
@@ -108,10 +96,6 @@ impl<'s> Extractor<'s> {
                         .collect(),
                 )
             }
-            Kind::Subscript => match g.field(node, g.field_value) {
-                Some(value) => VExpr::Elem(Box::new(self.vexpr(value, depth + 1))),
-                None => VExpr::Unknown,
-            },
             Kind::NamedExpression => {
                 self.done.insert(node.id());
                 let (Some(name), Some(value)) =
@@ -130,7 +114,95 @@ impl<'s> Extractor<'s> {
 
     /// A call expression: a call site (once per node), or what a few
     /// builtins mean for value flow.
-    fn call(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+    /// An attribute, call and subscript chain (`a.b(x).c[0]()`), walked
+    /// down its spine without recursion and built back up from the base,
+    /// so a chain of any length keeps every call linked to its callee. Only
+    /// runs of attributes and subscripts longer than [`MAX_EXPR_DEPTH`]
+    /// between two calls lose their base.
+    fn spine(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+        let g = self.g;
+        let mut chain = Vec::new();
+        let mut current = node;
+        let mut base = None;
+        loop {
+            let next = match g.kind(current) {
+                Kind::Call => {
+                    if let Some(index) = self.calls_by_node.get(&current.id()) {
+                        base = Some(if *index == u32::MAX {
+                            VExpr::Unknown
+                        } else {
+                            VExpr::Call(*index)
+                        });
+                        break;
+                    }
+                    g.field(current, g.field_function)
+                }
+                Kind::Attribute => g.field(current, g.field_object),
+                Kind::Subscript => g.field(current, g.field_value),
+                Kind::ParenthesizedExpression | Kind::Await => match current.named_child(0) {
+                    Some(inner) => {
+                        current = inner;
+                        continue;
+                    }
+                    None => {
+                        base = Some(VExpr::Unknown);
+                        break;
+                    }
+                },
+                _ => break,
+            };
+            chain.push(current);
+            match next {
+                Some(next) => current = next,
+                None => {
+                    base = Some(VExpr::Unknown);
+                    break;
+                }
+            }
+        }
+        let mut value = match base {
+            Some(value) => value,
+            None => self.vexpr(current, depth + 1),
+        };
+        let mut nested = 0u32;
+        for link in chain.into_iter().rev() {
+            match g.kind(link) {
+                Kind::Call => {
+                    value = self.call(link, value, depth);
+                    nested = 0;
+                }
+                kind => {
+                    self.done.insert(link.id());
+                    nested += 1;
+                    if nested > MAX_EXPR_DEPTH {
+                        nested = 0;
+                        value = VExpr::Unknown;
+                    } else if kind == Kind::Attribute {
+                        value = match g.field(link, g.field_attribute) {
+                            Some(attr) => VExpr::Attr(Box::new(value), self.text(attr).to_string()),
+                            None => VExpr::Unknown,
+                        };
+                    } else {
+                        let subscript = g.field(link, g.field_subscript);
+                        // A slice is a container of the same elements.
+                        if subscript.is_some_and(|k| g.kind(k) == Kind::Slice) {
+                            continue;
+                        }
+                        let key = subscript.and_then(|k| self.literal_key(k));
+                        value = match key {
+                            Some(key) => VExpr::ElemAt(Box::new(value), key),
+                            None => VExpr::Elem(Box::new(value)),
+                        };
+                    }
+                }
+            }
+        }
+        value
+    }
+
+    /// A call expression whose callee evaluates to `callee`: a call site
+    /// (once per node), or what a few builtins mean for value flow.
+    fn call(&mut self, node: Node<'_>, callee: VExpr, depth: u32) -> VExpr {
         if let Some(index) = self.calls_by_node.get(&node.id()) {
             return VExpr::Call(*index);
         }
@@ -143,6 +215,14 @@ impl<'s> Extractor<'s> {
             match self.text(function) {
                 "super" => {
                     self.calls_by_node.insert(node.id(), u32::MAX);
+                    if let Some(args) = arguments
+                        && let (Some(class), Some(object)) =
+                            (self.positional_arg(args, 0), self.positional_arg(args, 1))
+                    {
+                        let class = self.vexpr(class, depth + 1);
+                        let object = self.vexpr(object, depth + 1);
+                        return VExpr::SuperOf(Box::new(class), Box::new(object));
+                    }
                     return VExpr::Super;
                 }
                 // `getattr(obj, "name")` reads the attribute.
@@ -160,14 +240,21 @@ impl<'s> Extractor<'s> {
                             let default = self.vexpr(default, depth + 1);
                             value = VExpr::Union(vec![value, default]);
                         }
-                        self.calls_by_node.insert(node.id(), u32::MAX);
+                        // Still a call of the builtin, for the record.
+                        let index = self.push_call(CallFacts {
+                            scope: self.scope(),
+                            callee,
+                            args: Vec::new(),
+                            line: line_of(node.start_position().row),
+                            kind: CallKind::Written,
+                        });
+                        self.calls_by_node.insert(node.id(), index);
                         return value;
                     }
                 }
                 _ => {}
             }
         }
-        let callee = self.vexpr(function, depth + 1);
         let mut args = Vec::new();
         if let Some(list) = arguments {
             if g.kind(list) == Kind::Comprehension {
@@ -247,24 +334,47 @@ impl<'s> Extractor<'s> {
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         let mut elements = Vec::with_capacity(children.len());
+        // Positions are keys until a splat makes them unknown; sets have none.
+        let mut position = (g.kind(node) != Kind::Set).then_some(0u32);
         for child in children {
-            let value = match g.kind(child) {
+            let (key, value) = match g.kind(child) {
                 Kind::Comment => continue,
-                Kind::ListSplat | Kind::DictionarySplat => match child.named_child(0) {
-                    Some(inner) => VExpr::Elem(Box::new(self.vexpr(inner, depth + 1))),
-                    None => continue,
-                },
-                Kind::Pair => match g.field(child, g.field_value) {
-                    Some(value) => self.vexpr(value, depth + 1),
-                    None => continue,
-                },
-                _ => self.vexpr(child, depth + 1),
+                Kind::ListSplat | Kind::DictionarySplat => {
+                    position = None;
+                    match child.named_child(0) {
+                        Some(inner) => (None, VExpr::Elem(Box::new(self.vexpr(inner, depth + 1)))),
+                        None => continue,
+                    }
+                }
+                Kind::Pair => {
+                    let key = g
+                        .field(child, g.field_key)
+                        .and_then(|k| self.literal_key(k));
+                    match g.field(child, g.field_value) {
+                        Some(value) => (key, self.vexpr(value, depth + 1)),
+                        None => continue,
+                    }
+                }
+                _ => {
+                    let key = position.map(|p| p.to_string());
+                    position = position.map(|p| p + 1);
+                    (key, self.vexpr(child, depth + 1))
+                }
             };
             if value != VExpr::Unknown {
-                elements.push(value);
+                elements.push((key, value));
             }
         }
         VExpr::Container(site, elements)
+    }
+
+    /// A string or integer literal used as a key or index.
+    pub(super) fn literal_key(&self, node: Node<'_>) -> Option<String> {
+        match self.g.kind(node) {
+            Kind::String => self.plain_string(node),
+            Kind::Integer => Some(self.text(node).to_string()),
+            _ => None,
+        }
     }
 
     /// A comprehension's variables are bound in a block of their own,
@@ -296,7 +406,7 @@ impl<'s> Extractor<'s> {
             None => VExpr::Unknown,
         };
         self.pop_block();
-        VExpr::Container(site, vec![element])
+        VExpr::Container(site, vec![(None, element)])
     }
 
     fn lambda(&mut self, node: Node<'_>, depth: u32) -> VExpr {
@@ -426,6 +536,8 @@ impl<'s> Extractor<'s> {
                 self.bind(&name, BindValue::Expr(value), pos);
             }
             Kind::Attribute => {
+                // A store, not a read: the walk must not load it.
+                self.done.insert(target.id());
                 let (Some(object), Some(attr)) = (
                     g.field(target, g.field_object),
                     g.field(target, g.field_attribute),
@@ -435,20 +547,33 @@ impl<'s> Extractor<'s> {
                 let attr = self.text(attr).to_string();
                 self.note_self_attr(object, &attr);
                 let object = self.vexpr(object, depth + 1);
-                self.facts.effects.push(Effect::AttrStore {
-                    object,
-                    attr,
-                    value,
-                });
+                let scope = self.scope();
+                self.facts.effects.push((
+                    scope,
+                    Effect::AttrStore {
+                        object,
+                        attr,
+                        value,
+                    },
+                ));
             }
             Kind::Subscript => {
                 let Some(container) = g.field(target, g.field_value) else {
                     return;
                 };
+                let key = g
+                    .field(target, g.field_subscript)
+                    .and_then(|k| self.literal_key(k));
                 let container = self.vexpr(container, depth + 1);
-                self.facts
-                    .effects
-                    .push(Effect::ElemStore { container, value });
+                let scope = self.scope();
+                self.facts.effects.push((
+                    scope,
+                    Effect::ElemStore {
+                        container,
+                        key,
+                        value,
+                    },
+                ));
             }
             Kind::PatternList
             | Kind::TuplePattern
@@ -476,7 +601,11 @@ impl<'s> Extractor<'s> {
                             .named_children(&mut cursor)
                             .filter(|c| g.kind(*c) != Kind::Comment)
                             .collect();
-                        (sources.len() == parts.len()).then(|| (elements.clone(), sources))
+                        (sources.len() == parts.len()).then(|| {
+                            let values: Vec<VExpr> =
+                                elements.iter().map(|(_, v)| v.clone()).collect();
+                            (values, sources)
+                        })
                     }
                     _ => None,
                 };
@@ -490,11 +619,14 @@ impl<'s> Extractor<'s> {
                     }
                     None => {
                         let shared = self.shared(value, pos);
-                        for part in parts {
+                        let starred = parts.iter().any(|p| g.kind(*p) == Kind::ListSplatPattern);
+                        for (index, part) in parts.into_iter().enumerate() {
                             let element = if g.kind(part) == Kind::ListSplatPattern {
                                 shared.clone()
-                            } else {
+                            } else if starred {
                                 VExpr::Elem(Box::new(shared.clone()))
+                            } else {
+                                VExpr::ElemAt(Box::new(shared.clone()), index.to_string())
                             };
                             let part = if g.kind(part) == Kind::ListSplatPattern {
                                 match part.named_child(0) {
@@ -680,14 +812,29 @@ impl<'s> Extractor<'s> {
     /// `except C as e`: `e` is an instance of `C` (or of each of a tuple).
     pub(super) fn enter_except(&mut self, node: Node<'_>) {
         let g = self.g;
-        let (Some(value), Some(alias)) =
-            (g.field(node, g.field_value), g.field(node, g.field_alias))
-        else {
+        let Some(value) = g.field(node, g.field_value) else {
             return;
         };
-        if g.kind(alias) != Kind::Identifier {
+        // Python 3 grammar: `except C as e` is an `as_pattern`; older trees
+        // put the name in an `alias` field of the clause.
+        let (value, alias) = if g.kind(value) == Kind::AsPattern {
+            let alias = g.field(value, g.field_alias).and_then(|a| {
+                if g.kind(a) == Kind::Identifier {
+                    Some(a)
+                } else {
+                    a.named_child(0)
+                }
+            });
+            match value.named_child(0) {
+                Some(inner) => (inner, alias),
+                None => return,
+            }
+        } else {
+            (value, g.field(node, g.field_alias))
+        };
+        let Some(alias) = alias.filter(|a| g.kind(*a) == Kind::Identifier) else {
             return;
-        }
+        };
         let classes = match g.kind(value) {
             Kind::Tuple | Kind::ParenthesizedExpression => {
                 let mut cursor = value.walk();
@@ -695,10 +842,10 @@ impl<'s> Extractor<'s> {
                 parts
                     .into_iter()
                     .filter(|p| g.kind(*p) != Kind::Comment)
-                    .map(|p| VExpr::Instance(Box::new(self.vexpr(p, 0))))
+                    .map(|p| VExpr::Caught(Box::new(self.vexpr(p, 0))))
                     .collect()
             }
-            _ => vec![VExpr::Instance(Box::new(self.vexpr(value, 0)))],
+            _ => vec![VExpr::Caught(Box::new(self.vexpr(value, 0)))],
         };
         let name = self.text(alias).to_string();
         self.bind(
@@ -717,7 +864,10 @@ impl<'s> Extractor<'s> {
         };
         let value = self.vexpr(child, 0);
         if value != VExpr::Unknown {
-            self.facts.effects.push(Effect::Return { function, value });
+            let scope = self.scope();
+            self.facts
+                .effects
+                .push((scope, Effect::Return { function, value }));
         }
     }
 
@@ -742,7 +892,10 @@ impl<'s> Extractor<'s> {
         } else {
             value
         };
-        self.facts.effects.push(Effect::Yield { function, value });
+        let scope = self.scope();
+        self.facts
+            .effects
+            .push((scope, Effect::Yield { function, value }));
     }
 
     /// `raise C` instantiates `C`; `raise C(...)` is a call the walk records.
@@ -752,6 +905,14 @@ impl<'s> Extractor<'s> {
         let Some(raised) = node.named_child(0).filter(|n| Some(n.id()) != cause) else {
             return;
         };
+        if g.kind(raised) == Kind::Call {
+            if let VExpr::Call(index) = self.vexpr(raised, 0)
+                && let Some(call) = self.facts.calls.get_mut(index as usize)
+            {
+                call.kind = CallKind::Raise;
+            }
+            return;
+        }
         if !matches!(g.kind(raised), Kind::Identifier | Kind::Attribute) {
             return;
         }

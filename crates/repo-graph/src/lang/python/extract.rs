@@ -93,6 +93,10 @@ pub(super) enum Kind {
     IfClause,
     AsPattern,
     Slice,
+    IfStatement,
+    Integer,
+    ElifClause,
+    ElseClause,
     /// A construct counted by the complexity measure.
     Branch,
 }
@@ -117,6 +121,9 @@ pub(super) struct Grammar {
     pub(super) field_value: u16,
     pub(super) field_definition: u16,
     pub(super) field_cause: u16,
+    pub(super) field_consequence: u16,
+    pub(super) field_subscript: u16,
+    pub(super) field_key: u16,
 }
 
 fn grammar() -> &'static Grammar {
@@ -200,7 +207,11 @@ fn grammar() -> &'static Grammar {
                     ("if_clause", true) => Kind::IfClause,
                     ("as_pattern", true) => Kind::AsPattern,
                     ("slice", true) => Kind::Slice,
-                    ("if_statement" | "elif_clause" | "case_clause", true) => Kind::Branch,
+                    ("if_statement", true) => Kind::IfStatement,
+                    ("integer", true) => Kind::Integer,
+                    ("elif_clause", true) => Kind::ElifClause,
+                    ("else_clause", true) => Kind::ElseClause,
+                    ("case_clause", true) => Kind::Branch,
                     _ => Kind::Other,
                 }
             })
@@ -228,6 +239,9 @@ fn grammar() -> &'static Grammar {
             field_value: field("value"),
             field_definition: field("definition"),
             field_cause: field("cause"),
+            field_consequence: field("consequence"),
+            field_subscript: field("subscript"),
+            field_key: field("key"),
             kinds,
             language,
         }
@@ -334,7 +348,23 @@ pub(super) struct Extractor<'s> {
     pub(super) done: FxHashSet<usize>,
     /// Scopes entered by conversion (lambda bodies), innermost last.
     pub(super) scope_override: Vec<ScopeRef>,
+    /// `if` statements being walked, for the bindings every branch makes.
+    ifs: Vec<IfFrame>,
 }
+
+/// An `if` statement being walked: when it has an `else`, a name that
+/// every branch binds is certainly rebound after it.
+struct IfFrame {
+    node: usize,
+    /// Body blocks of the branches, by node id, and as entered.
+    expected: Vec<usize>,
+    branches: Vec<u32>,
+    has_else: bool,
+    first_binding: usize,
+}
+
+/// Bindings an `if` statement may hold for its join to be computed.
+const MAX_JOIN_BINDINGS: usize = 512;
 
 impl<'s> Extractor<'s> {
     fn new(src: &'s str) -> Self {
@@ -375,6 +405,7 @@ impl<'s> Extractor<'s> {
             lambdas_by_node: FxHashMap::default(),
             done: FxHashSet::default(),
             scope_override: Vec::new(),
+            ifs: Vec::new(),
         }
     }
 
@@ -529,15 +560,11 @@ impl<'s> Extractor<'s> {
             Kind::FunctionDefinition => self.enter_function(node),
             Kind::ClassDefinition => self.enter_class(node),
             Kind::DecoratedDefinition => self.enter_decorated(node),
-            Kind::Call => {
-                if !self.calls_by_node.contains_key(&node.id()) {
-                    self.vexpr(node, 0);
-                }
+            Kind::Call if !self.calls_by_node.contains_key(&node.id()) => {
+                self.vexpr(node, 0);
             }
-            Kind::Lambda => {
-                if !self.lambdas_by_node.contains_key(&node.id()) {
-                    self.vexpr(node, 0);
-                }
+            Kind::Lambda if !self.lambdas_by_node.contains_key(&node.id()) => {
+                self.vexpr(node, 0);
             }
             Kind::Comprehension => {
                 self.count_branch();
@@ -545,10 +572,15 @@ impl<'s> Extractor<'s> {
                     self.vexpr(node, 0);
                 }
             }
-            Kind::NamedExpression => {
-                if !self.done.contains(&node.id()) {
-                    self.vexpr(node, 0);
-                }
+            // Attribute reads outside any converted expression (conditions,
+            // operators, f-strings) still load, so a property there is called.
+            Kind::NamedExpression if !self.done.contains(&node.id()) => {
+                self.vexpr(node, 0);
+            }
+            Kind::Attribute if !self.done.contains(&node.id()) => {
+                let value = self.vexpr(node, 0);
+                let scope = self.scope();
+                self.facts.effects.push((scope, Effect::Eval(value)));
             }
             Kind::Import | Kind::ImportFrom | Kind::FutureImport => {
                 self.enter_import(node);
@@ -585,7 +617,18 @@ impl<'s> Extractor<'s> {
                     self.loop_bodies.pop();
                 }
                 self.push_block(scope_root, is_loop);
+                let block = self.current_block();
+                if let Some(frame) = self.ifs.last_mut()
+                    && frame.expected.contains(&node.id())
+                {
+                    frame.branches.push(block);
+                }
             }
+            Kind::IfStatement => {
+                self.count_branch();
+                self.enter_if(node);
+            }
+            Kind::ElifClause => self.count_branch(),
             Kind::Branch => self.count_branch(),
             Kind::Comment | Kind::Type => return false,
             // Only f-strings hold code (interpolations); other strings are skipped whole.
@@ -593,6 +636,91 @@ impl<'s> Extractor<'s> {
             _ => {}
         }
         true
+    }
+
+    fn enter_if(&mut self, node: Node<'_>) {
+        let g = self.g;
+        let mut expected = Vec::new();
+        let mut has_else = false;
+        if let Some(body) = g.field(node, g.field_consequence) {
+            expected.push(body.id());
+        }
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match g.kind(child) {
+                Kind::ElifClause => {
+                    if let Some(body) = g.field(child, g.field_consequence) {
+                        expected.push(body.id());
+                    }
+                }
+                Kind::ElseClause => {
+                    has_else = true;
+                    if let Some(body) = g.field(child, g.field_body) {
+                        expected.push(body.id());
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.ifs.push(IfFrame {
+            node: node.id(),
+            expected,
+            branches: Vec::new(),
+            has_else,
+            first_binding: self.facts.bindings.len(),
+        });
+    }
+
+    /// After `if/elif/else`, a name bound directly in every branch holds
+    /// one of those values: a join binding that hides the older ones.
+    fn leave_if(&mut self, node: Node<'_>) {
+        let Some(frame) = self.ifs.pop() else {
+            return;
+        };
+        if frame.node != node.id() {
+            return;
+        }
+        let end = self.facts.bindings.len();
+        if !frame.has_else
+            || frame.branches.len() != frame.expected.len()
+            || end - frame.first_binding > MAX_JOIN_BINDINGS
+        {
+            return;
+        }
+        let scope = self.scope();
+        // name -> last binding in each branch
+        let mut last: Vec<(String, Vec<Option<u32>>)> = Vec::new();
+        for b in frame.first_binding..end {
+            let (Some(binding), Some((_, block))) =
+                (self.facts.bindings.get(b), self.binding_at.get(b))
+            else {
+                continue;
+            };
+            let Some(branch) = frame.branches.iter().position(|x| x == block) else {
+                continue;
+            };
+            if binding.name.is_empty() || binding.scope != scope {
+                continue;
+            }
+            let entry = match last.iter().position(|(n, _)| *n == binding.name) {
+                Some(i) => &mut last[i].1,
+                None => {
+                    last.push((binding.name.clone(), vec![None; frame.branches.len()]));
+                    match last.last_mut() {
+                        Some(l) => &mut l.1,
+                        None => continue,
+                    }
+                }
+            };
+            entry[branch] = Some(b as u32);
+        }
+        for (name, branches) in last {
+            let all: Option<Vec<u32>> = branches.into_iter().collect();
+            if let Some(all) = all {
+                let value = VExpr::Union(all.into_iter().map(VExpr::Ref).collect());
+                self.bind(&name, BindValue::Expr(value), node.end_byte());
+            }
+        }
     }
 
     fn count_branch(&mut self) {
@@ -621,6 +749,7 @@ impl<'s> Extractor<'s> {
     fn leave(&mut self, node: Node<'_>, kind: Kind) {
         match kind {
             Kind::Try => self.try_depth = self.try_depth.saturating_sub(1),
+            Kind::IfStatement => self.leave_if(node),
             Kind::Block => {
                 self.block_depth = self.block_depth.saturating_sub(1);
                 self.pop_block();

@@ -171,8 +171,12 @@ pub(crate) enum VExpr {
     /// An element of the value: subscript, iteration, unpacking, `next()`.
     Elem(Box<VExpr>),
     /// A list, tuple, set or dict display or comprehension: its site index
-    /// in the file and its element (for dicts: value) expressions.
-    Container(u32, Vec<VExpr>),
+    /// in the file and its element (for dicts: value) expressions, each
+    /// with its literal key or index when it has one.
+    Container(u32, Vec<(Option<String>, VExpr)>),
+    /// The element at a literal key or index (`d["add"]`, `t[0]`, the
+    /// first name of `a, b = t`).
+    ElemAt(Box<VExpr>, String),
     /// A lambda: index into [`FileFacts::lambdas`].
     Lambda(u32),
     /// The function defined by a `def` (before decorators apply).
@@ -186,6 +190,11 @@ pub(crate) enum VExpr {
     Union(Vec<VExpr>),
     /// `super()` in the current method.
     Super,
+    /// `except C as e`: an instance of `C`, or of the subclasses of `C`
+    /// that the program raises.
+    Caught(Box<VExpr>),
+    /// `super(C, obj)`: the class and the object.
+    SuperOf(Box<VExpr>, Box<VExpr>),
     /// The value of a binding of this file (a hidden one for a value that
     /// several targets share, or a walrus).
     Ref(u32),
@@ -269,7 +278,7 @@ pub(crate) enum CallKind {
     /// A decorator applied to the definition passed as its argument; an
     /// unknown decorator leaves the definition as it was.
     Decorator,
-    /// `raise C`: Python instantiates the class.
+    /// `raise C` (Python instantiates the class) or `raise C(...)`.
     Raise,
 }
 
@@ -304,8 +313,15 @@ pub(crate) enum Effect {
         attr: String,
         value: VExpr,
     },
-    /// `container[key] = value`.
-    ElemStore { container: VExpr, value: VExpr },
+    /// `container[key] = value`, with the key when it is a literal.
+    ElemStore {
+        container: VExpr,
+        key: Option<String>,
+        value: VExpr,
+    },
+    /// An expression evaluated for what reading it does (an attribute read
+    /// outside any other expression calls a property).
+    Eval(VExpr),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -361,7 +377,8 @@ pub(crate) struct FileFacts {
     pub uses: Vec<Use>,
     pub calls: Vec<CallFacts>,
     pub lambdas: Vec<LambdaFacts>,
-    pub effects: Vec<Effect>,
+    /// Effects with the scope they are written in.
+    pub effects: Vec<(ScopeRef, Effect)>,
     /// Number of container sites ([`VExpr::Container`] indices).
     pub containers: u32,
     pub routes: Vec<RouteFacts>,

@@ -262,14 +262,20 @@ fn render_into(facts: &FileFacts, value: &VExpr, out: &mut String, depth: u32) {
             render_into(facts, inner, out, depth + 1);
             out.push_str("[]");
         }
-        VExpr::Super => out.push_str("super()"),
+        VExpr::ElemAt(inner, key) => {
+            render_into(facts, inner, out, depth + 1);
+            out.push('[');
+            out.push_str(key);
+            out.push(']');
+        }
+        VExpr::Super | VExpr::SuperOf(..) => out.push_str("super()"),
         VExpr::Lambda(_) => out.push_str("<lambda>"),
         VExpr::Container(..) => out.push_str("[…]"),
         VExpr::Function(f) => {
             out.push_str(facts.functions.get(*f as usize).map_or("?", |f| &f.name))
         }
         VExpr::Class(c) => out.push_str(facts.classes.get(*c as usize).map_or("?", |c| &c.name)),
-        VExpr::Instance(inner) => render_into(facts, inner, out, depth + 1),
+        VExpr::Instance(inner) | VExpr::Caught(inner) => render_into(facts, inner, out, depth + 1),
         VExpr::Ref(b) => out.push_str(facts.bindings.get(*b as usize).map_or("?", |b| &b.name)),
         VExpr::Union(_) | VExpr::Unknown => out.push('…'),
     }

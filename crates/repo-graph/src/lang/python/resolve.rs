@@ -31,9 +31,11 @@ use crate::model::{
 };
 use crate::render::ResolutionStats;
 
-/// Longest method resolution order kept; deeper hierarchies are cut there
-/// (and counted), so a 10,000-class chain costs linear work.
-pub(crate) const MAX_MRO: usize = 256;
+/// Longest method resolution order kept per class; a deeper hierarchy is
+/// cut there (and counted), and lookups continue from the last class kept
+/// (whose own MRO goes on), so a 10,000-class chain costs linear work and
+/// still finds a method defined at its top.
+pub(crate) const MAX_MRO: usize = 64;
 /// Longest external dotted name built from attribute chains.
 const MAX_EXTERNAL_NAME: usize = 160;
 /// Positional parameters a `*args` argument is spread over.
@@ -65,6 +67,9 @@ pub(crate) struct PythonResolution {
     pub outputs: Vec<(ModuleId, ModuleOutput)>,
     pub stats: ResolutionStats,
 }
+
+/// A module-level `from m import *`: the module and its `__all__`, if any.
+type StarImport<'f> = (ModuleId, Option<&'f [String]>);
 
 /// An interned string: attribute and variable names, external names.
 #[derive(Default)]
@@ -100,7 +105,7 @@ pub(super) enum Operand {
     Const(Obj),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub(super) enum ArgSlot {
     Positional(u32),
     Keyword(u32),
@@ -139,13 +144,53 @@ pub(super) struct Params {
     var_keyword: Option<u32>,
 }
 
+/// What a call's arguments are passed to.
+#[derive(Debug, Clone, Copy)]
+enum Callee {
+    Function(FunctionId),
+    Lambda(u32),
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Constraint {
-    Load { dst: u32, attr: u32, load: u32 },
-    Call { site: u32 },
-    Elem { dst: u32 },
-    AttrStore { attr: u32, value: Operand },
-    ElemStore { value: Operand },
+    Load {
+        dst: u32,
+        attr: u32,
+        load: u32,
+    },
+    Call {
+        site: u32,
+    },
+    Elem {
+        dst: u32,
+    },
+    AttrStore {
+        attr: u32,
+        value: Operand,
+    },
+    ElemStore {
+        value: Operand,
+        key: Option<u32>,
+    },
+    /// An element at a literal key or index.
+    ElemAt {
+        dst: u32,
+        key: u32,
+    },
+    /// `super()` in a method of `class`, on the receiver values.
+    SuperOf {
+        class: ClassId,
+        dst: u32,
+    },
+    /// `super(C, obj)`: the classes in `class`, on the object values.
+    SuperExplicit {
+        class: u32,
+        dst: u32,
+    },
+    /// `except C as e`: what the program raises of `C`.
+    Caught {
+        dst: u32,
+    },
 }
 
 /// A `.attr` read: who reads it, for property calls.
@@ -172,19 +217,25 @@ pub(crate) struct Analysis<'f> {
     /// Per module: use index → name atom; binding index → name atom.
     pub(super) use_atoms: Vec<Vec<u32>>,
     /// Per module: whether it has module-level star imports.
-    pub(super) star_imports: Vec<Vec<(ModuleId, Option<&'f [String]>)>>,
-    pub(super) ret_node: FxHashMap<FunctionId, u32>,
-    pub(super) yield_node: FxHashMap<FunctionId, u32>,
+    pub(super) star_imports: Vec<Vec<StarImport<'f>>>,
+    /// Return and yield nodes: `ret_base + function id`, `yield_base + function id`.
+    pub(super) ret_base: u32,
+    pub(super) yield_base: u32,
     pub(super) lambda_node: Vec<u32>,
     pub(super) elem_node: Vec<u32>,
     pub(super) pairs_node: FxHashMap<u32, u32>,
+    /// The dict each `dict(...)` call site makes.
+    pub(super) dict_sites: FxHashMap<u32, u32>,
+    /// Per (container, key atom or `u32::MAX` for no key): its elements there.
+    pub(super) keyed_nodes: FxHashMap<(u32, u32), u32>,
     pub(super) name_all: FxHashMap<(ModuleId, ScopeRef, u32), u32>,
     pub(super) module_attrs: FxHashMap<(ModuleId, u32), u32>,
     pub(super) class_attrs: FxHashMap<(ClassId, u32), u32>,
     pub(super) owners: FxHashMap<(ClassId, u32), ClassId>,
     /// Per Python class id: its self-attribute atoms.
     pub(super) self_attrs: FxHashMap<ClassId, Vec<u32>>,
-    pub(super) function_params: FxHashMap<FunctionId, Params>,
+    /// By function id (empty for Java methods).
+    pub(super) function_params: Vec<Params>,
     pub(super) lambda_params: Vec<Params>,
     pub(super) constraints: Vec<Constraint>,
     pub(super) sites: Vec<Site>,
@@ -193,17 +244,44 @@ pub(crate) struct Analysis<'f> {
     pub(super) base_nodes: Vec<(ClassId, Vec<(String, u32)>)>,
     pub(super) mro: FxHashMap<ClassId, Vec<ClassId>>,
     pub(super) deferred: Vec<(u32, Obj)>,
+    /// Classes the program raises (`raise C`, `raise C(...)`).
+    pub(super) raised: rustc_hash::FxHashSet<ClassId>,
+    /// For each class, the raised classes that inherit from it (built once
+    /// the first stage has found the raise sites).
+    pub(super) raised_by_base: FxHashMap<ClassId, Vec<ClassId>>,
     pub(super) second_stage: bool,
     pub(super) mro_cut: u64,
 }
 
 /// Resolves every Python module of `ids.inputs`.
 pub(crate) fn resolve(ids: &Ids<'_>) -> PythonResolution {
+    let started = std::time::Instant::now();
     let mut analysis = Analysis::new(ids);
     analysis.compile();
+    tracing::debug!(
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        nodes = analysis.engine.len(),
+        constraints = analysis.constraints.len(),
+        sites = analysis.sites.len(),
+        "python: graph compiled"
+    );
     analysis.engine.budget = budget(analysis.engine.len() + analysis.constraints.len());
     analysis.run();
+    tracing::debug!(
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        work = analysis.engine.work,
+        deferred = analysis.deferred.len(),
+        "python: first stage solved"
+    );
     let bases = analysis.compute_mros();
+    let mut raised: Vec<ClassId> = analysis.raised.iter().copied().collect();
+    raised.sort_unstable();
+    for class in raised {
+        for base in analysis.mro_of(class) {
+            analysis.engine.work += 1;
+            analysis.raised_by_base.entry(base).or_default().push(class);
+        }
+    }
     analysis.second_stage = true;
     let deferred = std::mem::take(&mut analysis.deferred);
     let mut out = Vec::new();
@@ -212,6 +290,12 @@ pub(crate) fn resolve(ids: &Ids<'_>) -> PythonResolution {
     }
     analysis.flush(&mut out);
     analysis.run();
+    tracing::debug!(
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        work = analysis.engine.work,
+        nodes = analysis.engine.len(),
+        "python: solved"
+    );
     analysis.finish(bases)
 }
 
@@ -245,17 +329,19 @@ impl<'f> Analysis<'f> {
             names: Vec::new(),
             use_atoms: Vec::new(),
             star_imports: Vec::new(),
-            ret_node: FxHashMap::default(),
-            yield_node: FxHashMap::default(),
+            ret_base: 0,
+            yield_base: 0,
             lambda_node: Vec::new(),
             elem_node: Vec::new(),
             pairs_node: FxHashMap::default(),
+            dict_sites: FxHashMap::default(),
+            keyed_nodes: FxHashMap::default(),
             name_all: FxHashMap::default(),
             module_attrs: FxHashMap::default(),
             class_attrs: FxHashMap::default(),
             owners: FxHashMap::default(),
             self_attrs: FxHashMap::default(),
-            function_params: FxHashMap::default(),
+            function_params: Vec::new(),
             lambda_params: Vec::new(),
             constraints: Vec::new(),
             sites: Vec::new(),
@@ -264,6 +350,8 @@ impl<'f> Analysis<'f> {
             base_nodes: Vec::new(),
             mro: FxHashMap::default(),
             deferred: Vec::new(),
+            raised: rustc_hash::FxHashSet::default(),
+            raised_by_base: FxHashMap::default(),
             second_stage: false,
             mro_cut: 0,
         }
@@ -422,6 +510,10 @@ impl<'f> Analysis<'f> {
             let node = self.engine.node();
             self.lambda_node.push(node);
         }
+        let functions = self.ids.function_module.len();
+        self.ret_base = self.engine.nodes(functions);
+        self.yield_base = self.engine.nodes(functions);
+        self.function_params = vec![Params::default(); functions];
         self.elem_node = (0..containers).map(|_| u32::MAX).collect();
         self.lambda_params = vec![Params::default(); lambdas as usize];
         // Star imports need every module's name table.
@@ -504,11 +596,10 @@ impl<'f> Analysis<'f> {
                     _ => {}
                 }
             }
-            self.function_params.insert(id, table);
-            let ret = self.engine.node();
-            self.ret_node.insert(id, ret);
-            let yielded = self.engine.node();
-            self.yield_node.insert(id, yielded);
+            if let Some(slot) = self.function_params.get_mut(id.index()) {
+                *slot = table;
+            }
+            let ret = self.ret(id);
             if let Some(value) = &function.returns_value {
                 let op = self.operand(module, ScopeRef::Module, value, out);
                 self.flow(op, ret, out);
@@ -569,18 +660,17 @@ impl<'f> Analysis<'f> {
             let op = self.operand(module, ScopeRef::Lambda(l as u32), &lambda.body, out);
             self.flow(op, node, out);
         }
-        for effect in &facts.effects {
+        for (scope, effect) in &facts.effects {
+            let scope = *scope;
             match effect {
                 Effect::Return { function, value } => {
-                    let scope = ScopeRef::Function(*function);
                     let op = self.operand(module, scope, value, out);
-                    let ret = self.ret_node[&self.function_id(module, *function)];
+                    let ret = self.ret(self.function_id(module, *function));
                     self.flow(op, ret, out);
                 }
                 Effect::Yield { function, value } => {
-                    let scope = ScopeRef::Function(*function);
                     let op = self.operand(module, scope, value, out);
-                    let node = self.yield_node[&self.function_id(module, *function)];
+                    let node = self.yielded(self.function_id(module, *function));
                     self.flow(op, node, out);
                 }
                 Effect::AttrStore {
@@ -588,20 +678,27 @@ impl<'f> Analysis<'f> {
                     attr,
                     value,
                 } => {
-                    // The scope only matters for names, which effects hold as uses.
-                    let object = self.operand(module, ScopeRef::Module, object, out);
-                    let value = self.operand(module, ScopeRef::Module, value, out);
-                    if let Some(object) = self.to_node(object) {
+                    let object = self.operand(module, scope, object, out);
+                    let value = self.operand(module, scope, value, out);
+                    if let Some(object) = self.node_of(object) {
                         let attr = self.atoms.id(attr);
                         self.constrain(object, Constraint::AttrStore { attr, value }, out);
                     }
                 }
-                Effect::ElemStore { container, value } => {
-                    let container = self.operand(module, ScopeRef::Module, container, out);
-                    let value = self.operand(module, ScopeRef::Module, value, out);
-                    if let Some(container) = self.to_node(container) {
-                        self.constrain(container, Constraint::ElemStore { value }, out);
+                Effect::ElemStore {
+                    container,
+                    key,
+                    value,
+                } => {
+                    let container = self.operand(module, scope, container, out);
+                    let value = self.operand(module, scope, value, out);
+                    let key = key.as_deref().map(|k| self.atoms.id(k));
+                    if let Some(container) = self.node_of(container) {
+                        self.constrain(container, Constraint::ElemStore { value, key }, out);
                     }
+                }
+                Effect::Eval(value) => {
+                    self.operand(module, scope, value, out);
                 }
             }
         }
@@ -621,7 +718,7 @@ impl<'f> Analysis<'f> {
                 })
                 .collect();
             let site = u32::try_from(self.sites.len()).unwrap_or(u32::MAX);
-            let callee = self.to_node(callee).unwrap_or_else(|| self.engine.node());
+            let callee = self.node_of(callee).unwrap_or_else(|| self.engine.node());
             self.sites.push(Site {
                 module,
                 caller: self.caller(module, call.scope),
@@ -641,7 +738,7 @@ impl<'f> Analysis<'f> {
             let mut nodes = Vec::new();
             for (text, value) in &class.bases {
                 let op = self.operand(module, class.parent, value, out);
-                let node = self.to_node(op).unwrap_or_else(|| self.engine.node());
+                let node = self.node_of(op).unwrap_or_else(|| self.engine.node());
                 nodes.push((text.clone(), node));
             }
             bases.push((id, nodes));
@@ -653,6 +750,36 @@ impl<'f> Analysis<'f> {
         let id = u32::try_from(self.elem_node.len()).unwrap_or(u32::MAX);
         self.elem_node.push(u32::MAX);
         id
+    }
+
+    /// A value stored in a container: all its elements, and the elements
+    /// at that key (or stored without one).
+    fn store_element(
+        &mut self,
+        container: u32,
+        key: Option<u32>,
+        value: Operand,
+        out: &mut Vec<Delivery>,
+    ) {
+        if value == Operand::None {
+            return;
+        }
+        let all = self.elem(container);
+        self.flow(value, all, out);
+        let keyed = self.keyed(container, key);
+        self.flow(value, keyed, out);
+    }
+
+    /// The elements of a container stored at `key`, or (for `None`) without
+    /// a known key; a read at a literal key sees both.
+    fn keyed(&mut self, container: u32, key: Option<u32>) -> u32 {
+        let slot = key.unwrap_or(u32::MAX);
+        if let Some(node) = self.keyed_nodes.get(&(container, slot)) {
+            return *node;
+        }
+        let node = self.engine.node();
+        self.keyed_nodes.insert((container, slot), node);
+        node
     }
 
     fn elem(&mut self, container: u32) -> u32 {
@@ -689,7 +816,7 @@ impl<'f> Analysis<'f> {
         EntityId::Module(module)
     }
 
-    fn to_node(&mut self, op: Operand) -> Option<u32> {
+    fn node_of(&mut self, op: Operand) -> Option<u32> {
         match op {
             Operand::None => None,
             Operand::Node(n) => Some(n),
@@ -728,7 +855,7 @@ impl<'f> Analysis<'f> {
             VExpr::Use(u) => self.use_operand(module, *u, out),
             VExpr::Attr(base, attr) => {
                 let base = self.operand(module, scope, base, out);
-                let Some(base) = self.to_node(base) else {
+                let Some(base) = self.node_of(base) else {
                     return Operand::None;
                 };
                 let dst = self.engine.node();
@@ -744,7 +871,7 @@ impl<'f> Analysis<'f> {
             VExpr::Call(k) => Operand::Node(self.call_node[module.index()] + k),
             VExpr::Elem(inner) => {
                 let inner = self.operand(module, scope, inner, out);
-                let Some(inner) = self.to_node(inner) else {
+                let Some(inner) = self.node_of(inner) else {
                     return Operand::None;
                 };
                 let dst = self.engine.node();
@@ -753,21 +880,29 @@ impl<'f> Analysis<'f> {
             }
             VExpr::Container(site, elements) => {
                 let id = self.container_base[module.index()] + site;
-                if !elements.is_empty() {
-                    let node = self.elem(id);
-                    for element in elements {
-                        let op = self.operand(module, scope, element, out);
-                        self.flow(op, node, out);
-                    }
+                for (key, element) in elements {
+                    let op = self.operand(module, scope, element, out);
+                    let key = key.as_deref().map(|k| self.atoms.id(k));
+                    self.store_element(id, key, op, out);
                 }
                 Operand::Const(Obj::Container(id))
+            }
+            VExpr::ElemAt(inner, key) => {
+                let inner = self.operand(module, scope, inner, out);
+                let Some(inner) = self.node_of(inner) else {
+                    return Operand::None;
+                };
+                let dst = self.engine.node();
+                let key = self.atoms.id(key);
+                self.constrain(inner, Constraint::ElemAt { dst, key }, out);
+                Operand::Node(dst)
             }
             VExpr::Lambda(l) => Operand::Const(Obj::Lambda(self.lambda_base[module.index()] + l)),
             VExpr::Function(f) => Operand::Const(Obj::Function(self.function_id(module, *f))),
             VExpr::Class(c) => Operand::Const(Obj::Class(self.class_id(module, *c))),
             VExpr::Instance(inner) => {
                 let inner = self.operand(module, scope, inner, out);
-                let Some(inner) = self.to_node(inner) else {
+                let Some(inner) = self.node_of(inner) else {
                     return Operand::None;
                 };
                 let dst = self.engine.node();
@@ -792,16 +927,53 @@ impl<'f> Analysis<'f> {
                     }
                 }
             }
-            VExpr::Super => match self.enclosing_class(module, scope) {
-                Some(class) => Operand::Const(Obj::Super(class)),
-                None => Operand::None,
-            },
+            VExpr::Super => {
+                // The receiver is the method's first parameter.
+                let Some((class, method)) = self.enclosing_method(module, scope) else {
+                    return Operand::None;
+                };
+                let receiver = self
+                    .function_params
+                    .get(method.index())
+                    .and_then(|p| p.slots.first())
+                    .map(|s| s.node)
+                    .filter(|n| *n != u32::MAX);
+                let dst = self.engine.node();
+                match receiver {
+                    Some(node) => {
+                        self.constrain(node, Constraint::SuperOf { class, dst }, out);
+                    }
+                    None => self.engine.add(dst, Obj::Super(class, class)),
+                }
+                Operand::Node(dst)
+            }
+            VExpr::Caught(inner) => {
+                let inner = self.operand(module, scope, inner, out);
+                let Some(inner) = self.node_of(inner) else {
+                    return Operand::None;
+                };
+                let dst = self.engine.node();
+                self.constrain(inner, Constraint::Caught { dst }, out);
+                Operand::Node(dst)
+            }
+            VExpr::SuperOf(class, object) => {
+                let class = self.operand(module, scope, class, out);
+                let object = self.operand(module, scope, object, out);
+                let (Some(class), Some(object)) = (self.node_of(class), self.node_of(object))
+                else {
+                    return Operand::None;
+                };
+                let dst = self.engine.node();
+                self.constrain(object, Constraint::SuperExplicit { class, dst }, out);
+                Operand::Node(dst)
+            }
             VExpr::Ref(b) => Operand::Node(self.binding_node[module.index()] + b),
             VExpr::Unknown => Operand::None,
         }
     }
 
-    fn enclosing_class(&self, module: ModuleId, scope: ScopeRef) -> Option<ClassId> {
+    /// The innermost method around `scope`, and its class.
+    fn enclosing_method(&self, module: ModuleId, scope: ScopeRef) -> Option<(ClassId, FunctionId)> {
         let facts = self.facts(module)?;
         let mut current = Some(scope);
         let mut steps = 0usize;
@@ -809,7 +981,7 @@ impl<'f> Analysis<'f> {
             if let ScopeRef::Function(f) = s
                 && let Some(ScopeRef::Class(c)) = facts.functions.get(f as usize).map(|f| f.parent)
             {
-                return Some(self.class_id(module, c));
+                return Some((self.class_id(module, c), self.function_id(module, f)));
             }
             steps += 1;
             if steps > facts.functions.len() + facts.lambdas.len() + facts.classes.len() + 1 {
@@ -926,23 +1098,26 @@ impl<'f> Analysis<'f> {
         let mut pending = vec![(module, first)];
         while let Some((m, node)) = pending.pop() {
             self.engine.work += 1;
+            let name = self.atoms.text(atom).to_string();
+            // A submodule is an attribute once imported (`from . import sub`
+            // in a package binds it too, to itself).
+            let sub = self.ids.inputs.get(m.index()).and_then(|input| {
+                self.module_named(&format!("{}.{name}", input.name.name))
+                    .or_else(|| {
+                        let alias = input.name.alias.as_deref()?;
+                        self.module_named(&format!("{alias}.{name}"))
+                    })
+            });
+            if let Some(sub) = sub {
+                self.engine.add(node, Obj::Module(sub));
+            }
             if self.names[m.index()].contains_key(&(ScopeRef::Module, atom)) {
                 let all = self.name_all(m, ScopeRef::Module, atom, out);
                 self.engine.edge(all, node, Transform::Copy, out);
                 continue;
             }
-            let name = self.atoms.text(atom).to_string();
-            if let Some(input) = self.ids.inputs.get(m.index()) {
-                let sub = self
-                    .module_named(&format!("{}.{name}", input.name.name))
-                    .or_else(|| {
-                        let alias = input.name.alias.as_deref()?;
-                        self.module_named(&format!("{alias}.{name}"))
-                    });
-                if let Some(sub) = sub {
-                    self.engine.add(node, Obj::Module(sub));
-                    continue;
-                }
+            if sub.is_some() {
+                continue;
             }
             if name.starts_with('_') {
                 continue;
@@ -950,7 +1125,7 @@ impl<'f> Analysis<'f> {
             let stars = self.star_imports[m.index()].clone();
             for (target, all) in stars {
                 if let Some(all) = all
-                    && !all.iter().any(|n| *n == name)
+                    && !all.contains(&name)
                 {
                     continue;
                 }
@@ -1042,14 +1217,28 @@ impl<'f> Analysis<'f> {
         if let Some(owner) = self.owners.get(&(class, atom)) {
             return *owner;
         }
-        let mro = self.mro_of(class);
-        self.engine.work += mro.len() as u64;
-        let owner = mro
-            .into_iter()
-            .find(|k| self.has_attr(*k, atom))
-            .unwrap_or(class);
-        self.owners.insert((class, atom), owner);
-        owner
+        // Classes whose MRO was cut, whose lookups continue where theirs ends.
+        let mut visited = Vec::new();
+        let mut current = class;
+        let owner = loop {
+            if let Some(owner) = self.owners.get(&(current, atom)) {
+                break Some(*owner);
+            }
+            visited.push(current);
+            let mro = self.mro_of(current);
+            self.engine.work += mro.len() as u64;
+            if let Some(found) = mro.iter().find(|k| self.has_attr(**k, atom)) {
+                break Some(*found);
+            }
+            match mro.last() {
+                Some(last) if mro.len() >= MAX_MRO && !visited.contains(last) => current = *last,
+                _ => break None,
+            }
+        };
+        for c in &visited {
+            self.owners.insert((*c, atom), owner.unwrap_or(*c));
+        }
+        owner.unwrap_or(class)
     }
 
     fn class_attr(&mut self, class: ClassId, atom: u32, out: &mut Vec<Delivery>) -> u32 {
@@ -1197,16 +1386,35 @@ impl<'f> Analysis<'f> {
 
     fn run(&mut self) {
         let mut out = Vec::new();
-        loop {
-            self.flush(&mut out);
-            let Some((delta, constraints)) = self.engine.step(&mut out) else {
-                break;
-            };
-            self.flush(&mut out);
-            for constraint in constraints {
-                for value in &delta {
-                    self.fire(constraint, *value, &mut out);
+        self.flush(&mut out);
+        while let Some((node, start, end)) = self.engine.pop() {
+            // Edges and constraints added while this node is processed get
+            // its values when they are added, so the lists are read once.
+            let edges = self.engine.first_edge(node);
+            let links = self.engine.first_link(node);
+            for index in start..end {
+                let Some(value) = self.engine.value_at(node, index) else {
+                    break;
+                };
+                let mut edge = edges;
+                while let Some((to, transform, next)) = self.engine.edge_at(edge) {
+                    self.deliver(
+                        Delivery {
+                            to,
+                            transform,
+                            value,
+                        },
+                        &mut out,
+                    );
+                    edge = next;
                 }
+                let mut link = links;
+                while let Some((constraint, next)) = self.engine.link_at(link) {
+                    self.engine.work += 1;
+                    self.fire(constraint, value, &mut out);
+                    link = next;
+                }
+                self.flush(&mut out);
             }
         }
         self.flush(&mut out);
@@ -1267,22 +1475,21 @@ impl<'f> Analysis<'f> {
         }
         if let Some(first) = self
             .function_params
-            .get(&getter)
+            .get(getter.index())
             .and_then(|p| p.slots.first())
             .map(|s| s.node)
             .filter(|n| *n != u32::MAX)
         {
             self.engine.add(first, Obj::Instance(class));
         }
-        if let Some(ret) = self.ret_node.get(&getter).copied() {
-            self.engine.edge(ret, to, Transform::Copy, out);
-        }
+        let ret = self.ret(getter);
+        self.engine.edge(ret, to, Transform::Copy, out);
     }
 
     fn needs_mro(value: Obj) -> bool {
         matches!(
             value,
-            Obj::Class(_) | Obj::Instance(_) | Obj::Super(_) | Obj::Bound(..)
+            Obj::Class(_) | Obj::Instance(_) | Obj::Super(..) | Obj::Bound(..)
         )
     }
 
@@ -1291,14 +1498,29 @@ impl<'f> Analysis<'f> {
             return;
         };
         self.engine.work += 1;
-        if !self.second_stage && Self::needs_mro(value) {
-            if matches!(
+        if let (Constraint::Call { site }, Obj::Class(class)) = (c, value)
+            && self
+                .sites
+                .get(site as usize)
+                .is_some_and(|s| s.kind == CallKind::Raise)
+        {
+            self.raised.insert(class);
+        }
+        // The first stage sets aside what needs a method resolution order.
+        if !self.second_stage
+            && Self::needs_mro(value)
+            && matches!(
                 c,
-                Constraint::Load { .. } | Constraint::AttrStore { .. } | Constraint::Call { .. }
-            ) {
-                self.deferred.push((constraint, value));
-                return;
-            }
+                Constraint::Load { .. }
+                    | Constraint::AttrStore { .. }
+                    | Constraint::Call { .. }
+                    | Constraint::SuperOf { .. }
+                    | Constraint::SuperExplicit { .. }
+                    | Constraint::Caught { .. }
+            )
+        {
+            self.deferred.push((constraint, value));
+            return;
         }
         match c {
             Constraint::Load { dst, attr, load } => self.load(value, attr, dst, load, out),
@@ -1322,12 +1544,68 @@ impl<'f> Analysis<'f> {
                 }
                 _ => {}
             },
-            Constraint::ElemStore { value: stored } => {
-                if let Obj::Container(c) = value {
-                    let node = self.elem(c);
-                    self.flow(stored, node, out);
+            Constraint::Caught { dst } => match value {
+                Obj::Class(caught) => {
+                    let raised = self
+                        .raised_by_base
+                        .get(&caught)
+                        .cloned()
+                        .unwrap_or_default();
+                    if raised.is_empty() {
+                        self.engine.add(dst, Obj::Instance(caught));
+                    }
+                    for class in raised {
+                        self.engine.add(dst, Obj::Instance(class));
+                    }
+                }
+                Obj::External(_) => self.engine.add(dst, value),
+                _ => {}
+            },
+            Constraint::SuperOf { class, dst } => {
+                if let Obj::Instance(receiver) | Obj::Class(receiver) = value {
+                    self.engine.add(dst, Obj::Super(class, receiver));
                 }
             }
+            Constraint::SuperExplicit { class, dst } => {
+                if let Obj::Instance(receiver) | Obj::Class(receiver) = value {
+                    let classes: Vec<ClassId> = self
+                        .engine
+                        .values(class)
+                        .iter()
+                        .filter_map(|v| match v {
+                            Obj::Class(c) => Some(*c),
+                            _ => None,
+                        })
+                        .collect();
+                    for c in classes {
+                        self.engine.add(dst, Obj::Super(c, receiver));
+                    }
+                }
+            }
+            Constraint::ElemStore { value: stored, key } => {
+                if let Obj::Container(c) = value {
+                    self.store_element(c, key, stored, out);
+                }
+            }
+            Constraint::ElemAt { dst, key } => match value {
+                Obj::Container(c) => {
+                    let keyed = self.keyed(c, Some(key));
+                    self.engine.edge(keyed, dst, Transform::Copy, out);
+                    let unkeyed = self.keyed(c, None);
+                    self.engine.edge(unkeyed, dst, Transform::Copy, out);
+                }
+                Obj::Tuple2(first, second) => {
+                    let part = match self.atoms.text(key) {
+                        "0" => Some(first),
+                        "1" => Some(second),
+                        _ => None,
+                    };
+                    if let Some(part) = part {
+                        self.engine.edge(part, dst, Transform::Copy, out);
+                    }
+                }
+                other => self.elements(other, dst, out),
+            },
         }
     }
 
@@ -1350,13 +1628,25 @@ impl<'f> Analysis<'f> {
                 };
                 self.engine.edge(node, dst, transform, out);
             }
-            Obj::Super(class) => {
-                let mro = self.mro_of(class);
+            Obj::Super(class, receiver) => {
+                // After `class` in the receiver's MRO (else in its own).
+                let mut mro = self.mro_of(receiver);
+                let after = match mro.iter().position(|k| *k == class) {
+                    Some(i) => i + 1,
+                    None => {
+                        mro = self.mro_of(class);
+                        1
+                    }
+                };
                 self.engine.work += mro.len() as u64;
-                if let Some(owner) = mro.into_iter().skip(1).find(|k| self.has_attr(*k, attr)) {
+                if let Some(owner) = mro
+                    .into_iter()
+                    .skip(after)
+                    .find(|k| self.has_attr(*k, attr))
+                {
                     let node = self.class_attr(owner, attr, out);
                     self.engine
-                        .edge(node, dst, Transform::FromInstance(class, load), out);
+                        .edge(node, dst, Transform::FromInstance(receiver, load), out);
                 }
             }
             Obj::External(base) => {
@@ -1380,11 +1670,14 @@ impl<'f> Analysis<'f> {
                 self.engine.edge(node, dst, Transform::Copy, out);
             }
             Obj::Generator(f) => {
-                if let Some(node) = self.yield_node.get(&f).copied() {
-                    self.engine.edge(node, dst, Transform::Copy, out);
-                }
+                let node = self.yielded(f);
+                self.engine.edge(node, dst, Transform::Copy, out);
             }
             Obj::Pairs(node) => self.engine.edge(node, dst, Transform::Copy, out),
+            Obj::Tuple2(first, second) => {
+                self.engine.edge(first, dst, Transform::Copy, out);
+                self.engine.edge(second, dst, Transform::Copy, out);
+            }
             _ => {}
         }
     }
@@ -1437,12 +1730,7 @@ impl<'f> Analysis<'f> {
                 }
             }
             Obj::Lambda(l) => {
-                let params = self
-                    .lambda_params
-                    .get(l as usize)
-                    .cloned()
-                    .unwrap_or_default();
-                self.pass_to(site, &params, 0, out);
+                self.pass_to(site, Callee::Lambda(l), 0, out);
                 if let Some(node) = self.lambda_node.get(l as usize).copied() {
                     self.engine.edge(node, result, Transform::Copy, out);
                 }
@@ -1464,7 +1752,7 @@ impl<'f> Analysis<'f> {
     fn receive(&mut self, function: FunctionId, receiver: Obj) {
         if let Some(node) = self
             .function_params
-            .get(&function)
+            .get(function.index())
             .and_then(|p| p.slots.first())
             .map(|s| s.node)
             .filter(|n| *n != u32::MAX)
@@ -1479,37 +1767,63 @@ impl<'f> Analysis<'f> {
             .is_some_and(|(_, f)| f.is_generator);
         if generator {
             self.engine.add(result, Obj::Generator(function));
-        } else if let Some(ret) = self.ret_node.get(&function).copied() {
+        } else {
+            let ret = self.ret(function);
             self.engine.edge(ret, result, Transform::Copy, out);
         }
     }
 
-    fn pass_args(&mut self, site: u32, function: FunctionId, offset: u32, out: &mut Vec<Delivery>) {
-        let params = self
-            .function_params
-            .get(&function)
-            .cloned()
-            .unwrap_or_default();
-        self.pass_to(site, &params, offset, out);
+    fn ret(&self, function: FunctionId) -> u32 {
+        self.ret_base + function.0
     }
 
-    fn pass_to(&mut self, site: u32, params: &Params, offset: u32, out: &mut Vec<Delivery>) {
-        let Some(args) = self.sites.get(site as usize).map(|s| s.args.clone()) else {
-            return;
+    fn yielded(&self, function: FunctionId) -> u32 {
+        self.yield_base + function.0
+    }
+
+    fn pass_args(&mut self, site: u32, function: FunctionId, offset: u32, out: &mut Vec<Delivery>) {
+        self.pass_to(site, Callee::Function(function), offset, out);
+    }
+
+    fn params(&self, callee: Callee) -> &Params {
+        static EMPTY: Params = Params {
+            slots: Vec::new(),
+            var_positional: None,
+            var_keyword: None,
+        };
+        match callee {
+            Callee::Function(f) => self.function_params.get(f.index()),
+            Callee::Lambda(l) => self.lambda_params.get(l as usize),
+        }
+        .unwrap_or(&EMPTY)
+    }
+
+    fn pass_to(&mut self, site: u32, callee: Callee, offset: u32, out: &mut Vec<Delivery>) {
+        let count = self.sites.get(site as usize).map_or(0, |s| s.args.len());
+        let (var_positional, var_keyword) = {
+            let params = self.params(callee);
+            (params.var_positional, params.var_keyword)
         };
         let mut positional = 0u32;
-        for (slot, op) in args {
+        for a in 0..count {
+            let Some((slot, op)) = self
+                .sites
+                .get(site as usize)
+                .and_then(|s| s.args.get(a).copied())
+            else {
+                break;
+            };
             self.engine.work += 1;
             match slot {
                 ArgSlot::Positional(p) => {
                     positional = positional.max(p + 1);
                     let index = (p + offset) as usize;
-                    match params.slots.get(index) {
+                    match self.params(callee).slots.get(index).copied() {
                         Some(s) if s.kind == ParamKind::Normal && s.node != u32::MAX => {
                             self.flow(op, s.node, out)
                         }
                         _ => {
-                            if let Some(c) = params.var_positional {
+                            if let Some(c) = var_positional {
                                 let node = self.elem(c);
                                 self.flow(op, node, out);
                             }
@@ -1517,14 +1831,14 @@ impl<'f> Analysis<'f> {
                     }
                 }
                 ArgSlot::Keyword(name) => {
-                    let slot = params.slots.iter().find(|s| {
+                    let slot = self.params(callee).slots.iter().copied().find(|s| {
                         s.name == name
                             && matches!(s.kind, ParamKind::Normal | ParamKind::KeywordOnly)
                     });
                     match slot {
                         Some(s) if s.node != u32::MAX => self.flow(op, s.node, out),
                         _ => {
-                            if let Some(c) = params.var_keyword {
+                            if let Some(c) = var_keyword {
                                 let node = self.elem(c);
                                 self.flow(op, node, out);
                             }
@@ -1532,11 +1846,12 @@ impl<'f> Analysis<'f> {
                     }
                 }
                 ArgSlot::Star => {
-                    let Some(from) = self.to_node(op) else {
+                    let Some(from) = self.node_of(op) else {
                         continue;
                     };
                     let start = (positional + offset) as usize;
-                    let targets: Vec<u32> = params
+                    let targets: Vec<u32> = self
+                        .params(callee)
                         .slots
                         .iter()
                         .skip(start)
@@ -1547,7 +1862,7 @@ impl<'f> Analysis<'f> {
                     for node in targets {
                         self.constrain(from, Constraint::Elem { dst: node }, out);
                     }
-                    if let Some(c) = params.var_positional {
+                    if let Some(c) = var_positional {
                         let node = self.elem(c);
                         self.constrain(from, Constraint::Elem { dst: node }, out);
                     }
@@ -1586,9 +1901,45 @@ impl<'f> Analysis<'f> {
         }
         match text.as_str() {
             "builtins.next" => {
-                if let Some(from) = self.to_node(first) {
+                if let Some(from) = self.node_of(first) {
                     self.constrain(from, Constraint::Elem { dst: result }, out);
                 }
+            }
+            // `dict(a=f, **other)`: a new dict, keyed by the keywords.
+            "builtins.dict" => {
+                let container = match self.dict_sites.get(&site) {
+                    Some(c) => *c,
+                    None => {
+                        let c = self.new_container();
+                        self.dict_sites.insert(site, c);
+                        c
+                    }
+                };
+                let count = self.sites.get(site as usize).map_or(0, |s| s.args.len());
+                for a in 0..count {
+                    let Some((slot, op)) = self
+                        .sites
+                        .get(site as usize)
+                        .and_then(|s| s.args.get(a).copied())
+                    else {
+                        break;
+                    };
+                    match slot {
+                        ArgSlot::Keyword(name) => {
+                            self.store_element(container, Some(name), op, out)
+                        }
+                        ArgSlot::Positional(_) | ArgSlot::DoubleStar => {
+                            if let Some(from) = self.node_of(op) {
+                                let all = self.elem(container);
+                                self.constrain(from, Constraint::Elem { dst: all }, out);
+                                let unkeyed = self.keyed(container, None);
+                                self.constrain(from, Constraint::Elem { dst: unkeyed }, out);
+                            }
+                        }
+                        ArgSlot::Star => {}
+                    }
+                }
+                self.engine.add(result, Obj::Container(container));
             }
             "builtins.iter"
             | "builtins.list"
@@ -1601,20 +1952,26 @@ impl<'f> Analysis<'f> {
             | "builtins.classmethod"
             | "builtins.property"
             | "functools.partial" => self.flow(first, result, out),
+            // Items are pairs: (index, element) or (element of a, element of b).
             "builtins.enumerate" | "builtins.zip" => {
-                let node = self.engine.node();
-                let args: Vec<Operand> = self
-                    .sites
-                    .get(site as usize)
-                    .map(|s| s.args.iter().map(|(_, op)| *op).collect())
-                    .unwrap_or_default();
-                for op in args {
-                    self.flow(op, node, out);
+                let mut parts = [self.engine.node(), self.engine.node()];
+                let zip = text == "builtins.zip";
+                for (i, part) in parts.iter_mut().enumerate() {
+                    let position = if zip { i as u32 } else { 0 };
+                    if zip || i == 1 {
+                        let op = self.arg(site, position);
+                        if let Some(from) = self.node_of(op) {
+                            self.constrain(from, Constraint::Elem { dst: *part }, out);
+                        }
+                    }
                 }
-                self.engine.add(result, Obj::Pairs(node));
+                let items = self.engine.node();
+                self.engine.add(items, Obj::Tuple2(parts[0], parts[1]));
+                self.engine.add(result, Obj::Pairs(items));
             }
             _ => {
-                if let Some(obj) = self.external(&format!("{text}()")) {
+                let returned = external_result(&text);
+                if let Some(obj) = self.external(&returned) {
                     self.engine.add(result, obj);
                 }
             }
@@ -1644,18 +2001,23 @@ impl<'f> Analysis<'f> {
             })
             .unwrap_or(Operand::None);
         match op {
-            ContainerOp::Put => self.flow(last, elem, out),
+            ContainerOp::Put => self.store_element(container, None, last, out),
             ContainerOp::PutAll => {
-                if let Some(from) = self.to_node(self.arg(site, 0)) {
+                if let Some(from) = self.node_of(self.arg(site, 0)) {
                     self.constrain(from, Constraint::Elem { dst: elem }, out);
+                    let unkeyed = self.keyed(container, None);
+                    self.constrain(from, Constraint::Elem { dst: unkeyed }, out);
                 }
             }
             ContainerOp::Get => {
                 self.engine.edge(elem, result, Transform::Copy, out);
+                // `d.get(key, default)` may give the default.
+                let default = self.arg(site, 1);
+                self.flow(default, result, out);
             }
             ContainerOp::GetPut => {
                 let default = self.arg(site, 1);
-                self.flow(default, elem, out);
+                self.store_element(container, None, default, out);
                 self.engine.edge(elem, result, Transform::Copy, out);
             }
             ContainerOp::Same => self.engine.add(result, Obj::Container(container)),
@@ -1663,8 +2025,10 @@ impl<'f> Analysis<'f> {
                 let holder = match self.pairs_node.get(&container) {
                     Some(n) => *n,
                     None => {
+                        // (key, value) pairs: keys are not tracked.
+                        let keys = self.engine.node();
                         let n = self.engine.node();
-                        self.engine.add(n, Obj::Container(container));
+                        self.engine.add(n, Obj::Tuple2(keys, elem));
                         self.pairs_node.insert(container, n);
                         n
                     }
@@ -1672,6 +2036,85 @@ impl<'f> Analysis<'f> {
                 self.engine.add(result, Obj::Pairs(holder));
             }
         }
+    }
+}
+
+/// What calling an external name gives, named so that methods called on
+/// it read as Python names them: a class gives an instance of itself
+/// (`pathlib.Path()` → `pathlib.Path`), a few well-known factories give
+/// the class they return (`logging.getLogger()` → `logging.Logger`); any
+/// other call is written as a call (`json.loads()`).
+fn external_result(name: &str) -> String {
+    const FACTORIES: &[(&str, &str)] = &[
+        ("logging.getLogger", "logging.Logger"),
+        ("re.compile", "re.Pattern"),
+        ("re.match", "re.Match"),
+        ("re.search", "re.Match"),
+        ("re.fullmatch", "re.Match"),
+        ("datetime.datetime.now", "datetime.datetime"),
+        ("datetime.datetime.utcnow", "datetime.datetime"),
+        ("datetime.datetime.fromtimestamp", "datetime.datetime"),
+        ("datetime.datetime.fromisoformat", "datetime.datetime"),
+        ("datetime.datetime.strptime", "datetime.datetime"),
+        ("datetime.date.today", "datetime.date"),
+        ("builtins.open", "io.TextIOWrapper"),
+        ("subprocess.run", "subprocess.CompletedProcess"),
+        ("argparse.ArgumentParser.parse_args", "argparse.Namespace"),
+        ("collections.defaultdict", "collections.defaultdict"),
+        ("collections.deque", "collections.deque"),
+    ];
+    const BUILTIN_TYPES: &[&str] = &[
+        "bool",
+        "bytearray",
+        "bytes",
+        "complex",
+        "dict",
+        "float",
+        "frozenset",
+        "int",
+        "list",
+        "object",
+        "range",
+        "set",
+        "str",
+        "tuple",
+        "type",
+    ];
+    const STR_TO_STR: &[&str] = &[
+        "capitalize",
+        "casefold",
+        "center",
+        "expandtabs",
+        "format",
+        "join",
+        "ljust",
+        "lower",
+        "lstrip",
+        "removeprefix",
+        "removesuffix",
+        "replace",
+        "rjust",
+        "rstrip",
+        "strip",
+        "swapcase",
+        "title",
+        "translate",
+        "upper",
+        "zfill",
+    ];
+    if let Some((_, class)) = FACTORIES.iter().find(|(f, _)| *f == name) {
+        return (*class).to_string();
+    }
+    let (owner, last) = name.rsplit_once('.').unwrap_or(("", name));
+    if owner == "builtins.str" && STR_TO_STR.contains(&last) {
+        return owner.to_string();
+    }
+    let is_class = last.chars().next().is_some_and(char::is_uppercase)
+        || (owner == "builtins" && BUILTIN_TYPES.contains(&last));
+    if is_class && !last.contains('(') {
+        name.to_string()
+    } else {
+        format!("{name}()")
     }
 }
 

@@ -24,8 +24,9 @@ pub(super) enum Obj {
     Function(FunctionId),
     /// A method bound to a receiver: an instance (`true`) or the class itself.
     Bound(FunctionId, ClassId, bool),
-    /// `super()` in a method of the class.
-    Super(ClassId),
+    /// `super()` in a method of the first class, on an object of the
+    /// second: lookups continue after the first in the second's MRO.
+    Super(ClassId, ClassId),
     /// Something outside the repository, by interned dotted name.
     External(u32),
     /// A list, tuple, set or dict, by global site id.
@@ -39,6 +40,9 @@ pub(super) enum Obj {
     /// An iterable whose elements are the values of a node (`enumerate`,
     /// `zip`, `dict.items()`).
     Pairs(u32),
+    /// A pair whose first and second elements are the values of two nodes
+    /// (an item of `enumerate`, `zip` or `dict.items()`).
+    Tuple2(u32, u32),
 }
 
 /// The container methods that move values in or out.
@@ -98,7 +102,9 @@ struct Link {
     next: u32,
 }
 
-const NONE: u32 = u32::MAX;
+/// The end of an edge or constraint list.
+pub(super) const NO_LINK: u32 = u32::MAX;
+const NONE: u32 = NO_LINK;
 
 #[derive(Debug, Default, Clone)]
 struct Node {
@@ -251,10 +257,10 @@ impl Engine {
         n.values[..n.processed as usize].to_vec()
     }
 
-    /// The next node with unpropagated values: its new values, the
-    /// deliveries along its edges, and its constraints to fire with them.
-    /// `None` when the worklist is empty or the budget is spent.
-    pub(super) fn step(&mut self, out: &mut Vec<Delivery>) -> Option<(Vec<Obj>, Vec<u32>)> {
+    /// Takes the next node with unpropagated values: the node and the
+    /// range of its new values, now counted as propagated. `None` when the
+    /// worklist is empty or the budget is spent.
+    pub(super) fn pop(&mut self) -> Option<(u32, usize, usize)> {
         if self.work > self.budget {
             return None;
         }
@@ -262,36 +268,37 @@ impl Engine {
         let n = self.nodes.get_mut(node as usize)?;
         n.queued = false;
         let start = n.processed as usize;
-        let delta: Vec<Obj> = n.values[start..].to_vec();
-        n.processed = u32::try_from(n.values.len()).unwrap_or(u32::MAX);
-        let mut edge = n.edges;
-        while edge != NONE {
-            let Some(e) = self.edges.get(edge as usize) else {
-                break;
-            };
-            for value in &delta {
-                out.push(Delivery {
-                    to: e.to,
-                    transform: e.transform,
-                    value: *value,
-                });
-            }
-            edge = e.next;
-        }
-        let mut constraints = Vec::new();
-        let mut link = self
-            .nodes
+        let end = n.values.len();
+        n.processed = u32::try_from(end).unwrap_or(u32::MAX);
+        self.work += (end - start) as u64;
+        Some((node, start, end))
+    }
+
+    pub(super) fn value_at(&self, node: u32, index: usize) -> Option<Obj> {
+        self.nodes.get(node as usize)?.values.get(index).copied()
+    }
+
+    /// The first edge out of `node` (edges are a linked list; [`NO_LINK`] ends it).
+    pub(super) fn first_edge(&self, node: u32) -> u32 {
+        self.nodes.get(node as usize).map_or(NONE, |n| n.edges)
+    }
+
+    pub(super) fn edge_at(&self, edge: u32) -> Option<(u32, Transform, u32)> {
+        self.edges
+            .get(edge as usize)
+            .map(|e| (e.to, e.transform, e.next))
+    }
+
+    pub(super) fn first_link(&self, node: u32) -> u32 {
+        self.nodes
             .get(node as usize)
-            .map_or(NONE, |n| n.constraints);
-        while link != NONE {
-            let Some(l) = self.links.get(link as usize) else {
-                break;
-            };
-            constraints.push(l.constraint);
-            link = l.next;
-        }
-        self.work += (delta.len() * (1 + constraints.len())) as u64;
-        Some((delta, constraints))
+            .map_or(NONE, |n| n.constraints)
+    }
+
+    pub(super) fn link_at(&self, link: u32) -> Option<(u32, u32)> {
+        self.links
+            .get(link as usize)
+            .map(|l| (l.constraint, l.next))
     }
 
     pub(super) fn over_budget(&self) -> bool {
