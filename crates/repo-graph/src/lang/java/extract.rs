@@ -51,11 +51,16 @@ pub(crate) enum JExpr {
     Name(String),
     /// `base.name` (`Outer.this` is `Field(Outer, "this")`).
     Field(Box<JExpr>, String),
-    /// The result of calling `name` with `arity` arguments.
+    /// The result of calling `name` with `arity` arguments. `start` and
+    /// `end` are the bytes of the invocation, which identify it: it is also
+    /// a call site of its own ([`JCall::pos`], [`JCall::end`]), and
+    /// resolution evaluates each invocation once however long the chain.
     Invoke {
         receiver: Option<Box<JExpr>>,
         name: String,
         arity: u32,
+        start: u32,
+        end: u32,
     },
     /// `new T(...)`: an instance of the erased type `T`.
     New(String),
@@ -120,7 +125,7 @@ impl JExpr {
 
 /// The kind of a literal argument, used to choose between overloads of the
 /// same arity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) enum ArgKind {
     Other,
     Str,
@@ -157,6 +162,8 @@ pub(crate) struct JCall {
     pub scope: JScope,
     /// Start byte of the call, to tell which locals are visible.
     pub pos: u32,
+    /// End byte of the call (with `pos`, the invocation's identity).
+    pub end: u32,
     pub line: u32,
     pub callee: JCallee,
     /// Number of arguments (unknown for method references: 0).
@@ -1851,6 +1858,7 @@ impl<'s> Extractor<'s> {
         self.facts.calls.push(JCall {
             scope,
             pos: byte(node.start_byte()),
+            end: byte(node.end_byte()),
             line: line_of(node.start_position().row),
             callee,
             arity: 0,
@@ -2072,6 +2080,8 @@ impl<'s> Extractor<'s> {
                     arity: g.field(node, g.field_arguments).map_or(0, |a| {
                         u32::try_from(a.named_child_count()).unwrap_or(u32::MAX)
                     }),
+                    start: byte(node.start_byte()),
+                    end: byte(node.end_byte()),
                 },
                 None => JExpr::Other(self.short_text(node)),
             },
