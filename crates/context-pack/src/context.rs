@@ -384,13 +384,14 @@ impl<'g> ContextBuilder<'g> {
             );
             let full = graph.source(EntityId::Class(id)).unwrap_or("");
             let remaining = share.saturating_sub(counter.count(&text));
-            let fenced_full = format!("{header}```python\n{full}\n```\n");
+            let fence = graph.language_of(EntityId::Class(id)).fence();
+            let fenced_full = format!("{header}```{fence}\n{full}\n```\n");
             if counter.count(&fenced_full) <= remaining {
                 text.push_str(&fenced_full);
                 shown += 1;
                 continue;
             }
-            let skeleton = format!("{header}```python\n{}\n```\n", class_skeleton(graph, id));
+            let skeleton = format!("{header}```{fence}\n{}\n```\n", graph.class_skeleton(id));
             if counter.count(&skeleton) <= remaining {
                 text.push_str(&skeleton);
                 shown += 1;
@@ -493,65 +494,6 @@ fn normalised(scores: Vec<f64>) -> Vec<f64> {
         return vec![0.0; scores.len()];
     }
     scores.into_iter().map(|s| s / max).collect()
-}
-
-/// A class's signature, docstring and method signatures, bodies elided.
-pub(crate) fn class_skeleton(graph: &RepoGraph, id: ClassId) -> String {
-    let Some(class) = graph.class(id) else {
-        return String::new();
-    };
-    let mut out = String::new();
-    for d in &class.decorators {
-        let _ = writeln!(out, "@{d}");
-    }
-    let _ = writeln!(out, "{}:", graph.signature(EntityId::Class(id)));
-    if let Some(doc) = &class.docstring {
-        let _ = writeln!(out, "    \"\"\"{}\"\"\"", first_paragraph(doc));
-    }
-    for child in graph.children(EntityId::Class(id)) {
-        match child {
-            EntityId::Function(f) => {
-                let Some(function) = graph.function(*f) else {
-                    continue;
-                };
-                for d in &function.decorators {
-                    let _ = writeln!(out, "    @{d}");
-                }
-                let _ = write!(
-                    out,
-                    "    {}: ...  # body elided: lines {}-{}",
-                    graph.signature(*child),
-                    function.span.start_line,
-                    function.span.end_line
-                );
-                if let Some(doc) = function.docstring.as_deref().and_then(|d| d.lines().next()) {
-                    let _ = write!(out, "; {doc}");
-                }
-                out.push('\n');
-            }
-            EntityId::Class(c) => {
-                let Some(nested) = graph.class(*c) else {
-                    continue;
-                };
-                let _ = writeln!(
-                    out,
-                    "    {}: ...  # nested class elided: lines {}-{}",
-                    graph.signature(*child),
-                    nested.span.start_line,
-                    nested.span.end_line
-                );
-            }
-            EntityId::Module(_) => {}
-        }
-    }
-    out.trim_end().to_string()
-}
-
-fn first_paragraph(doc: &str) -> String {
-    doc.split("\n\n")
-        .next()
-        .unwrap_or("")
-        .replace("\"\"\"", "'''")
 }
 
 fn escape_cell(text: &str) -> String {

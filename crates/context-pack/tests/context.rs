@@ -212,3 +212,74 @@ fn code_view_of_a_5000_line_file_keeps_structure_and_the_relevant_body() {
         view.text
     );
 }
+
+/// A Java class too large to show whole at a tight budget.
+fn big_java_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut src = String::from(
+        "package big;\n\nimport java.util.List;\n\n/** A class too large to show whole. */\npublic class Big {\n    private final List<String> names;\n\n",
+    );
+    for i in 0..40 {
+        src.push_str(&format!(
+            "    /** Method {i}. */\n    public int method{i}(int x) {{\n        int total = 0;\n        for (int k = 0; k < x; k++) {{\n            total += k * {i};\n        }}\n        return total;\n    }}\n\n"
+        ));
+    }
+    src.push_str("}\n");
+    std::fs::create_dir_all(dir.path().join("big")).unwrap();
+    std::fs::write(dir.path().join("big/Big.java"), src).unwrap();
+    dir
+}
+
+#[test]
+fn java_core_classes_are_fenced_and_skeletoned_as_java() {
+    let dir = big_java_repo();
+    let graph = Analyzer::new(dir.path()).analyze().unwrap();
+    let ranking = Ranker::new().git(false).rank(&graph);
+    let core = |budget: usize| {
+        let context = ContextBuilder::new(&graph, &ranking)
+            .budget(budget)
+            .build()
+            .unwrap();
+        assert!(context.total_tokens <= budget);
+        assert_well_formed(&context);
+        context
+            .blocks
+            .iter()
+            .find(|b| b.kind == BlockKind::CoreComponents)
+            .map(|b| b.text.clone())
+            .unwrap_or_default()
+    };
+    let roomy = core(8_000);
+    assert!(roomy.contains("```java\npublic class Big {"), "{roomy}");
+    assert!(roomy.contains("total += k * 39"));
+    assert!(!roomy.contains("```python"));
+    let tight = core(1_500);
+    assert!(tight.contains("```java\n/** A class too large to show whole. */\npublic class Big {\n    private final List<String> names;\n"), "{tight}");
+    assert!(
+        tight.contains("    public int method39(int x);  // body elided: lines"),
+        "{tight}"
+    );
+    assert!(!tight.contains("def ") && !tight.contains("total += k"));
+}
+
+#[test]
+fn java_code_view_outlines_in_java() {
+    let dir = big_java_repo();
+    let graph = Analyzer::new(dir.path()).analyze().unwrap();
+    let counter = TokenCounter::new(Default::default()).unwrap();
+    let options = SelectOptions {
+        max_tokens: 400,
+        ..SelectOptions::default()
+    };
+    let view = code(&graph, "big/Big.java", Some("method7"), &counter, &options).unwrap();
+    assert!(view.reduced && view.tokens <= 400);
+    assert!(view.text.contains("public class Big"), "{}", view.text);
+    assert!(view.text.contains("total += k * 7;"), "{}", view.text);
+    assert!(
+        view.text
+            .contains("      |     /** Method 0. */\n   10 |     public int method0(int x);  // body elided: lines 10-16"),
+        "{}",
+        view.text
+    );
+    assert!(!view.text.contains("\"\"\"") && !view.text.contains("...  #"));
+}

@@ -19,28 +19,18 @@ pub(crate) const KEYWORDS: &[&str] = &[
     "config",
 ];
 
-/// Role names of Java application code (Spring, Jakarta EE and their
-/// kin name central classes by these suffixes), counted for Java modules
-/// on top of [`KEYWORDS`].
-const JAVA_KEYWORDS: &[&str] = &[
-    "controller",
-    "service",
-    "repository",
-    "application",
-    "resource",
-];
-
 pub(crate) fn has_keyword(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     KEYWORDS.iter().any(|k| lower.contains(k))
 }
 
+/// [`KEYWORDS`], or a role name the language's frameworks give central
+/// types ([`Language::role_names`]).
 fn has_keyword_in(language: Language, name: &str) -> bool {
-    has_keyword(name)
-        || (language == Language::Java && {
-            let lower = name.to_ascii_lowercase();
-            JAVA_KEYWORDS.iter().any(|k| lower.contains(k))
-        })
+    has_keyword(name) || {
+        let lower = name.to_ascii_lowercase();
+        language.role_names().iter().any(|k| lower.contains(k))
+    }
 }
 
 /// `min(branches/50, 1) + min(max_def_depth/5, 1) × 0.3` (algorithm 2), from
@@ -50,18 +40,15 @@ pub(crate) fn complexity(c: &Complexity) -> f64 {
 }
 
 /// Conventional module names, `main`, and keywords in the module's name and
-/// in the names of the entities it defines; at most 1. A Java compilation
-/// unit is named after its type (`com.example.UserController`), so the
-/// last part is matched against Java's role names as well, and a unit
-/// that declares a `main` method counts as `main`.
+/// in the names of the entities it defines; at most 1. The module's name is
+/// the one its language qualifies code with ([`Module::dotted_name`]: a
+/// Java unit `com.example.UserController.java` counts as
+/// `com.example.UserController`), keywords include the language's role
+/// names, and a module that declares the language's main function
+/// ([`Language::main_function`], Java's `main`) counts as `main`.
 pub(crate) fn semantic(module: &Module, entity_names: &[&str]) -> f64 {
     let keyword = |name: &str| has_keyword_in(module.language, name);
-    // Java units are named `pkg.Type.java`, so that they differ from the
-    // type `pkg.Type` they declare; the type's name is what carries meaning.
-    let name = match module.language {
-        Language::Java => module.name.strip_suffix(".java").unwrap_or(&module.name),
-        Language::Python => &module.name,
-    };
+    let name = module.dotted_name();
     let mut parts = name.rsplit('.');
     let last = parts.next().unwrap_or(name);
     let mut score = 0.0;
@@ -71,8 +58,11 @@ pub(crate) fn semantic(module: &Module, entity_names: &[&str]) -> f64 {
     if CONVENTIONAL_NAMES.contains(&last) {
         score += 0.5;
     }
-    let java_main = module.language == Language::Java && entity_names.contains(&"main");
-    if last == "main" || last == "__main__" || java_main {
+    let declares_main = module
+        .language
+        .main_function()
+        .is_some_and(|main| entity_names.contains(&main));
+    if last == "main" || last == "__main__" || declares_main {
         score += 0.7;
     }
     if keyword(last) {

@@ -43,7 +43,7 @@ use std::path::PathBuf;
 
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
-use repo_graph::{ClassId, EntityId, FunctionId, JavaTypeKind, Modifier, ModuleId, RepoGraph};
+use repo_graph::{ClassId, EntityId, FunctionId, ModuleId, RepoGraph};
 use serde::{Deserialize, Serialize};
 
 pub use pagerank::DAMPING;
@@ -308,7 +308,7 @@ impl Ranker {
                 let calls = incoming.function(id);
                 let entry_point = handlers.get(i).copied().unwrap_or(false)
                     || is_entry_point(graph, id, &run_at_import);
-                let public = is_public(graph, id);
+                let public = graph.is_public(id);
                 let doc = features::docstring(f.docstring.as_deref());
                 FunctionScore {
                     id,
@@ -492,32 +492,6 @@ fn is_entry_point(graph: &RepoGraph, id: FunctionId, run_at_import: &[bool]) -> 
     f.parent == EntityId::Module(f.module)
         && !f.name.starts_with("__")
         && run_at_import.get(id.index()).copied().unwrap_or(false)
-}
-
-fn is_public(graph: &RepoGraph, id: FunctionId) -> bool {
-    let Some(f) = graph.function(id) else {
-        return false;
-    };
-    if let Some(java) = &f.java {
-        // Interface members are public without saying so.
-        let in_interface = match f.parent {
-            EntityId::Class(c) => graph.class(c).is_some_and(|c| {
-                c.java
-                    .as_ref()
-                    .is_some_and(|j| j.kind == JavaTypeKind::Interface)
-            }),
-            _ => false,
-        };
-        return in_interface || java.modifiers.contains(&Modifier::Public);
-    }
-    if f.name.starts_with('_') && !(f.name.starts_with("__") && f.name.ends_with("__")) {
-        return false;
-    }
-    match f.parent {
-        EntityId::Class(c) => graph.class(c).is_some_and(|c| !c.name.starts_with('_')),
-        EntityId::Module(_) => true,
-        EntityId::Function(_) => false,
-    }
 }
 
 fn module_name(graph: &RepoGraph, id: ModuleId) -> String {

@@ -105,6 +105,7 @@ use rayon::prelude::*;
 pub use graph::PackageEdge;
 pub use graph::{Coupling, ModuleStats, Reach, RepoGraph, SearchHit};
 pub use hct::{HctKind, HctNode};
+pub use lang::present::Outline;
 #[doc(hidden)]
 pub use lang::python::extract::time_parse_and_extract;
 pub use model::{

@@ -344,20 +344,15 @@ fn render(
             inside_expanded = Some(end);
             continue;
         }
-        let doc = match entity {
-            EntityId::Class(c) => graph.class(c).and_then(|c| c.docstring.clone()),
-            EntityId::Function(f) => graph.function(f).and_then(|f| f.docstring.clone()),
-            EntityId::Module(_) => None,
-        };
-        let _ = writeln!(out, "{start:>5} | {indent}{}:", graph.signature(entity));
-        if let Some(first) = doc.as_deref().and_then(|d| d.lines().next()) {
-            let _ = writeln!(out, "      | {indent}    \"\"\"{first}\"\"\"");
-        }
-        if !matches!(entity, EntityId::Class(_)) {
-            let _ = writeln!(
-                out,
-                "      | {indent}    ...  # body elided: lines {start}-{end}"
-            );
+        // Declaration, first line of documentation and elided body, as the
+        // entity's language writes them; the declaration carries the number.
+        let outline = graph.outline(entity, &format!("body elided: lines {start}-{end}"));
+        for (i, line) in outline.lines.iter().enumerate() {
+            if i == outline.declaration {
+                let _ = writeln!(out, "{start:>5} | {indent}{line}");
+            } else {
+                let _ = writeln!(out, "      | {indent}{line}");
+            }
         }
     }
     flush(&mut out, &mut hidden);
