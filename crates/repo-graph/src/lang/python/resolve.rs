@@ -118,6 +118,8 @@ pub(super) struct Site {
     pub(super) module: ModuleId,
     pub(super) caller: EntityId,
     pub(super) callee: u32,
+    /// The node of the object a method is read from (`obj` in `obj.m()`).
+    pub(super) receiver: u32,
     pub(super) result: u32,
     pub(super) args: Vec<(ArgSlot, Operand)>,
     pub(super) kind: CallKind,
@@ -703,7 +705,27 @@ impl<'f> Analysis<'f> {
             }
         }
         for (k, call) in facts.calls.iter().enumerate() {
-            let callee = self.operand(module, call.scope, &call.callee, out);
+            // `obj.m(...)`: the object is the method's receiver.
+            let (callee, receiver) = match &call.callee {
+                VExpr::Attr(base, attr) => {
+                    let base = self.operand(module, call.scope, base, out);
+                    match self.node_of(base) {
+                        Some(base) => {
+                            let dst = self.engine.node();
+                            let attr = self.atoms.id(attr);
+                            let load = u32::try_from(self.loads.len()).unwrap_or(u32::MAX);
+                            self.loads.push(Load {
+                                module,
+                                caller: self.caller(module, call.scope),
+                            });
+                            self.constrain(base, Constraint::Load { dst, attr, load }, out);
+                            (Operand::Node(dst), base)
+                        }
+                        None => (Operand::None, u32::MAX),
+                    }
+                }
+                callee => (self.operand(module, call.scope, callee, out), u32::MAX),
+            };
             let args = call
                 .args
                 .iter()
@@ -723,6 +745,7 @@ impl<'f> Analysis<'f> {
                 module,
                 caller: self.caller(module, call.scope),
                 callee,
+                receiver,
                 result: self.call_node[module.index()] + k as u32,
                 args,
                 kind: call.kind,
@@ -1441,20 +1464,38 @@ impl<'f> Analysis<'f> {
                     return;
                 }
                 let bound = match function.kind {
-                    FunctionKind::Method => Obj::Bound(f, class, true),
-                    FunctionKind::ClassMethod => Obj::Bound(f, class, false),
+                    FunctionKind::Method | FunctionKind::ClassMethod => Obj::Bound(f),
                     _ => Obj::Function(f),
                 };
                 self.engine.add(to, bound);
             }
-            (Transform::FromClass(class), Obj::Function(f)) => {
+            (Transform::FromClass(_), Obj::Function(f)) => {
                 let bound = match self.local_function(f) {
                     Some((_, function)) if function.kind == FunctionKind::ClassMethod => {
-                        Obj::Bound(f, class, false)
+                        Obj::Bound(f)
                     }
                     _ => Obj::Function(f),
                 };
                 self.engine.add(to, bound);
+            }
+            (Transform::Receiver { class_level, owner }, v) => {
+                let class = match v {
+                    Obj::Instance(c) | Obj::Super(_, c) | Obj::Class(c) => c,
+                    _ => return,
+                };
+                // Only objects that have this method: the same name read
+                // from an unrelated class found another method.
+                let inherits =
+                    class == owner || self.mro.get(&class).is_some_and(|mro| mro.contains(&owner));
+                if !inherits {
+                    return;
+                }
+                let receiver = match (class_level, v) {
+                    (true, _) => Obj::Class(class),
+                    (false, Obj::Class(_)) => return,
+                    (false, _) => Obj::Instance(class),
+                };
+                self.engine.add(to, receiver);
             }
             (_, v) => self.engine.add(to, v),
         }
@@ -1693,14 +1734,35 @@ impl<'f> Analysis<'f> {
                 self.pass_args(site, f, 0, out);
                 self.returns(f, result, out);
             }
-            Obj::Bound(f, class, instance) => {
+            Obj::Bound(f) => {
                 self.target(site, EntityId::Function(f));
-                let receiver = if instance {
-                    Obj::Instance(class)
-                } else {
-                    Obj::Class(class)
-                };
-                self.receive(f, receiver);
+                let receiver = self
+                    .sites
+                    .get(site as usize)
+                    .map_or(u32::MAX, |s| s.receiver);
+                let first = self
+                    .function_params
+                    .get(f.index())
+                    .and_then(|p| p.slots.first())
+                    .map_or(u32::MAX, |s| s.node);
+                let method = self.local_function(f).and_then(|(module, function)| {
+                    let ScopeRef::Class(c) = function.parent else {
+                        return None;
+                    };
+                    Some((function.kind, self.class_id(module, c)))
+                });
+                if receiver != u32::MAX
+                    && first != u32::MAX
+                    && let Some((kind, owner)) = method
+                {
+                    let class_level = kind == FunctionKind::ClassMethod;
+                    self.engine.edge(
+                        receiver,
+                        first,
+                        Transform::Receiver { class_level, owner },
+                        out,
+                    );
+                }
                 self.pass_args(site, f, 1, out);
                 self.returns(f, result, out);
             }

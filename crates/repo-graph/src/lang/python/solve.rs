@@ -22,8 +22,10 @@ pub(super) enum Obj {
     Class(ClassId),
     Instance(ClassId),
     Function(FunctionId),
-    /// A method bound to a receiver: an instance (`true`) or the class itself.
-    Bound(FunctionId, ClassId, bool),
+    /// A method read through an object (a classmethod, through an object or
+    /// its class). The receiver is not part of the value, which keeps sets
+    /// small: a call passes the values the method was read from.
+    Bound(FunctionId),
     /// `super()` in a method of the first class, on an object of the
     /// second: lookups continue after the first in the second's MRO.
     Super(ClassId, ClassId),
@@ -87,6 +89,13 @@ pub(super) enum Transform {
     FromClass(ClassId),
     /// `Class` becomes `Instance` (annotations, `except C as e`).
     Instantiate,
+    /// The object a method was read from becomes its first argument: an
+    /// instance (or the class, for a classmethod) of a class that inherits
+    /// the method from `owner`; `super()` stands for its receiver.
+    Receiver {
+        class_level: bool,
+        owner: ClassId,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -201,6 +210,8 @@ impl Engine {
             self.widened += 1;
             return;
         }
+        // Most sets stay small: grow one at a time rather than doubling.
+        n.values.reserve_exact(1);
         n.values.push(value);
         if !n.queued {
             n.queued = true;
