@@ -39,9 +39,10 @@ impl<'s> Extractor<'s> {
     /// Records a read of `name` at byte `pos`.
     pub(super) fn use_name(&mut self, name: &str, pos: usize) -> VExpr {
         let index = u32::try_from(self.facts.uses.len()).unwrap_or(u32::MAX);
+        let name = self.name_id(name);
         self.facts.uses.push(Use {
             scope: self.scope(),
-            name: name.to_string(),
+            name,
             reach: Reach::Enclosing,
         });
         let block = self.current_block();
@@ -179,7 +180,10 @@ impl<'s> Extractor<'s> {
                         value = VExpr::Unknown;
                     } else if kind == Kind::Attribute {
                         value = match g.field(link, g.field_attribute) {
-                            Some(attr) => VExpr::Attr(Box::new(value), self.text(attr).to_string()),
+                            Some(attr) => {
+                                let attr = self.name_id(self.text(attr));
+                                VExpr::Attr(Box::new(value), attr)
+                            }
                             None => VExpr::Unknown,
                         };
                     } else {
@@ -235,6 +239,7 @@ impl<'s> Extractor<'s> {
                             .filter(|n| is_identifier(n))
                     {
                         let base = self.vexpr(object, depth + 1);
+                        let name = self.name_id(&name);
                         let mut value = VExpr::Attr(Box::new(base), name);
                         if let Some(default) = self.positional_arg(args, 2) {
                             let default = self.vexpr(default, depth + 1);
@@ -279,7 +284,7 @@ impl<'s> Extractor<'s> {
                                 Some(v) => self.vexpr(v, depth + 1),
                                 None => VExpr::Unknown,
                             };
-                            (ArgKind::Keyword(keyword), value)
+                            (ArgKind::Keyword(self.name_id(&keyword)), value)
                         }
                         Kind::ListSplat => {
                             let value = match arg.named_child(0) {
@@ -356,7 +361,7 @@ impl<'s> Extractor<'s> {
                     }
                 }
                 _ => {
-                    let key = position.map(|p| p.to_string());
+                    let key = position.map(|p| self.name_id(&p.to_string()));
                     position = position.map(|p| p + 1);
                     (key, self.vexpr(child, depth + 1))
                 }
@@ -368,13 +373,14 @@ impl<'s> Extractor<'s> {
         VExpr::Container(site, elements)
     }
 
-    /// A string or integer literal used as a key or index.
-    pub(super) fn literal_key(&self, node: Node<'_>) -> Option<String> {
-        match self.g.kind(node) {
-            Kind::String => self.plain_string(node),
-            Kind::Integer => Some(self.text(node).to_string()),
-            _ => None,
-        }
+    /// A string or integer literal used as a key or index, as a name id.
+    pub(super) fn literal_key(&mut self, node: Node<'_>) -> Option<u32> {
+        let text = match self.g.kind(node) {
+            Kind::String => self.plain_string(node)?,
+            Kind::Integer => self.text(node).to_string(),
+            _ => return None,
+        };
+        Some(self.name_id(&text))
     }
 
     /// A comprehension's variables are bound in a block of their own,
@@ -480,7 +486,8 @@ impl<'s> Extractor<'s> {
         match expr {
             Expr::Name(name) => self.use_name(name, pos),
             Expr::Attr(base, attr) => {
-                VExpr::Attr(Box::new(self.dotted_value(base, pos)), attr.clone())
+                let base = self.dotted_value(base, pos);
+                VExpr::Attr(Box::new(base), self.name_id(attr))
             }
             _ => VExpr::Unknown,
         }
@@ -544,8 +551,9 @@ impl<'s> Extractor<'s> {
                 ) else {
                     return;
                 };
-                let attr = self.text(attr).to_string();
-                self.note_self_attr(object, &attr);
+                let attr_text = self.text(attr);
+                self.note_self_attr(object, attr_text);
+                let attr = self.name_id(attr_text);
                 let object = self.vexpr(object, depth + 1);
                 let scope = self.scope();
                 self.facts.effects.push((
@@ -626,7 +634,7 @@ impl<'s> Extractor<'s> {
                             } else if starred {
                                 VExpr::Elem(Box::new(shared.clone()))
                             } else {
-                                VExpr::ElemAt(Box::new(shared.clone()), index.to_string())
+                                VExpr::ElemAt(Box::new(shared.clone()), self.name_id(&index.to_string()))
                             };
                             let part = if g.kind(part) == Kind::ListSplatPattern {
                                 match part.named_child(0) {

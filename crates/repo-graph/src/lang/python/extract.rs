@@ -350,6 +350,8 @@ pub(super) struct Extractor<'s> {
     pub(super) scope_override: Vec<ScopeRef>,
     /// `if` statements being walked, for the bindings every branch makes.
     ifs: Vec<IfFrame>,
+    /// Name id of each distinct name in [`FileFacts::names`].
+    name_ids: FxHashMap<String, u32>,
 }
 
 /// An `if` statement being walked: when it has an `else`, a name that
@@ -377,6 +379,7 @@ impl<'s> Extractor<'s> {
                 has_syntax_errors: false,
                 complexity: Complexity::default(),
                 all: None,
+                names: Vec::new(),
                 classes: Vec::new(),
                 functions: Vec::new(),
                 imports: Vec::new(),
@@ -406,7 +409,19 @@ impl<'s> Extractor<'s> {
             done: FxHashSet::default(),
             scope_override: Vec::new(),
             ifs: Vec::new(),
+            name_ids: FxHashMap::default(),
         }
+    }
+
+    /// The id of `text` in the file's name table.
+    pub(super) fn name_id(&mut self, text: &str) -> u32 {
+        if let Some(id) = self.name_ids.get(text) {
+            return *id;
+        }
+        let id = u32::try_from(self.facts.names.len()).unwrap_or(u32::MAX);
+        self.facts.names.push(text.to_string());
+        self.name_ids.insert(text.to_string(), id);
+        id
     }
 
     fn run(mut self, tree: &Tree) -> FileFacts {
@@ -506,11 +521,8 @@ impl<'s> Extractor<'s> {
             };
         }
         let index = u32::try_from(self.facts.bindings.len()).unwrap_or(u32::MAX);
-        self.facts.bindings.push(Binding {
-            scope,
-            name: name.to_string(),
-            value,
-        });
+        let name = self.name_id(name);
+        self.facts.bindings.push(Binding { scope, name, value });
         let block = self.current_block();
         self.binding_at
             .push((u32::try_from(pos).unwrap_or(u32::MAX), block));
@@ -689,7 +701,7 @@ impl<'s> Extractor<'s> {
         }
         let scope = self.scope();
         // name -> last binding in each branch
-        let mut last: Vec<(String, Vec<Option<u32>>)> = Vec::new();
+        let mut last: Vec<(u32, Vec<Option<u32>>)> = Vec::new();
         for b in frame.first_binding..end {
             let (Some(binding), Some((_, block))) =
                 (self.facts.bindings.get(b), self.binding_at.get(b))
@@ -699,13 +711,13 @@ impl<'s> Extractor<'s> {
             let Some(branch) = frame.branches.iter().position(|x| x == block) else {
                 continue;
             };
-            if binding.name.is_empty() || binding.scope != scope {
+            if self.facts.name(binding.name).is_empty() || binding.scope != scope {
                 continue;
             }
             let entry = match last.iter().position(|(n, _)| *n == binding.name) {
                 Some(i) => &mut last[i].1,
                 None => {
-                    last.push((binding.name.clone(), vec![None; frame.branches.len()]));
+                    last.push((binding.name, vec![None; frame.branches.len()]));
                     match last.last_mut() {
                         Some(l) => &mut l.1,
                         None => continue,
@@ -718,6 +730,7 @@ impl<'s> Extractor<'s> {
             let all: Option<Vec<u32>> = branches.into_iter().collect();
             if let Some(all) = all {
                 let value = VExpr::Union(all.into_iter().map(VExpr::Ref).collect());
+                let name = self.facts.name(name).to_string();
                 self.bind(&name, BindValue::Expr(value), node.end_byte());
             }
         }
@@ -1111,11 +1124,10 @@ impl<'s> Extractor<'s> {
             if param.name.is_empty() {
                 continue;
             }
-            let index = u32::try_from(self.facts.bindings.len()).unwrap_or(u32::MAX);
-            let _ = index;
+            let name = self.name_id(&param.name);
             self.facts.bindings.push(Binding {
                 scope,
-                name: param.name.clone(),
+                name,
                 value: BindValue::Param {
                     position: u32::try_from(position).unwrap_or(u32::MAX),
                     star: matches!(param.kind, ParamKind::VarPositional | ParamKind::VarKeyword),

@@ -164,8 +164,8 @@ pub(crate) const ROUTE_VERBS: &[&str] = &[
 pub(crate) enum VExpr {
     /// A read of a name: index into [`FileFacts::uses`].
     Use(u32),
-    /// `base.name`.
-    Attr(Box<VExpr>, String),
+    /// `base.name` (a name id, see [`FileFacts::names`]).
+    Attr(Box<VExpr>, u32),
     /// The result of a call site: index into [`FileFacts::calls`].
     Call(u32),
     /// An element of the value: subscript, iteration, unpacking, `next()`.
@@ -173,10 +173,10 @@ pub(crate) enum VExpr {
     /// A list, tuple, set or dict display or comprehension: its site index
     /// in the file and its element (for dicts: value) expressions, each
     /// with its literal key or index when it has one.
-    Container(u32, Vec<(Option<String>, VExpr)>),
+    Container(u32, Vec<(Option<u32>, VExpr)>),
     /// The element at a literal key or index (`d["add"]`, `t[0]`, the
-    /// first name of `a, b = t`).
-    ElemAt(Box<VExpr>, String),
+    /// first name of `a, b = t`), as a name id.
+    ElemAt(Box<VExpr>, u32),
     /// A lambda: index into [`FileFacts::lambdas`].
     Lambda(u32),
     /// The function defined by a `def` (before decorators apply).
@@ -226,13 +226,17 @@ pub(crate) enum BindValue {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Binding {
     pub scope: ScopeRef,
-    pub name: String,
+    /// Name id ([`FileFacts::names`]); the empty name for hidden bindings.
+    pub name: u32,
     pub value: BindValue,
 }
 
 /// Which bindings a read of a name can see.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Reach {
+    /// The name is bound in the reading scope and exactly this binding
+    /// (an index into [`FileFacts::bindings`]) reaches the read.
+    One(u32),
     /// The name is bound in the reading scope; these bindings (indices into
     /// [`FileFacts::bindings`]) can reach the read.
     Local(Vec<u32>),
@@ -248,7 +252,8 @@ pub(crate) enum Reach {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Use {
     pub scope: ScopeRef,
-    pub name: String,
+    /// Name id ([`FileFacts::names`]).
+    pub name: u32,
     pub reach: Reach,
 }
 
@@ -256,7 +261,8 @@ pub(crate) struct Use {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum ArgKind {
     Positional(u32),
-    Keyword(String),
+    /// By name id.
+    Keyword(u32),
     /// `*xs`: its elements go to the remaining positional parameters.
     Star,
     /// `**kw`.
@@ -310,13 +316,15 @@ pub(crate) enum Effect {
     /// `object.attr = value`.
     AttrStore {
         object: VExpr,
-        attr: String,
+        /// Name id.
+        attr: u32,
         value: VExpr,
     },
     /// `container[key] = value`, with the key when it is a literal.
     ElemStore {
         container: VExpr,
-        key: Option<String>,
+        /// Name id of the literal key.
+        key: Option<u32>,
         value: VExpr,
     },
     /// An expression evaluated for what reading it does (an attribute read
@@ -370,6 +378,9 @@ pub(crate) struct FileFacts {
     pub has_syntax_errors: bool,
     pub complexity: Complexity,
     pub all: Option<Vec<String>>,
+    /// The file's distinct names (variables, attributes, keywords, literal
+    /// keys), each stored once; facts refer to them by index.
+    pub names: Vec<String>,
     pub classes: Vec<ClassFacts>,
     pub functions: Vec<FunctionFacts>,
     pub imports: Vec<ImportFacts>,
@@ -385,6 +396,11 @@ pub(crate) struct FileFacts {
 }
 
 impl FileFacts {
+    /// The text of a name id (empty if out of range).
+    pub(crate) fn name(&self, id: u32) -> &str {
+        self.names.get(id as usize).map_or("", String::as_str)
+    }
+
     /// The scope that encloses `scope`, or `None` for the module.
     pub(crate) fn parent_scope(&self, scope: ScopeRef) -> Option<ScopeRef> {
         match scope {

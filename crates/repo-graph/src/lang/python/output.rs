@@ -245,11 +245,16 @@ fn render_into(facts: &FileFacts, value: &VExpr, out: &mut String, depth: u32) {
         return;
     }
     match value {
-        VExpr::Use(u) => out.push_str(facts.uses.get(*u as usize).map_or("?", |u| &u.name)),
+        VExpr::Use(u) => out.push_str(
+            facts
+                .uses
+                .get(*u as usize)
+                .map_or("?", |u| facts.name(u.name)),
+        ),
         VExpr::Attr(base, attr) => {
             render_into(facts, base, out, depth + 1);
             out.push('.');
-            out.push_str(attr);
+            out.push_str(facts.name(*attr));
         }
         VExpr::Call(k) => {
             match facts.calls.get(*k as usize) {
@@ -265,7 +270,7 @@ fn render_into(facts: &FileFacts, value: &VExpr, out: &mut String, depth: u32) {
         VExpr::ElemAt(inner, key) => {
             render_into(facts, inner, out, depth + 1);
             out.push('[');
-            out.push_str(key);
+            out.push_str(facts.name(*key));
             out.push(']');
         }
         VExpr::Super | VExpr::SuperOf(..) => out.push_str("super()"),
@@ -276,7 +281,12 @@ fn render_into(facts: &FileFacts, value: &VExpr, out: &mut String, depth: u32) {
         }
         VExpr::Class(c) => out.push_str(facts.classes.get(*c as usize).map_or("?", |c| &c.name)),
         VExpr::Instance(inner) | VExpr::Caught(inner) => render_into(facts, inner, out, depth + 1),
-        VExpr::Ref(b) => out.push_str(facts.bindings.get(*b as usize).map_or("?", |b| &b.name)),
+        VExpr::Ref(b) => out.push_str(
+            facts
+                .bindings
+                .get(*b as usize)
+                .map_or("?", |b| facts.name(b.name)),
+        ),
         VExpr::Union(_) | VExpr::Unknown => out.push('…'),
     }
 }

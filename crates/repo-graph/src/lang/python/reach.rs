@@ -27,13 +27,13 @@ pub(super) fn compute(
     binding_at: &[(u32, u32)],
     blocks: &[Block],
 ) {
-    let mut by_name: FxHashMap<(ScopeRef, &str), Vec<u32>> = FxHashMap::default();
+    let mut by_name: FxHashMap<(ScopeRef, u32), Vec<u32>> = FxHashMap::default();
     for (index, binding) in facts.bindings.iter().enumerate() {
-        if binding.name.is_empty() {
+        if facts.name(binding.name).is_empty() {
             continue;
         }
         by_name
-            .entry((binding.scope, binding.name.as_str()))
+            .entry((binding.scope, binding.name))
             .or_default()
             .push(u32::try_from(index).unwrap_or(u32::MAX));
     }
@@ -47,7 +47,7 @@ pub(super) fn compute(
     };
     let mut reaches: Vec<Reach> = Vec::with_capacity(facts.uses.len());
     for (index, read) in facts.uses.iter().enumerate() {
-        let Some(list) = by_name.get(&(read.scope, read.name.as_str())) else {
+        let Some(list) = by_name.get(&(read.scope, read.name)) else {
             reaches.push(Reach::Enclosing);
             continue;
         };
@@ -80,11 +80,14 @@ pub(super) fn compute(
                 seen.push(b);
             }
         }
-        reaches.push(if capped || seen.is_empty() {
-            Reach::AllLocal
-        } else {
-            seen.sort_unstable();
-            Reach::Local(seen)
+        reaches.push(match seen.as_slice() {
+            _ if capped => Reach::AllLocal,
+            [] => Reach::AllLocal,
+            [one] => Reach::One(*one),
+            _ => {
+                seen.sort_unstable();
+                Reach::Local(seen)
+            }
         });
     }
     for (read, reach) in facts.uses.iter_mut().zip(reaches) {

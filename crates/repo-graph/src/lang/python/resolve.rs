@@ -216,8 +216,8 @@ pub(crate) struct Analysis<'f> {
     pub(super) lambda_base: Vec<u32>,
     /// Per module: (scope, name atom) → bindings, in source order.
     pub(super) names: Vec<FxHashMap<(ScopeRef, u32), Vec<u32>>>,
-    /// Per module: use index → name atom; binding index → name atom.
-    pub(super) use_atoms: Vec<Vec<u32>>,
+    /// Per module: the global atom of each of the file's name ids.
+    pub(super) local_atoms: Vec<Vec<u32>>,
     /// Per module: whether it has module-level star imports.
     pub(super) star_imports: Vec<Vec<StarImport<'f>>>,
     /// Return and yield nodes: `ret_base + function id`, `yield_base + function id`.
@@ -329,7 +329,7 @@ impl<'f> Analysis<'f> {
             container_base: Vec::new(),
             lambda_base: Vec::new(),
             names: Vec::new(),
-            use_atoms: Vec::new(),
+            local_atoms: Vec::new(),
             star_imports: Vec::new(),
             ret_base: 0,
             yield_base: 0,
@@ -474,7 +474,7 @@ impl<'f> Analysis<'f> {
                 self.container_base.push(containers);
                 self.lambda_base.push(lambdas);
                 self.names.push(FxHashMap::default());
-                self.use_atoms.push(Vec::new());
+                self.local_atoms.push(Vec::new());
                 self.star_imports.push(Vec::new());
                 continue;
             };
@@ -487,20 +487,21 @@ impl<'f> Analysis<'f> {
             containers += facts.containers;
             self.lambda_base.push(lambdas);
             lambdas += u32::try_from(facts.lambdas.len()).unwrap_or(0);
+            // The file's names, each interned once.
+            let local: Vec<u32> = facts.names.iter().map(|n| self.atoms.id(n)).collect();
             let mut names: FxHashMap<(ScopeRef, u32), Vec<u32>> = FxHashMap::default();
             for (b, binding) in facts.bindings.iter().enumerate() {
-                if binding.name.is_empty() {
+                if facts.name(binding.name).is_empty() {
                     continue;
                 }
-                let atom = self.atoms.id(&binding.name);
+                let atom = local.get(binding.name as usize).copied().unwrap_or(u32::MAX);
                 names
                     .entry((binding.scope, atom))
                     .or_default()
                     .push(b as u32);
             }
             self.names.push(names);
-            let use_atoms = facts.uses.iter().map(|u| self.atoms.id(&u.name)).collect();
-            self.use_atoms.push(use_atoms);
+            self.local_atoms.push(local);
             for (c, class) in facts.classes.iter().enumerate() {
                 let atoms = class.self_attrs.iter().map(|a| self.atoms.id(a)).collect();
                 self.self_attrs
@@ -614,7 +615,7 @@ impl<'f> Analysis<'f> {
             while let Some(b) = params.get(&(scope, position)) {
                 let binding = &facts.bindings[*b as usize];
                 let star = matches!(binding.value, BindValue::Param { star: true, .. });
-                let name = self.atoms.id(&binding.name);
+                let name = self.atom_of(module, binding.name);
                 table.slots.push(Slot {
                     node: self.binding_node[module.index()] + b,
                     kind: if star {
@@ -683,7 +684,7 @@ impl<'f> Analysis<'f> {
                     let object = self.operand(module, scope, object, out);
                     let value = self.operand(module, scope, value, out);
                     if let Some(object) = self.node_of(object) {
-                        let attr = self.atoms.id(attr);
+                        let attr = self.atom_of(module, *attr);
                         self.constrain(object, Constraint::AttrStore { attr, value }, out);
                     }
                 }
@@ -694,7 +695,7 @@ impl<'f> Analysis<'f> {
                 } => {
                     let container = self.operand(module, scope, container, out);
                     let value = self.operand(module, scope, value, out);
-                    let key = key.as_deref().map(|k| self.atoms.id(k));
+                    let key = key.map(|k| self.atom_of(module, k));
                     if let Some(container) = self.node_of(container) {
                         self.constrain(container, Constraint::ElemStore { value, key }, out);
                     }
@@ -712,7 +713,7 @@ impl<'f> Analysis<'f> {
                     match self.node_of(base) {
                         Some(base) => {
                             let dst = self.engine.node();
-                            let attr = self.atoms.id(attr);
+                            let attr = self.atom_of(module, *attr);
                             let load = u32::try_from(self.loads.len()).unwrap_or(u32::MAX);
                             self.loads.push(Load {
                                 module,
@@ -732,7 +733,7 @@ impl<'f> Analysis<'f> {
                 .map(|arg| {
                     let slot = match &arg.kind {
                         ArgKind::Positional(p) => ArgSlot::Positional(*p),
-                        ArgKind::Keyword(k) => ArgSlot::Keyword(self.atoms.id(k)),
+                        ArgKind::Keyword(k) => ArgSlot::Keyword(self.atom_of(module, *k)),
                         ArgKind::Star => ArgSlot::Star,
                         ArgKind::DoubleStar => ArgSlot::DoubleStar,
                     };
@@ -767,6 +768,15 @@ impl<'f> Analysis<'f> {
             bases.push((id, nodes));
         }
         self.base_nodes.extend(bases);
+    }
+
+    /// The global atom of name id `name` of `module`.
+    fn atom_of(&self, module: ModuleId, name: u32) -> u32 {
+        self.local_atoms
+            .get(module.index())
+            .and_then(|l| l.get(name as usize))
+            .copied()
+            .unwrap_or(u32::MAX)
     }
 
     fn new_container(&mut self) -> u32 {
@@ -882,7 +892,7 @@ impl<'f> Analysis<'f> {
                     return Operand::None;
                 };
                 let dst = self.engine.node();
-                let attr = self.atoms.id(attr);
+                let attr = self.atom_of(module, *attr);
                 let load = u32::try_from(self.loads.len()).unwrap_or(u32::MAX);
                 self.loads.push(Load {
                     module,
@@ -905,7 +915,7 @@ impl<'f> Analysis<'f> {
                 let id = self.container_base[module.index()] + site;
                 for (key, element) in elements {
                     let op = self.operand(module, scope, element, out);
-                    let key = key.as_deref().map(|k| self.atoms.id(k));
+                    let key = key.map(|k| self.atom_of(module, k));
                     self.store_element(id, key, op, out);
                 }
                 Operand::Const(Obj::Container(id))
@@ -916,7 +926,7 @@ impl<'f> Analysis<'f> {
                     return Operand::None;
                 };
                 let dst = self.engine.node();
-                let key = self.atoms.id(key);
+                let key = self.atom_of(module, *key);
                 self.constrain(inner, Constraint::ElemAt { dst, key }, out);
                 Operand::Node(dst)
             }
@@ -1022,8 +1032,9 @@ impl<'f> Analysis<'f> {
         let Some(read) = facts.uses.get(index as usize) else {
             return Operand::None;
         };
-        let atom = self.use_atoms[module.index()][index as usize];
+        let atom = self.atom_of(module, read.name);
         match &read.reach {
+            Reach::One(b) => Operand::Node(self.binding_node[module.index()] + b),
             Reach::Local(bindings) => match bindings.as_slice() {
                 [] => Operand::None,
                 [one] => Operand::Node(self.binding_node[module.index()] + one),
