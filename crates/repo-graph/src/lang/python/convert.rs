@@ -634,7 +634,10 @@ impl<'s> Extractor<'s> {
                             } else if starred {
                                 VExpr::Elem(Box::new(shared.clone()))
                             } else {
-                                VExpr::ElemAt(Box::new(shared.clone()), self.name_id(&index.to_string()))
+                                VExpr::ElemAt(
+                                    Box::new(shared.clone()),
+                                    self.name_id(&index.to_string()),
+                                )
                             };
                             let part = if g.kind(part) == Kind::ListSplatPattern {
                                 match part.named_child(0) {

@@ -248,6 +248,8 @@ pub(crate) struct Analysis<'f> {
     pub(super) deferred: Vec<(u32, Obj)>,
     /// Classes the program raises (`raise C`, `raise C(...)`).
     pub(super) raised: rustc_hash::FxHashSet<ClassId>,
+    /// Names of the program's properties (atoms).
+    pub(super) property_names: rustc_hash::FxHashSet<u32>,
     /// For each class, the raised classes that inherit from it (built once
     /// the first stage has found the raise sites).
     pub(super) raised_by_base: FxHashMap<ClassId, Vec<ClassId>>,
@@ -353,6 +355,7 @@ impl<'f> Analysis<'f> {
             mro: FxHashMap::default(),
             deferred: Vec::new(),
             raised: rustc_hash::FxHashSet::default(),
+            property_names: rustc_hash::FxHashSet::default(),
             raised_by_base: FxHashMap::default(),
             second_stage: false,
             mro_cut: 0,
@@ -494,13 +497,20 @@ impl<'f> Analysis<'f> {
                 if facts.name(binding.name).is_empty() {
                     continue;
                 }
-                let atom = local.get(binding.name as usize).copied().unwrap_or(u32::MAX);
+                let atom = local
+                    .get(binding.name as usize)
+                    .copied()
+                    .unwrap_or(u32::MAX);
                 names
                     .entry((binding.scope, atom))
                     .or_default()
                     .push(b as u32);
             }
             self.names.push(names);
+            for function in facts.functions.iter().filter(|f| f.is_property) {
+                let atom = self.atoms.id(&function.name);
+                self.property_names.insert(atom);
+            }
             self.local_atoms.push(local);
             for (c, class) in facts.classes.iter().enumerate() {
                 let atoms = class.self_attrs.iter().map(|a| self.atoms.id(a)).collect();
@@ -700,8 +710,17 @@ impl<'f> Analysis<'f> {
                         self.constrain(container, Constraint::ElemStore { value, key }, out);
                     }
                 }
+                // A bare read matters only if it can call a property.
                 Effect::Eval(value) => {
-                    self.operand(module, scope, value, out);
+                    let reads_property = match value {
+                        VExpr::Attr(_, attr) => {
+                            self.property_names.contains(&self.atom_of(module, *attr))
+                        }
+                        _ => true,
+                    };
+                    if reads_property {
+                        self.operand(module, scope, value, out);
+                    }
                 }
             }
         }
@@ -2338,7 +2357,7 @@ impl<'f> Analysis<'f> {
 
     pub(super) fn binding_values(&self, module: ModuleId, binding: u32) -> Vec<Obj> {
         let node = self.binding_node.get(module.index()).copied().unwrap_or(0) + binding;
-        self.engine.values(node).to_vec()
+        self.engine.values(node)
     }
 
     pub(super) fn mro_list(&self, class: ClassId) -> Vec<ClassId> {
@@ -2380,7 +2399,7 @@ impl<'f> Analysis<'f> {
             current = facts.parent_scope(s);
         }
         if let Some(node) = self.module_attrs.get(&(module, atom)) {
-            return self.engine.values(*node).to_vec();
+            return self.engine.values(*node);
         }
         if is_builtin(name) {
             return self

@@ -115,9 +115,52 @@ struct Link {
 pub(super) const NO_LINK: u32 = u32::MAX;
 const NONE: u32 = NO_LINK;
 
+/// A node's interned objects ([`Engine::objs`]): up to two inline (most
+/// sets are that small), more on the heap.
+#[derive(Debug, Clone)]
+enum Values {
+    Inline(u8, [u32; 2]),
+    Heap(Vec<u32>),
+}
+
+impl Default for Values {
+    fn default() -> Self {
+        Values::Inline(0, [0; 2])
+    }
+}
+
+impl Values {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Values::Inline(len, items) => &items[..usize::from(*len).min(2)],
+            Values::Heap(items) => items,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn push(&mut self, id: u32) {
+        match self {
+            Values::Inline(len, items) if usize::from(*len) < 2 => {
+                items[usize::from(*len)] = id;
+                *len += 1;
+            }
+            Values::Inline(_, items) => {
+                let mut heap = Vec::with_capacity(4);
+                heap.extend_from_slice(items);
+                heap.push(id);
+                *self = Values::Heap(heap);
+            }
+            Values::Heap(items) => items.push(id),
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 struct Node {
-    values: Vec<Obj>,
+    values: Values,
     processed: u32,
     widened: bool,
     queued: bool,
@@ -128,6 +171,9 @@ struct Node {
 /// Nodes, edges, constraints' attachment to nodes, and the worklist.
 pub(super) struct Engine {
     nodes: Vec<Node>,
+    /// Every object some node holds, once, by id.
+    objs: Vec<Obj>,
+    obj_ids: rustc_hash::FxHashMap<Obj, u32>,
     edges: Vec<Edge>,
     links: Vec<Link>,
     worklist: Vec<u32>,
@@ -150,6 +196,8 @@ impl Engine {
     pub(super) fn new() -> Self {
         Engine {
             nodes: Vec::new(),
+            objs: Vec::new(),
+            obj_ids: rustc_hash::FxHashMap::default(),
             edges: Vec::new(),
             links: Vec::new(),
             worklist: Vec::new(),
@@ -186,10 +234,25 @@ impl Engine {
         self.nodes.len()
     }
 
-    pub(super) fn values(&self, node: u32) -> &[Obj] {
-        self.nodes
-            .get(node as usize)
-            .map_or(&[][..], |n| n.values.as_slice())
+    /// The objects `node` holds.
+    pub(super) fn values(&self, node: u32) -> Vec<Obj> {
+        self.nodes.get(node as usize).map_or(Vec::new(), |n| {
+            n.values
+                .as_slice()
+                .iter()
+                .filter_map(|id| self.objs.get(*id as usize).copied())
+                .collect()
+        })
+    }
+
+    fn intern(&mut self, value: Obj) -> u32 {
+        if let Some(id) = self.obj_ids.get(&value) {
+            return *id;
+        }
+        let id = u32::try_from(self.objs.len()).unwrap_or(u32::MAX);
+        self.objs.push(value);
+        self.obj_ids.insert(value, id);
+        id
     }
 
     pub(super) fn is_queued(&self, node: u32) -> bool {
@@ -199,10 +262,11 @@ impl Engine {
     /// Adds `value` to `node`; queues the node if it is new there.
     pub(super) fn add(&mut self, node: u32, value: Obj) {
         self.work += 1;
+        let id = self.intern(value);
         let Some(n) = self.nodes.get_mut(node as usize) else {
             return;
         };
-        if n.widened || n.values.contains(&value) {
+        if n.widened || n.values.as_slice().contains(&id) {
             return;
         }
         if n.values.len() >= MAX_VALUES {
@@ -210,9 +274,7 @@ impl Engine {
             self.widened += 1;
             return;
         }
-        // Most sets stay small: grow one at a time rather than doubling.
-        n.values.reserve_exact(1);
-        n.values.push(value);
+        n.values.push(id);
         if !n.queued {
             n.queued = true;
             self.worklist.push(node);
@@ -243,12 +305,14 @@ impl Engine {
         });
         n.edges = id;
         let done = n.processed as usize;
-        for value in n.values.iter().take(done) {
-            out.push(Delivery {
-                to,
-                transform,
-                value: *value,
-            });
+        for id in n.values.as_slice().iter().take(done) {
+            if let Some(value) = self.objs.get(*id as usize) {
+                out.push(Delivery {
+                    to,
+                    transform,
+                    value: *value,
+                });
+            }
         }
     }
 
@@ -265,7 +329,10 @@ impl Engine {
             next: n.constraints,
         });
         n.constraints = id;
-        n.values[..n.processed as usize].to_vec()
+        n.values.as_slice()[..(n.processed as usize).min(n.values.len())]
+            .iter()
+            .filter_map(|id| self.objs.get(*id as usize).copied())
+            .collect()
     }
 
     /// Takes the next node with unpropagated values: the node and the
@@ -286,7 +353,13 @@ impl Engine {
     }
 
     pub(super) fn value_at(&self, node: u32, index: usize) -> Option<Obj> {
-        self.nodes.get(node as usize)?.values.get(index).copied()
+        let id = self
+            .nodes
+            .get(node as usize)?
+            .values
+            .as_slice()
+            .get(index)?;
+        self.objs.get(*id as usize).copied()
     }
 
     /// The first edge out of `node` (edges are a linked list; [`NO_LINK`] ends it).
