@@ -99,15 +99,29 @@ impl<'f> Analysis<'f> {
             .iter()
             .map(|(class, _)| (*class, self.mro_list(*class)))
             .collect();
+        let stats = ResolutionStats {
+            work: self.engine.work,
+            widened: self.engine.widened + self.mro_cut(),
+            budget_exhausted,
+        };
+        // Freeing a large graph (millions of small allocations) overlaps
+        // with the assembly that follows instead of delaying it.
+        let garbage = (
+            std::mem::replace(&mut self.engine, super::solve::Engine::new()),
+            sites,
+            std::mem::take(&mut self.names),
+            std::mem::take(&mut self.name_all),
+            std::mem::take(&mut self.constraints),
+            std::mem::take(&mut self.function_params),
+        );
+        let _ = std::thread::Builder::new()
+            .name("repo-graph-free".into())
+            .spawn(move || drop(garbage));
         PythonResolution {
             bases,
             mro,
             outputs,
-            stats: ResolutionStats {
-                work: self.engine.work,
-                widened: self.engine.widened + self.mro_cut(),
-                budget_exhausted,
-            },
+            stats,
         }
     }
 

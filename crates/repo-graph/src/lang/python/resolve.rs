@@ -1446,7 +1446,10 @@ impl<'f> Analysis<'f> {
             let edges = self.engine.first_edge(node);
             let links = self.engine.first_link(node);
             for index in start..end {
-                let Some(value) = self.engine.value_at(node, index) else {
+                let Some(id) = self.engine.id_at(node, index) else {
+                    break;
+                };
+                let Some(value) = self.engine.obj(id) else {
                     break;
                 };
                 let mut edge = edges;
@@ -1455,7 +1458,7 @@ impl<'f> Analysis<'f> {
                         Delivery {
                             to,
                             transform,
-                            value,
+                            value: id,
                         },
                         &mut out,
                     );
@@ -1477,8 +1480,15 @@ impl<'f> Analysis<'f> {
         let Delivery {
             to,
             transform,
-            value,
+            value: id,
         } = delivery;
+        if transform == Transform::Copy {
+            self.engine.add_id(to, id);
+            return;
+        }
+        let Some(value) = self.engine.obj(id) else {
+            return;
+        };
         match (transform, value) {
             (Transform::Copy, v) => self.engine.add(to, v),
             (Transform::Instantiate, Obj::Class(c)) => self.engine.add(to, Obj::Instance(c)),

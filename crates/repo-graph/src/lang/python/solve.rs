@@ -189,7 +189,9 @@ pub(super) struct Engine {
 pub(super) struct Delivery {
     pub to: u32,
     pub transform: Transform,
-    pub value: Obj,
+    /// The interned object ([`Engine::obj`]): a plain copy moves the id
+    /// without looking the object up.
+    pub value: u32,
 }
 
 impl Engine {
@@ -261,8 +263,18 @@ impl Engine {
 
     /// Adds `value` to `node`; queues the node if it is new there.
     pub(super) fn add(&mut self, node: u32, value: Obj) {
-        self.work += 1;
         let id = self.intern(value);
+        self.add_id(node, id);
+    }
+
+    /// The object an id stands for.
+    pub(super) fn obj(&self, id: u32) -> Option<Obj> {
+        self.objs.get(id as usize).copied()
+    }
+
+    /// Adds the interned object `id` to `node`.
+    pub(super) fn add_id(&mut self, node: u32, id: u32) {
+        self.work += 1;
         let Some(n) = self.nodes.get_mut(node as usize) else {
             return;
         };
@@ -306,13 +318,11 @@ impl Engine {
         n.edges = id;
         let done = n.processed as usize;
         for id in n.values.as_slice().iter().take(done) {
-            if let Some(value) = self.objs.get(*id as usize) {
-                out.push(Delivery {
-                    to,
-                    transform,
-                    value: *value,
-                });
-            }
+            out.push(Delivery {
+                to,
+                transform,
+                value: *id,
+            });
         }
     }
 
@@ -352,14 +362,14 @@ impl Engine {
         Some((node, start, end))
     }
 
-    pub(super) fn value_at(&self, node: u32, index: usize) -> Option<Obj> {
-        let id = self
-            .nodes
+    /// The id of the `index`th object of `node`.
+    pub(super) fn id_at(&self, node: u32, index: usize) -> Option<u32> {
+        self.nodes
             .get(node as usize)?
             .values
             .as_slice()
-            .get(index)?;
-        self.objs.get(*id as usize).copied()
+            .get(index)
+            .copied()
     }
 
     /// The first edge out of `node` (edges are a linked list; [`NO_LINK`] ends it).
