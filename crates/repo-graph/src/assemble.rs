@@ -45,6 +45,8 @@ pub(crate) struct BuildInput {
     pub modules: Vec<ModuleInput>,
     pub skipped: Vec<Skipped>,
     pub files_seen: u64,
+    /// [`crate::Analyzer::step_budget`].
+    pub step_budget: Option<u64>,
 }
 
 pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph {
@@ -73,7 +75,7 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
     );
     // The two languages resolve independently; Java's per-module work is parallel.
     let (python, (java, java_outputs)) = rayon::join(
-        || crate::lang::python::resolve::resolve(&ids),
+        || crate::lang::python::resolve::resolve(&ids, input.step_budget),
         || {
             let java = JavaResolver::new(
                 inputs,

@@ -197,6 +197,7 @@ pub struct Analyzer {
     respect_ignore_files: bool,
     languages: Vec<Language>,
     cache_dir: Option<PathBuf>,
+    step_budget: Option<u64>,
     progress: Option<Arc<ProgressFn>>,
     memory: Mutex<Option<Remembered>>,
 }
@@ -218,6 +219,7 @@ impl Analyzer {
             respect_ignore_files: true,
             languages: Language::ALL.to_vec(),
             cache_dir: None,
+            step_budget: None,
             progress: None,
             memory: Mutex::new(None),
         }
@@ -252,6 +254,23 @@ impl Analyzer {
         } else {
             chosen
         };
+        self
+    }
+
+    /// Caps the work of cross-file resolution at `steps` units
+    /// ([`Stats::resolve_work`]). Past it, the call sites still being
+    /// resolved are reported unresolved ([`Stats::budget_exhausted`]) and a
+    /// warning names their modules. The default is far above what any
+    /// repository needs (linear in its size): a last guard, not a limit.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # std::fs::write(dir.path().join("m.py"), "def f(): pass\nf()\n").unwrap();
+    /// let graph = repo_graph::Analyzer::new(dir.path()).step_budget(0).analyze().unwrap();
+    /// assert_eq!(graph.stats().budget_exhausted, 1);
+    /// ```
+    pub fn step_budget(mut self, steps: u64) -> Self {
+        self.step_budget = Some(steps);
         self
     }
 
@@ -408,6 +427,7 @@ impl Analyzer {
             modules,
             skipped,
             files_seen: walked.files_seen,
+            step_budget: self.step_budget,
         };
         // Writing the cache overlaps with resolution.
         let graph = std::thread::scope(|scope| {

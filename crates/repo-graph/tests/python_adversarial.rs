@@ -176,3 +176,28 @@ fn many_branches_rebinding_one_name() {
         file("branches.py", text)
     });
 }
+
+/// The step budget is the last guard: past it the solver stops, and the
+/// call sites it had not finished are reported unresolved, not dropped.
+#[test]
+fn step_budget_stops_the_solver_and_reports_what_is_left() {
+    let mut text = String::from(
+        "class T:\n    def f(self):\n        return self\n\ndef run():\n    x = T()\n",
+    );
+    for _ in 0..2_000 {
+        text.push_str("    x = x.f()\n");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("chain.py"), text).unwrap();
+    let full = Analyzer::new(dir.path()).analyze().unwrap();
+    assert_eq!(full.stats().budget_exhausted, 0);
+    let cut = Analyzer::new(dir.path())
+        .step_budget(5_000)
+        .analyze()
+        .unwrap();
+    let stats = cut.stats();
+    assert!(stats.budget_exhausted > 0, "{stats:?}");
+    assert!(stats.resolve_work < full.stats().resolve_work);
+    // Every call site is either an edge or an unresolved record.
+    assert!(stats.unresolved_calls >= stats.budget_exhausted);
+}

@@ -39,7 +39,9 @@ impl<'f> Analysis<'f> {
                 continue;
             };
             let line = facts.calls.get(site.local as usize).map_or(0, |c| c.line);
-            let cut_short = exhausted && self.engine.is_queued(site.callee);
+            // Once the budget ran out, any site without a callee may have
+            // been cut short: values stop wherever the worklist stopped.
+            let cut_short = exhausted;
             if cut_short {
                 budget_exhausted += 1;
                 if !warned.contains(&site.module) {

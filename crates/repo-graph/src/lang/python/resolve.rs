@@ -117,7 +117,6 @@ pub(super) enum ArgSlot {
 pub(super) struct Site {
     pub(super) module: ModuleId,
     pub(super) caller: EntityId,
-    pub(super) callee: u32,
     /// The node of the object a method is read from (`obj` in `obj.m()`).
     pub(super) receiver: u32,
     pub(super) result: u32,
@@ -258,7 +257,7 @@ pub(crate) struct Analysis<'f> {
 }
 
 /// Resolves every Python module of `ids.inputs`.
-pub(crate) fn resolve(ids: &Ids<'_>) -> PythonResolution {
+pub(crate) fn resolve(ids: &Ids<'_>, step_budget: Option<u64>) -> PythonResolution {
     let started = std::time::Instant::now();
     let mut analysis = Analysis::new(ids);
     analysis.compile();
@@ -269,7 +268,8 @@ pub(crate) fn resolve(ids: &Ids<'_>) -> PythonResolution {
         sites = analysis.sites.len(),
         "python: graph compiled"
     );
-    analysis.engine.budget = budget(analysis.engine.len() + analysis.constraints.len());
+    analysis.engine.budget =
+        step_budget.unwrap_or_else(|| budget(analysis.engine.len() + analysis.constraints.len()));
     analysis.run();
     tracing::debug!(
         elapsed_ms = started.elapsed().as_millis() as u64,
@@ -731,14 +731,8 @@ impl<'f> Analysis<'f> {
                     let base = self.operand(module, call.scope, base, out);
                     match self.node_of(base) {
                         Some(base) => {
-                            let dst = self.engine.node();
                             let attr = self.atom_of(module, *attr);
-                            let load = u32::try_from(self.loads.len()).unwrap_or(u32::MAX);
-                            self.loads.push(Load {
-                                module,
-                                caller: self.caller(module, call.scope),
-                            });
-                            self.constrain(base, Constraint::Load { dst, attr, load }, out);
+                            let dst = self.load_node(module, call.scope, base, attr, out);
                             (Operand::Node(dst), base)
                         }
                         None => (Operand::None, u32::MAX),
@@ -764,7 +758,6 @@ impl<'f> Analysis<'f> {
             self.sites.push(Site {
                 module,
                 caller: self.caller(module, call.scope),
-                callee,
                 receiver,
                 result: self.call_node[module.index()] + k as u32,
                 args,
@@ -910,25 +903,12 @@ impl<'f> Analysis<'f> {
                 let Some(base) = self.node_of(base) else {
                     return Operand::None;
                 };
-                let dst = self.engine.node();
                 let attr = self.atom_of(module, *attr);
-                let load = u32::try_from(self.loads.len()).unwrap_or(u32::MAX);
-                self.loads.push(Load {
-                    module,
-                    caller: self.caller(module, scope),
-                });
-                self.constrain(base, Constraint::Load { dst, attr, load }, out);
-                Operand::Node(dst)
+                Operand::Node(self.load_node(module, scope, base, attr, out))
             }
             VExpr::Call(k) => Operand::Node(self.call_node[module.index()] + k),
             VExpr::Elem(inner) => {
-                let inner = self.operand(module, scope, inner, out);
-                let Some(inner) = self.node_of(inner) else {
-                    return Operand::None;
-                };
-                let dst = self.engine.node();
-                self.constrain(inner, Constraint::Elem { dst }, out);
-                Operand::Node(dst)
+                self.derived(module, scope, inner, out, |dst| Constraint::Elem { dst })
             }
             VExpr::Container(site, elements) => {
                 let id = self.container_base[module.index()] + site;
@@ -940,14 +920,11 @@ impl<'f> Analysis<'f> {
                 Operand::Const(Obj::Container(id))
             }
             VExpr::ElemAt(inner, key) => {
-                let inner = self.operand(module, scope, inner, out);
-                let Some(inner) = self.node_of(inner) else {
-                    return Operand::None;
-                };
-                let dst = self.engine.node();
                 let key = self.atom_of(module, *key);
-                self.constrain(inner, Constraint::ElemAt { dst, key }, out);
-                Operand::Node(dst)
+                self.derived(module, scope, inner, out, |dst| Constraint::ElemAt {
+                    dst,
+                    key,
+                })
             }
             VExpr::Lambda(l) => Operand::Const(Obj::Lambda(self.lambda_base[module.index()] + l)),
             VExpr::Function(f) => Operand::Const(Obj::Function(self.function_id(module, *f))),
@@ -1000,13 +977,7 @@ impl<'f> Analysis<'f> {
                 Operand::Node(dst)
             }
             VExpr::Caught(inner) => {
-                let inner = self.operand(module, scope, inner, out);
-                let Some(inner) = self.node_of(inner) else {
-                    return Operand::None;
-                };
-                let dst = self.engine.node();
-                self.constrain(inner, Constraint::Caught { dst }, out);
-                Operand::Node(dst)
+                self.derived(module, scope, inner, out, |dst| Constraint::Caught { dst })
             }
             VExpr::SuperOf(class, object) => {
                 let class = self.operand(module, scope, class, out);
@@ -1022,6 +993,43 @@ impl<'f> Analysis<'f> {
             VExpr::Ref(b) => Operand::Node(self.binding_node[module.index()] + b),
             VExpr::Unknown => Operand::None,
         }
+    }
+
+    /// A node for a value derived from `inner` by a constraint on it.
+    fn derived(
+        &mut self,
+        module: ModuleId,
+        scope: ScopeRef,
+        inner: &VExpr,
+        out: &mut Vec<Delivery>,
+        constraint: impl FnOnce(u32) -> Constraint,
+    ) -> Operand {
+        let inner = self.operand(module, scope, inner, out);
+        let Some(inner) = self.node_of(inner) else {
+            return Operand::None;
+        };
+        let dst = self.engine.node();
+        self.constrain(inner, constraint(dst), out);
+        Operand::Node(dst)
+    }
+
+    /// A node for `base.attr`, read by the code in `scope`.
+    fn load_node(
+        &mut self,
+        module: ModuleId,
+        scope: ScopeRef,
+        base: u32,
+        attr: u32,
+        out: &mut Vec<Delivery>,
+    ) -> u32 {
+        let dst = self.engine.node();
+        let load = u32::try_from(self.loads.len()).unwrap_or(u32::MAX);
+        self.loads.push(Load {
+            module,
+            caller: self.caller(module, scope),
+        });
+        self.constrain(base, Constraint::Load { dst, attr, load }, out);
+        dst
     }
 
     /// The innermost method around `scope`, and its class.

@@ -257,10 +257,6 @@ impl Engine {
         id
     }
 
-    pub(super) fn is_queued(&self, node: u32) -> bool {
-        self.nodes.get(node as usize).is_some_and(|n| n.queued)
-    }
-
     /// Adds `value` to `node`; queues the node if it is new there.
     pub(super) fn add(&mut self, node: u32, value: Obj) {
         let id = self.intern(value);
