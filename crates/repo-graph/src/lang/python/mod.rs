@@ -1,6 +1,9 @@
 //! Python: the facts of one file (`facts`), their extraction from the
-//! syntax tree (`extract`, `convert`, `reach`), and resolution across
-//! files as a points-to analysis (`resolve`).
+//! syntax tree (`extract`, `convert`, `reach`, `routes`), and resolution
+//! across files as a points-to analysis: the graph and its compilation
+//! (`resolve`), the engine (`solve`), the rules per constraint and callee
+//! (`rules`), classes and MROs (`classes`), reading results back
+//! (`output`).
 
 mod convert;
 pub(crate) mod extract;
@@ -9,6 +12,10 @@ mod reach;
 
 pub(crate) use extract::*;
 pub(crate) use facts::*;
+mod builtins;
+mod classes;
 mod output;
 pub(crate) mod resolve;
+mod routes;
+mod rules;
 mod solve;

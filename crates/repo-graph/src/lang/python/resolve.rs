@@ -22,12 +22,12 @@
 
 use rustc_hash::FxHashMap;
 
+use super::builtins::is_builtin;
 use super::facts::*;
-use super::solve::{ContainerOp, Delivery, Engine, Obj, Transform};
+use super::solve::{Delivery, Engine, Obj, Transform};
 use crate::assemble::{ModuleInput, ModuleOutput};
 use crate::model::{
-    Base, BaseRelation, ClassId, EntityId, FunctionId, FunctionKind, ImportKind, ModuleId,
-    ParamKind,
+    Base, ClassId, EntityId, FunctionId, FunctionKind, ImportKind, ModuleId, ParamKind,
 };
 use crate::render::ResolutionStats;
 
@@ -38,8 +38,6 @@ use crate::render::ResolutionStats;
 pub(crate) const MAX_MRO: usize = 64;
 /// Longest external dotted name built from attribute chains.
 const MAX_EXTERNAL_NAME: usize = 160;
-/// Positional parameters a `*args` argument is spread over.
-const MAX_STAR_SPREAD: usize = 16;
 
 /// The step budget for a program whose graph has `size` nodes and
 /// constraints: far above what the analysis needs ((edges + constraints) ×
@@ -131,23 +129,23 @@ pub(super) struct Site {
 
 /// A parameter of a function or lambda.
 #[derive(Debug, Clone, Copy)]
-struct Slot {
-    node: u32,
-    kind: ParamKind,
-    name: u32,
+pub(super) struct Slot {
+    pub(super) node: u32,
+    pub(super) kind: ParamKind,
+    pub(super) name: u32,
 }
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Params {
-    slots: Vec<Slot>,
+    pub(super) slots: Vec<Slot>,
     /// Container ids collecting extra positional and keyword arguments.
-    var_positional: Option<u32>,
-    var_keyword: Option<u32>,
+    pub(super) var_positional: Option<u32>,
+    pub(super) var_keyword: Option<u32>,
 }
 
 /// What a call's arguments are passed to.
 #[derive(Debug, Clone, Copy)]
-enum Callee {
+pub(super) enum Callee {
     Function(FunctionId),
     Lambda(u32),
 }
@@ -196,8 +194,8 @@ pub(super) enum Constraint {
 
 /// A `.attr` read: who reads it, for property calls.
 pub(super) struct Load {
-    module: ModuleId,
-    caller: EntityId,
+    pub(super) module: ModuleId,
+    pub(super) caller: EntityId,
 }
 
 pub(crate) struct Analysis<'f> {
@@ -304,7 +302,7 @@ pub(crate) fn resolve(ids: &Ids<'_>, step_budget: Option<u64>) -> PythonResoluti
 }
 
 impl<'f> Analysis<'f> {
-    fn new(ids: &'f Ids<'f>) -> Self {
+    pub(super) fn new(ids: &'f Ids<'f>) -> Self {
         let inputs = ids.inputs;
         let mut module_by_name: FxHashMap<&str, ModuleId> = FxHashMap::default();
         for (m, module) in inputs.iter().enumerate() {
@@ -388,7 +386,7 @@ impl<'f> Analysis<'f> {
         )
     }
 
-    fn local_class(&self, class: ClassId) -> Option<(ModuleId, u32, &'f ClassFacts)> {
+    pub(super) fn local_class(&self, class: ClassId) -> Option<(ModuleId, u32, &'f ClassFacts)> {
         let module = *self.ids.class_module.get(class.index())?;
         let local = class
             .0
@@ -400,7 +398,10 @@ impl<'f> Analysis<'f> {
         ))
     }
 
-    fn local_function(&self, function: FunctionId) -> Option<(ModuleId, &'f FunctionFacts)> {
+    pub(super) fn local_function(
+        &self,
+        function: FunctionId,
+    ) -> Option<(ModuleId, &'f FunctionFacts)> {
         let module = *self.ids.function_module.get(function.index())?;
         let local = function
             .0
@@ -413,7 +414,7 @@ impl<'f> Analysis<'f> {
     }
 
     /// The package a relative import of `module` starts from.
-    fn relative_base(&self, module: ModuleId, level: u32, written: &str) -> String {
+    pub(super) fn relative_base(&self, module: ModuleId, level: u32, written: &str) -> String {
         let Some(input) = self.ids.inputs.get(module.index()) else {
             return written.to_string();
         };
@@ -452,18 +453,18 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    fn external(&mut self, name: &str) -> Option<Obj> {
+    pub(super) fn external(&mut self, name: &str) -> Option<Obj> {
         (name.len() <= MAX_EXTERNAL_NAME).then(|| Obj::External(self.externals.id(name)))
     }
 
-    fn external_attr(&mut self, base: u32, attr: u32) -> Option<Obj> {
+    pub(super) fn external_attr(&mut self, base: u32, attr: u32) -> Option<Obj> {
         let name = format!("{}.{}", self.externals.text(base), self.atoms.text(attr));
         self.external(&name)
     }
 
     // ----- compilation: facts to nodes and constraints -----
 
-    fn compile(&mut self) {
+    pub(super) fn compile(&mut self) {
         let inputs = self.ids.inputs;
         let mut containers = 0u32;
         let mut lambdas = 0u32;
@@ -559,7 +560,12 @@ impl<'f> Analysis<'f> {
         self.flush(&mut out);
     }
 
-    fn compile_module(&mut self, module: ModuleId, facts: &'f FileFacts, out: &mut Vec<Delivery>) {
+    pub(super) fn compile_module(
+        &mut self,
+        module: ModuleId,
+        facts: &'f FileFacts,
+        out: &mut Vec<Delivery>,
+    ) {
         // Parameters first: bindings refer to them.
         let mut params: FxHashMap<(ScopeRef, u32), u32> = FxHashMap::default();
         for (b, binding) in facts.bindings.iter().enumerate() {
@@ -783,7 +789,7 @@ impl<'f> Analysis<'f> {
     }
 
     /// The global atom of name id `name` of `module`.
-    fn atom_of(&self, module: ModuleId, name: u32) -> u32 {
+    pub(super) fn atom_of(&self, module: ModuleId, name: u32) -> u32 {
         self.local_atoms
             .get(module.index())
             .and_then(|l| l.get(name as usize))
@@ -791,43 +797,13 @@ impl<'f> Analysis<'f> {
             .unwrap_or(u32::MAX)
     }
 
-    fn new_container(&mut self) -> u32 {
+    pub(super) fn new_container(&mut self) -> u32 {
         let id = u32::try_from(self.elem_node.len()).unwrap_or(u32::MAX);
         self.elem_node.push(u32::MAX);
         id
     }
 
-    /// A value stored in a container: all its elements, and the elements
-    /// at that key (or stored without one).
-    fn store_element(
-        &mut self,
-        container: u32,
-        key: Option<u32>,
-        value: Operand,
-        out: &mut Vec<Delivery>,
-    ) {
-        if value == Operand::None {
-            return;
-        }
-        let all = self.elem(container);
-        self.flow(value, all, out);
-        let keyed = self.keyed(container, key);
-        self.flow(value, keyed, out);
-    }
-
-    /// The elements of a container stored at `key`, or (for `None`) without
-    /// a known key; a read at a literal key sees both.
-    fn keyed(&mut self, container: u32, key: Option<u32>) -> u32 {
-        let slot = key.unwrap_or(u32::MAX);
-        if let Some(node) = self.keyed_nodes.get(&(container, slot)) {
-            return *node;
-        }
-        let node = self.engine.node();
-        self.keyed_nodes.insert((container, slot), node);
-        node
-    }
-
-    fn elem(&mut self, container: u32) -> u32 {
+    pub(super) fn elem(&mut self, container: u32) -> u32 {
         match self.elem_node.get(container as usize) {
             Some(&node) if node != u32::MAX => node,
             Some(_) => {
@@ -861,7 +837,7 @@ impl<'f> Analysis<'f> {
         EntityId::Module(module)
     }
 
-    fn node_of(&mut self, op: Operand) -> Option<u32> {
+    pub(super) fn node_of(&mut self, op: Operand) -> Option<u32> {
         match op {
             Operand::None => None,
             Operand::Node(n) => Some(n),
@@ -873,7 +849,7 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    fn flow(&mut self, op: Operand, to: u32, out: &mut Vec<Delivery>) {
+    pub(super) fn flow(&mut self, op: Operand, to: u32, out: &mut Vec<Delivery>) {
         match op {
             Operand::None => {}
             Operand::Node(n) => self.engine.edge(n, to, Transform::Copy, out),
@@ -881,7 +857,7 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    fn constrain(&mut self, node: u32, constraint: Constraint, out: &mut Vec<Delivery>) {
+    pub(super) fn constrain(&mut self, node: u32, constraint: Constraint, out: &mut Vec<Delivery>) {
         let id = u32::try_from(self.constraints.len()).unwrap_or(u32::MAX);
         self.constraints.push(constraint);
         for value in self.engine.attach(node, id) {
@@ -889,7 +865,7 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    fn operand(
+    pub(super) fn operand(
         &mut self,
         module: ModuleId,
         scope: ScopeRef,
@@ -996,7 +972,7 @@ impl<'f> Analysis<'f> {
     }
 
     /// A node for a value derived from `inner` by a constraint on it.
-    fn derived(
+    pub(super) fn derived(
         &mut self,
         module: ModuleId,
         scope: ScopeRef,
@@ -1014,7 +990,7 @@ impl<'f> Analysis<'f> {
     }
 
     /// A node for `base.attr`, read by the code in `scope`.
-    fn load_node(
+    pub(super) fn load_node(
         &mut self,
         module: ModuleId,
         scope: ScopeRef,
@@ -1032,27 +1008,12 @@ impl<'f> Analysis<'f> {
         dst
     }
 
-    /// The innermost method around `scope`, and its class.
-    fn enclosing_method(&self, module: ModuleId, scope: ScopeRef) -> Option<(ClassId, FunctionId)> {
-        let facts = self.facts(module)?;
-        let mut current = Some(scope);
-        let mut steps = 0usize;
-        while let Some(s) = current {
-            if let ScopeRef::Function(f) = s
-                && let Some(ScopeRef::Class(c)) = facts.functions.get(f as usize).map(|f| f.parent)
-            {
-                return Some((self.class_id(module, c), self.function_id(module, f)));
-            }
-            steps += 1;
-            if steps > facts.functions.len() + facts.lambdas.len() + facts.classes.len() + 1 {
-                return None;
-            }
-            current = facts.parent_scope(s);
-        }
-        None
-    }
-
-    fn use_operand(&mut self, module: ModuleId, index: u32, out: &mut Vec<Delivery>) -> Operand {
+    pub(super) fn use_operand(
+        &mut self,
+        module: ModuleId,
+        index: u32,
+        out: &mut Vec<Delivery>,
+    ) -> Operand {
         let Some(facts) = self.facts(module) else {
             return Operand::None;
         };
@@ -1081,7 +1042,7 @@ impl<'f> Analysis<'f> {
 
     /// A name not bound in its own scope: enclosing functions (not class
     /// bodies), the module, its star imports, the builtins.
-    fn lookup_enclosing(
+    pub(super) fn lookup_enclosing(
         &mut self,
         module: ModuleId,
         scope: ScopeRef,
@@ -1124,7 +1085,7 @@ impl<'f> Analysis<'f> {
     }
 
     /// One node for every binding of `atom` in `scope` of `module`.
-    fn name_all(
+    pub(super) fn name_all(
         &mut self,
         module: ModuleId,
         scope: ScopeRef,
@@ -1150,7 +1111,12 @@ impl<'f> Analysis<'f> {
     /// The attribute `atom` of module `module`: its global binding, else a
     /// submodule, else what its star imports provide (followed with an
     /// explicit stack, so import cycles and long chains are fine).
-    fn module_attr(&mut self, module: ModuleId, atom: u32, out: &mut Vec<Delivery>) -> u32 {
+    pub(super) fn module_attr(
+        &mut self,
+        module: ModuleId,
+        atom: u32,
+        out: &mut Vec<Delivery>,
+    ) -> u32 {
         if let Some(node) = self.module_attrs.get(&(module, atom)) {
             return *node;
         }
@@ -1205,7 +1171,12 @@ impl<'f> Analysis<'f> {
         first
     }
 
-    fn import_operand(&mut self, module: ModuleId, index: u32, out: &mut Vec<Delivery>) -> Operand {
+    pub(super) fn import_operand(
+        &mut self,
+        module: ModuleId,
+        index: u32,
+        out: &mut Vec<Delivery>,
+    ) -> Operand {
         let Some(import) = self
             .facts(module)
             .and_then(|f| f.imports.get(index as usize))
@@ -1252,1106 +1223,7 @@ impl<'f> Analysis<'f> {
     }
 
     // ----- classes: attributes, owners, MROs -----
-
-    /// Whether class `class` itself defines `atom` (body binding or `self.` attribute).
-    fn has_attr(&self, class: ClassId, atom: u32) -> bool {
-        let Some((module, local, _)) = self.local_class(class) else {
-            return false;
-        };
-        self.names[module.index()].contains_key(&(ScopeRef::Class(local), atom))
-            || self
-                .self_attrs
-                .get(&class)
-                .is_some_and(|a| a.contains(&atom))
-    }
-
-    fn mro_of(&self, class: ClassId) -> Vec<ClassId> {
-        match self.mro.get(&class) {
-            Some(mro) if !mro.is_empty() => mro.clone(),
-            _ => vec![class],
-        }
-    }
-
-    /// The class in `class`'s MRO that defines `atom`, else `class` itself
-    /// (where a store will put it).
-    fn owner(&mut self, class: ClassId, atom: u32) -> ClassId {
-        if let Some(owner) = self.owners.get(&(class, atom)) {
-            return *owner;
-        }
-        // Classes whose MRO was cut, whose lookups continue where theirs ends.
-        let mut visited = Vec::new();
-        let mut current = class;
-        let owner = loop {
-            if let Some(owner) = self.owners.get(&(current, atom)) {
-                break Some(*owner);
-            }
-            visited.push(current);
-            let mro = self.mro_of(current);
-            self.engine.work += mro.len() as u64;
-            if let Some(found) = mro.iter().find(|k| self.has_attr(**k, atom)) {
-                break Some(*found);
-            }
-            match mro.last() {
-                Some(last) if mro.len() >= MAX_MRO && !visited.contains(last) => current = *last,
-                _ => break None,
-            }
-        };
-        for c in &visited {
-            self.owners.insert((*c, atom), owner.unwrap_or(*c));
-        }
-        owner.unwrap_or(class)
-    }
-
-    fn class_attr(&mut self, class: ClassId, atom: u32, out: &mut Vec<Delivery>) -> u32 {
-        if let Some(node) = self.class_attrs.get(&(class, atom)) {
-            return *node;
-        }
-        let node = match self.local_class(class) {
-            Some((module, local, _)) => self.name_all(module, ScopeRef::Class(local), atom, out),
-            None => self.engine.node(),
-        };
-        self.class_attrs.insert((class, atom), node);
-        node
-    }
-
-    /// A method a class defines with a plain `def`, looked up through the MRO.
-    pub(super) fn static_method(&mut self, class: ClassId, name: &str) -> Option<FunctionId> {
-        let atom = self.atoms.get(name)?;
-        let owner = self.owner(class, atom);
-        let (module, local, _) = self.local_class(owner)?;
-        let facts = self.facts(module)?;
-        let bindings = self.names[module.index()].get(&(ScopeRef::Class(local), atom))?;
-        bindings
-            .iter()
-            .rev()
-            .find_map(|b| match &facts.bindings.get(*b as usize)?.value {
-                BindValue::Expr(VExpr::Function(f)) => Some(self.function_id(module, *f)),
-                _ => None,
-            })
-    }
-
-    /// Bases from the first stage's values, then C3 MROs (memoised, capped).
-    fn compute_mros(&mut self) -> Vec<(ClassId, Vec<Base>)> {
-        let base_nodes = std::mem::take(&mut self.base_nodes);
-        let mut direct: FxHashMap<ClassId, Vec<ClassId>> = FxHashMap::default();
-        let mut bases = Vec::with_capacity(base_nodes.len());
-        for (class, nodes) in base_nodes {
-            let mut resolved_all = Vec::new();
-            let mut list = Vec::with_capacity(nodes.len());
-            for (text, node) in nodes {
-                let classes: Vec<ClassId> = self
-                    .engine
-                    .values(node)
-                    .iter()
-                    .filter_map(|v| match v {
-                        Obj::Class(k) if *k != class && self.local_class(*k).is_some() => Some(*k),
-                        _ => None,
-                    })
-                    .collect();
-                list.push(Base {
-                    text,
-                    resolved: classes.first().copied(),
-                    relation: BaseRelation::Inherits,
-                });
-                resolved_all.extend(classes);
-            }
-            direct.insert(class, resolved_all);
-            bases.push((class, list));
-        }
-        let classes: Vec<ClassId> = bases.iter().map(|(c, _)| *c).collect();
-        for class in classes {
-            self.linearize(class, &direct);
-        }
-        bases
-    }
-
-    /// C3 linearization of `class` and (first) every class it inherits
-    /// from, with an explicit stack; a cycle or an inconsistent hierarchy
-    /// falls back to depth-first order.
-    fn linearize(&mut self, class: ClassId, direct: &FxHashMap<ClassId, Vec<ClassId>>) {
-        if self.mro.contains_key(&class) {
-            return;
-        }
-        let mut stack = vec![(class, false)];
-        let mut on_stack: rustc_hash::FxHashSet<ClassId> = rustc_hash::FxHashSet::default();
-        while let Some((c, expanded)) = stack.pop() {
-            if self.mro.contains_key(&c) {
-                continue;
-            }
-            let bases = direct.get(&c).cloned().unwrap_or_default();
-            if !expanded {
-                on_stack.insert(c);
-                stack.push((c, true));
-                for b in bases.iter().rev() {
-                    if !self.mro.contains_key(b) && !on_stack.contains(b) {
-                        stack.push((*b, false));
-                    }
-                }
-                continue;
-            }
-            on_stack.remove(&c);
-            // Bases still on the stack form a cycle: leave them out.
-            let usable: Vec<ClassId> = bases
-                .into_iter()
-                .filter(|b| self.mro.contains_key(b))
-                .collect();
-            let mut sequences: Vec<Vec<ClassId>> = usable.iter().map(|b| self.mro_of(*b)).collect();
-            sequences.push(usable.clone());
-            let mut result = vec![c];
-            let mut consistent = true;
-            loop {
-                self.engine.work += 1;
-                sequences.retain(|s| !s.is_empty());
-                if sequences.is_empty() || result.len() >= MAX_MRO {
-                    break;
-                }
-                let head = sequences
-                    .iter()
-                    .map(|s| s[0])
-                    .find(|candidate| !sequences.iter().any(|s| s[1..].contains(candidate)));
-                let Some(head) = head else {
-                    consistent = false;
-                    break;
-                };
-                result.push(head);
-                for s in &mut sequences {
-                    if s.first() == Some(&head) {
-                        s.remove(0);
-                    }
-                }
-            }
-            if !consistent {
-                result = vec![c];
-                for b in &usable {
-                    for k in self.mro_of(*b) {
-                        if !result.contains(&k) && result.len() < MAX_MRO {
-                            result.push(k);
-                        }
-                    }
-                }
-            }
-            if result.len() >= MAX_MRO {
-                self.mro_cut += 1;
-            }
-            self.mro.insert(c, result);
-        }
-    }
-
-    // ----- the solve -----
-
-    fn flush(&mut self, out: &mut Vec<Delivery>) {
-        while let Some(delivery) = out.pop() {
-            self.deliver(delivery, out);
-        }
-    }
-
-    fn run(&mut self) {
-        let mut out = Vec::new();
-        self.flush(&mut out);
-        while let Some((node, start, end)) = self.engine.pop() {
-            // Edges and constraints added while this node is processed get
-            // its values when they are added, so the lists are read once.
-            let edges = self.engine.first_edge(node);
-            let links = self.engine.first_link(node);
-            for index in start..end {
-                let Some(id) = self.engine.id_at(node, index) else {
-                    break;
-                };
-                let Some(value) = self.engine.obj(id) else {
-                    break;
-                };
-                let mut edge = edges;
-                while let Some((to, transform, next)) = self.engine.edge_at(edge) {
-                    self.deliver(
-                        Delivery {
-                            to,
-                            transform,
-                            value: id,
-                        },
-                        &mut out,
-                    );
-                    edge = next;
-                }
-                let mut link = links;
-                while let Some((constraint, next)) = self.engine.link_at(link) {
-                    self.engine.work += 1;
-                    self.fire(constraint, value, &mut out);
-                    link = next;
-                }
-                self.flush(&mut out);
-            }
-        }
-        self.flush(&mut out);
-    }
-
-    fn deliver(&mut self, delivery: Delivery, out: &mut Vec<Delivery>) {
-        let Delivery {
-            to,
-            transform,
-            value: id,
-        } = delivery;
-        if transform == Transform::Copy {
-            self.engine.add_id(to, id);
-            return;
-        }
-        let Some(value) = self.engine.obj(id) else {
-            return;
-        };
-        match (transform, value) {
-            (Transform::Copy, v) => self.engine.add(to, v),
-            (Transform::Instantiate, Obj::Class(c)) => self.engine.add(to, Obj::Instance(c)),
-            (Transform::Instantiate, v @ Obj::External(_)) => self.engine.add(to, v),
-            (Transform::Instantiate, _) => {}
-            (Transform::FromInstance(class, load), Obj::Function(f)) => {
-                let Some((_, function)) = self.local_function(f) else {
-                    self.engine.add(to, value);
-                    return;
-                };
-                if function.is_property {
-                    self.property(load, f, class, to, out);
-                    return;
-                }
-                let bound = match function.kind {
-                    FunctionKind::Method | FunctionKind::ClassMethod => Obj::Bound(f),
-                    _ => Obj::Function(f),
-                };
-                self.engine.add(to, bound);
-            }
-            (Transform::FromClass(_), Obj::Function(f)) => {
-                let bound = match self.local_function(f) {
-                    Some((_, function)) if function.kind == FunctionKind::ClassMethod => {
-                        Obj::Bound(f)
-                    }
-                    _ => Obj::Function(f),
-                };
-                self.engine.add(to, bound);
-            }
-            (Transform::Receiver { class_level, owner }, v) => {
-                let class = match v {
-                    Obj::Instance(c) | Obj::Super(_, c) | Obj::Class(c) => c,
-                    _ => return,
-                };
-                // Only objects that have this method: the same name read
-                // from an unrelated class found another method.
-                let inherits =
-                    class == owner || self.mro.get(&class).is_some_and(|mro| mro.contains(&owner));
-                if !inherits {
-                    return;
-                }
-                let receiver = match (class_level, v) {
-                    (true, _) => Obj::Class(class),
-                    (false, Obj::Class(_)) => return,
-                    (false, _) => Obj::Instance(class),
-                };
-                self.engine.add(to, receiver);
-            }
-            (_, v) => self.engine.add(to, v),
-        }
-    }
-
-    /// Reading a property calls its getter.
-    fn property(
-        &mut self,
-        load: u32,
-        getter: FunctionId,
-        class: ClassId,
-        to: u32,
-        out: &mut Vec<Delivery>,
-    ) {
-        if let Some(l) = self.loads.get(load as usize) {
-            self.property_edges
-                .push((l.module, l.caller, EntityId::Function(getter)));
-        }
-        if let Some(first) = self
-            .function_params
-            .get(getter.index())
-            .and_then(|p| p.slots.first())
-            .map(|s| s.node)
-            .filter(|n| *n != u32::MAX)
-        {
-            self.engine.add(first, Obj::Instance(class));
-        }
-        let ret = self.ret(getter);
-        self.engine.edge(ret, to, Transform::Copy, out);
-    }
-
-    fn needs_mro(value: Obj) -> bool {
-        matches!(
-            value,
-            Obj::Class(_) | Obj::Instance(_) | Obj::Super(..) | Obj::Bound(..)
-        )
-    }
-
-    fn fire(&mut self, constraint: u32, value: Obj, out: &mut Vec<Delivery>) {
-        let Some(c) = self.constraints.get(constraint as usize).copied() else {
-            return;
-        };
-        self.engine.work += 1;
-        if let (Constraint::Call { site }, Obj::Class(class)) = (c, value)
-            && self
-                .sites
-                .get(site as usize)
-                .is_some_and(|s| s.kind == CallKind::Raise)
-        {
-            self.raised.insert(class);
-        }
-        // The first stage sets aside what needs a method resolution order.
-        if !self.second_stage
-            && Self::needs_mro(value)
-            && matches!(
-                c,
-                Constraint::Load { .. }
-                    | Constraint::AttrStore { .. }
-                    | Constraint::Call { .. }
-                    | Constraint::SuperOf { .. }
-                    | Constraint::SuperExplicit { .. }
-                    | Constraint::Caught { .. }
-            )
-        {
-            self.deferred.push((constraint, value));
-            return;
-        }
-        match c {
-            Constraint::Load { dst, attr, load } => self.load(value, attr, dst, load, out),
-            Constraint::Call { site } => self.call(site, value, out),
-            Constraint::Elem { dst } => self.elements(value, dst, out),
-            Constraint::AttrStore {
-                attr,
-                value: stored,
-            } => match value {
-                Obj::Instance(class) | Obj::Class(class) => {
-                    if self.local_class(class).is_none() {
-                        return;
-                    }
-                    let owner = self.owner(class, attr);
-                    let node = self.class_attr(owner, attr, out);
-                    self.flow(stored, node, out);
-                }
-                Obj::Module(m) => {
-                    let node = self.module_attr(m, attr, out);
-                    self.flow(stored, node, out);
-                }
-                _ => {}
-            },
-            Constraint::Caught { dst } => match value {
-                Obj::Class(caught) => {
-                    let raised = self
-                        .raised_by_base
-                        .get(&caught)
-                        .cloned()
-                        .unwrap_or_default();
-                    if raised.is_empty() {
-                        self.engine.add(dst, Obj::Instance(caught));
-                    }
-                    for class in raised {
-                        self.engine.add(dst, Obj::Instance(class));
-                    }
-                }
-                Obj::External(_) => self.engine.add(dst, value),
-                _ => {}
-            },
-            Constraint::SuperOf { class, dst } => {
-                if let Obj::Instance(receiver) | Obj::Class(receiver) = value {
-                    self.engine.add(dst, Obj::Super(class, receiver));
-                }
-            }
-            Constraint::SuperExplicit { class, dst } => {
-                if let Obj::Instance(receiver) | Obj::Class(receiver) = value {
-                    let classes: Vec<ClassId> = self
-                        .engine
-                        .values(class)
-                        .iter()
-                        .filter_map(|v| match v {
-                            Obj::Class(c) => Some(*c),
-                            _ => None,
-                        })
-                        .collect();
-                    for c in classes {
-                        self.engine.add(dst, Obj::Super(c, receiver));
-                    }
-                }
-            }
-            Constraint::ElemStore { value: stored, key } => {
-                if let Obj::Container(c) = value {
-                    self.store_element(c, key, stored, out);
-                }
-            }
-            Constraint::ElemAt { dst, key } => match value {
-                Obj::Container(c) => {
-                    let keyed = self.keyed(c, Some(key));
-                    self.engine.edge(keyed, dst, Transform::Copy, out);
-                    let unkeyed = self.keyed(c, None);
-                    self.engine.edge(unkeyed, dst, Transform::Copy, out);
-                }
-                Obj::Tuple2(first, second) => {
-                    let part = match self.atoms.text(key) {
-                        "0" => Some(first),
-                        "1" => Some(second),
-                        _ => None,
-                    };
-                    if let Some(part) = part {
-                        self.engine.edge(part, dst, Transform::Copy, out);
-                    }
-                }
-                other => self.elements(other, dst, out),
-            },
-        }
-    }
-
-    fn load(&mut self, value: Obj, attr: u32, dst: u32, load: u32, out: &mut Vec<Delivery>) {
-        match value {
-            Obj::Module(m) => {
-                let node = self.module_attr(m, attr, out);
-                self.engine.edge(node, dst, Transform::Copy, out);
-            }
-            Obj::Class(class) | Obj::Instance(class) => {
-                if self.local_class(class).is_none() {
-                    return;
-                }
-                let owner = self.owner(class, attr);
-                let node = self.class_attr(owner, attr, out);
-                let transform = if matches!(value, Obj::Instance(_)) {
-                    Transform::FromInstance(class, load)
-                } else {
-                    Transform::FromClass(class)
-                };
-                self.engine.edge(node, dst, transform, out);
-            }
-            Obj::Super(class, receiver) => {
-                // After `class` in the receiver's MRO (else in its own).
-                let mut mro = self.mro_of(receiver);
-                let after = match mro.iter().position(|k| *k == class) {
-                    Some(i) => i + 1,
-                    None => {
-                        mro = self.mro_of(class);
-                        1
-                    }
-                };
-                self.engine.work += mro.len() as u64;
-                if let Some(owner) = mro
-                    .into_iter()
-                    .skip(after)
-                    .find(|k| self.has_attr(*k, attr))
-                {
-                    let node = self.class_attr(owner, attr, out);
-                    self.engine
-                        .edge(node, dst, Transform::FromInstance(receiver, load), out);
-                }
-            }
-            Obj::External(base) => {
-                if let Some(obj) = self.external_attr(base, attr) {
-                    self.engine.add(dst, obj);
-                }
-            }
-            Obj::Container(c) => {
-                if let Some(op) = ContainerOp::from_method(self.atoms.text(attr)) {
-                    self.engine.add(dst, Obj::ContainerMethod(c, op));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn elements(&mut self, value: Obj, dst: u32, out: &mut Vec<Delivery>) {
-        match value {
-            Obj::Container(c) => {
-                let node = self.elem(c);
-                self.engine.edge(node, dst, Transform::Copy, out);
-            }
-            Obj::Generator(f) => {
-                let node = self.yielded(f);
-                self.engine.edge(node, dst, Transform::Copy, out);
-            }
-            Obj::Pairs(node) => self.engine.edge(node, dst, Transform::Copy, out),
-            Obj::Tuple2(first, second) => {
-                self.engine.edge(first, dst, Transform::Copy, out);
-                self.engine.edge(second, dst, Transform::Copy, out);
-            }
-            _ => {}
-        }
-    }
-
-    fn call(&mut self, site: u32, value: Obj, out: &mut Vec<Delivery>) {
-        let Some(s) = self.sites.get(site as usize) else {
-            return;
-        };
-        let (result, kind) = (s.result, s.kind);
-        match value {
-            Obj::Function(f) => {
-                self.target(site, EntityId::Function(f));
-                self.pass_args(site, f, 0, out);
-                self.returns(f, result, out);
-            }
-            Obj::Bound(f) => {
-                self.target(site, EntityId::Function(f));
-                let receiver = self
-                    .sites
-                    .get(site as usize)
-                    .map_or(u32::MAX, |s| s.receiver);
-                let first = self
-                    .function_params
-                    .get(f.index())
-                    .and_then(|p| p.slots.first())
-                    .map_or(u32::MAX, |s| s.node);
-                let method = self.local_function(f).and_then(|(module, function)| {
-                    let ScopeRef::Class(c) = function.parent else {
-                        return None;
-                    };
-                    Some((function.kind, self.class_id(module, c)))
-                });
-                if receiver != u32::MAX
-                    && first != u32::MAX
-                    && let Some((kind, owner)) = method
-                {
-                    let class_level = kind == FunctionKind::ClassMethod;
-                    self.engine.edge(
-                        receiver,
-                        first,
-                        Transform::Receiver { class_level, owner },
-                        out,
-                    );
-                }
-                self.pass_args(site, f, 1, out);
-                self.returns(f, result, out);
-            }
-            Obj::Class(class) => {
-                if self.local_class(class).is_none() {
-                    return;
-                }
-                self.engine.add(result, Obj::Instance(class));
-                match self.static_method(class, "__init__") {
-                    Some(init) => {
-                        self.target(site, EntityId::Function(init));
-                        self.receive(init, Obj::Instance(class));
-                        self.pass_args(site, init, 1, out);
-                    }
-                    None => self.target(site, EntityId::Class(class)),
-                }
-            }
-            Obj::Instance(class) => {
-                if kind == CallKind::Raise || self.local_class(class).is_none() {
-                    return;
-                }
-                if let Some(call) = self.static_method(class, "__call__") {
-                    self.target(site, EntityId::Function(call));
-                    self.receive(call, Obj::Instance(class));
-                    self.pass_args(site, call, 1, out);
-                    self.returns(call, result, out);
-                }
-            }
-            Obj::Lambda(l) => {
-                self.pass_to(site, Callee::Lambda(l), 0, out);
-                if let Some(node) = self.lambda_node.get(l as usize).copied() {
-                    self.engine.edge(node, result, Transform::Copy, out);
-                }
-            }
-            Obj::External(name) => self.external_call(site, name, out),
-            Obj::ContainerMethod(c, op) => self.container_call(site, c, op, out),
-            _ => {}
-        }
-    }
-
-    fn target(&mut self, site: u32, target: EntityId) {
-        if let Some(s) = self.sites.get_mut(site as usize)
-            && !s.targets.contains(&target)
-        {
-            s.targets.push(target);
-        }
-    }
-
-    fn receive(&mut self, function: FunctionId, receiver: Obj) {
-        if let Some(node) = self
-            .function_params
-            .get(function.index())
-            .and_then(|p| p.slots.first())
-            .map(|s| s.node)
-            .filter(|n| *n != u32::MAX)
-        {
-            self.engine.add(node, receiver);
-        }
-    }
-
-    fn returns(&mut self, function: FunctionId, result: u32, out: &mut Vec<Delivery>) {
-        let generator = self
-            .local_function(function)
-            .is_some_and(|(_, f)| f.is_generator);
-        if generator {
-            self.engine.add(result, Obj::Generator(function));
-        } else {
-            let ret = self.ret(function);
-            self.engine.edge(ret, result, Transform::Copy, out);
-        }
-    }
-
-    fn ret(&self, function: FunctionId) -> u32 {
-        self.ret_base + function.0
-    }
-
-    fn yielded(&self, function: FunctionId) -> u32 {
-        self.yield_base + function.0
-    }
-
-    fn pass_args(&mut self, site: u32, function: FunctionId, offset: u32, out: &mut Vec<Delivery>) {
-        self.pass_to(site, Callee::Function(function), offset, out);
-    }
-
-    fn params(&self, callee: Callee) -> &Params {
-        static EMPTY: Params = Params {
-            slots: Vec::new(),
-            var_positional: None,
-            var_keyword: None,
-        };
-        match callee {
-            Callee::Function(f) => self.function_params.get(f.index()),
-            Callee::Lambda(l) => self.lambda_params.get(l as usize),
-        }
-        .unwrap_or(&EMPTY)
-    }
-
-    fn pass_to(&mut self, site: u32, callee: Callee, offset: u32, out: &mut Vec<Delivery>) {
-        let count = self.sites.get(site as usize).map_or(0, |s| s.args.len());
-        let (var_positional, var_keyword) = {
-            let params = self.params(callee);
-            (params.var_positional, params.var_keyword)
-        };
-        let mut positional = 0u32;
-        for a in 0..count {
-            let Some((slot, op)) = self
-                .sites
-                .get(site as usize)
-                .and_then(|s| s.args.get(a).copied())
-            else {
-                break;
-            };
-            self.engine.work += 1;
-            match slot {
-                ArgSlot::Positional(p) => {
-                    positional = positional.max(p + 1);
-                    let index = (p + offset) as usize;
-                    match self.params(callee).slots.get(index).copied() {
-                        Some(s) if s.kind == ParamKind::Normal && s.node != u32::MAX => {
-                            self.flow(op, s.node, out)
-                        }
-                        _ => {
-                            if let Some(c) = var_positional {
-                                let node = self.elem(c);
-                                self.flow(op, node, out);
-                            }
-                        }
-                    }
-                }
-                ArgSlot::Keyword(name) => {
-                    let slot = self.params(callee).slots.iter().copied().find(|s| {
-                        s.name == name
-                            && matches!(s.kind, ParamKind::Normal | ParamKind::KeywordOnly)
-                    });
-                    match slot {
-                        Some(s) if s.node != u32::MAX => self.flow(op, s.node, out),
-                        _ => {
-                            if let Some(c) = var_keyword {
-                                let node = self.elem(c);
-                                self.flow(op, node, out);
-                            }
-                        }
-                    }
-                }
-                ArgSlot::Star => {
-                    let Some(from) = self.node_of(op) else {
-                        continue;
-                    };
-                    let start = (positional + offset) as usize;
-                    let targets: Vec<u32> = self
-                        .params(callee)
-                        .slots
-                        .iter()
-                        .skip(start)
-                        .filter(|s| s.kind == ParamKind::Normal && s.node != u32::MAX)
-                        .take(MAX_STAR_SPREAD)
-                        .map(|s| s.node)
-                        .collect();
-                    for node in targets {
-                        self.constrain(from, Constraint::Elem { dst: node }, out);
-                    }
-                    if let Some(c) = var_positional {
-                        let node = self.elem(c);
-                        self.constrain(from, Constraint::Elem { dst: node }, out);
-                    }
-                }
-                ArgSlot::DoubleStar => {}
-            }
-        }
-    }
-
-    fn arg(&self, site: u32, position: u32) -> Operand {
-        self.sites
-            .get(site as usize)
-            .and_then(|s| {
-                s.args.iter().find_map(|(slot, op)| match slot {
-                    ArgSlot::Positional(p) if *p == position => Some(*op),
-                    _ => None,
-                })
-            })
-            .unwrap_or(Operand::None)
-    }
-
-    fn external_call(&mut self, site: u32, name: u32, out: &mut Vec<Delivery>) {
-        let Some(s) = self.sites.get_mut(site as usize) else {
-            return;
-        };
-        if !s.externals.contains(&name) && s.externals.len() < 4 {
-            s.externals.push(name);
-        }
-        let (result, kind) = (s.result, s.kind);
-        let text = self.externals.text(name).to_string();
-        let first = self.arg(site, 0);
-        // An unknown decorator leaves the definition it decorates.
-        if kind == CallKind::Decorator {
-            self.flow(first, result, out);
-            return;
-        }
-        match text.as_str() {
-            "builtins.next" => {
-                if let Some(from) = self.node_of(first) {
-                    self.constrain(from, Constraint::Elem { dst: result }, out);
-                }
-            }
-            // `dict(a=f, **other)`: a new dict, keyed by the keywords.
-            "builtins.dict" => {
-                let container = match self.dict_sites.get(&site) {
-                    Some(c) => *c,
-                    None => {
-                        let c = self.new_container();
-                        self.dict_sites.insert(site, c);
-                        c
-                    }
-                };
-                let count = self.sites.get(site as usize).map_or(0, |s| s.args.len());
-                for a in 0..count {
-                    let Some((slot, op)) = self
-                        .sites
-                        .get(site as usize)
-                        .and_then(|s| s.args.get(a).copied())
-                    else {
-                        break;
-                    };
-                    match slot {
-                        ArgSlot::Keyword(name) => {
-                            self.store_element(container, Some(name), op, out)
-                        }
-                        ArgSlot::Positional(_) | ArgSlot::DoubleStar => {
-                            if let Some(from) = self.node_of(op) {
-                                let all = self.elem(container);
-                                self.constrain(from, Constraint::Elem { dst: all }, out);
-                                let unkeyed = self.keyed(container, None);
-                                self.constrain(from, Constraint::Elem { dst: unkeyed }, out);
-                            }
-                        }
-                        ArgSlot::Star => {}
-                    }
-                }
-                self.engine.add(result, Obj::Container(container));
-            }
-            "builtins.iter"
-            | "builtins.list"
-            | "builtins.tuple"
-            | "builtins.set"
-            | "builtins.frozenset"
-            | "builtins.sorted"
-            | "builtins.reversed"
-            | "builtins.staticmethod"
-            | "builtins.classmethod"
-            | "builtins.property"
-            | "functools.partial" => self.flow(first, result, out),
-            // Items are pairs: (index, element) or (element of a, element of b).
-            "builtins.enumerate" | "builtins.zip" => {
-                let mut parts = [self.engine.node(), self.engine.node()];
-                let zip = text == "builtins.zip";
-                for (i, part) in parts.iter_mut().enumerate() {
-                    let position = if zip { i as u32 } else { 0 };
-                    if zip || i == 1 {
-                        let op = self.arg(site, position);
-                        if let Some(from) = self.node_of(op) {
-                            self.constrain(from, Constraint::Elem { dst: *part }, out);
-                        }
-                    }
-                }
-                let items = self.engine.node();
-                self.engine.add(items, Obj::Tuple2(parts[0], parts[1]));
-                self.engine.add(result, Obj::Pairs(items));
-            }
-            _ => {
-                let returned = external_result(&text);
-                if let Some(obj) = self.external(&returned) {
-                    self.engine.add(result, obj);
-                }
-            }
-        }
-    }
-
-    fn container_call(
-        &mut self,
-        site: u32,
-        container: u32,
-        op: ContainerOp,
-        out: &mut Vec<Delivery>,
-    ) {
-        let Some(result) = self.sites.get(site as usize).map(|s| s.result) else {
-            return;
-        };
-        let elem = self.elem(container);
-        let last = self
-            .sites
-            .get(site as usize)
-            .and_then(|s| {
-                s.args
-                    .iter()
-                    .rev()
-                    .find(|(slot, _)| matches!(slot, ArgSlot::Positional(_)))
-                    .map(|(_, op)| *op)
-            })
-            .unwrap_or(Operand::None);
-        match op {
-            ContainerOp::Put => self.store_element(container, None, last, out),
-            ContainerOp::PutAll => {
-                if let Some(from) = self.node_of(self.arg(site, 0)) {
-                    self.constrain(from, Constraint::Elem { dst: elem }, out);
-                    let unkeyed = self.keyed(container, None);
-                    self.constrain(from, Constraint::Elem { dst: unkeyed }, out);
-                }
-            }
-            ContainerOp::Get => {
-                self.engine.edge(elem, result, Transform::Copy, out);
-                // `d.get(key, default)` may give the default.
-                let default = self.arg(site, 1);
-                self.flow(default, result, out);
-            }
-            ContainerOp::GetPut => {
-                let default = self.arg(site, 1);
-                self.store_element(container, None, default, out);
-                self.engine.edge(elem, result, Transform::Copy, out);
-            }
-            ContainerOp::Same => self.engine.add(result, Obj::Container(container)),
-            ContainerOp::Items => {
-                let holder = match self.pairs_node.get(&container) {
-                    Some(n) => *n,
-                    None => {
-                        // (key, value) pairs: keys are not tracked.
-                        let keys = self.engine.node();
-                        let n = self.engine.node();
-                        self.engine.add(n, Obj::Tuple2(keys, elem));
-                        self.pairs_node.insert(container, n);
-                        n
-                    }
-                };
-                self.engine.add(result, Obj::Pairs(holder));
-            }
-        }
-    }
 }
-
-/// What calling an external name gives, named so that methods called on
-/// it read as Python names them: a class gives an instance of itself
-/// (`pathlib.Path()` → `pathlib.Path`), a few well-known factories give
-/// the class they return (`logging.getLogger()` → `logging.Logger`); any
-/// other call is written as a call (`json.loads()`).
-fn external_result(name: &str) -> String {
-    const FACTORIES: &[(&str, &str)] = &[
-        ("logging.getLogger", "logging.Logger"),
-        ("re.compile", "re.Pattern"),
-        ("re.match", "re.Match"),
-        ("re.search", "re.Match"),
-        ("re.fullmatch", "re.Match"),
-        ("datetime.datetime.now", "datetime.datetime"),
-        ("datetime.datetime.utcnow", "datetime.datetime"),
-        ("datetime.datetime.fromtimestamp", "datetime.datetime"),
-        ("datetime.datetime.fromisoformat", "datetime.datetime"),
-        ("datetime.datetime.strptime", "datetime.datetime"),
-        ("datetime.date.today", "datetime.date"),
-        ("builtins.open", "io.TextIOWrapper"),
-        ("subprocess.run", "subprocess.CompletedProcess"),
-        ("argparse.ArgumentParser.parse_args", "argparse.Namespace"),
-        ("collections.defaultdict", "collections.defaultdict"),
-        ("collections.deque", "collections.deque"),
-    ];
-    const BUILTIN_TYPES: &[&str] = &[
-        "bool",
-        "bytearray",
-        "bytes",
-        "complex",
-        "dict",
-        "float",
-        "frozenset",
-        "int",
-        "list",
-        "object",
-        "range",
-        "set",
-        "str",
-        "tuple",
-        "type",
-    ];
-    const STR_TO_STR: &[&str] = &[
-        "capitalize",
-        "casefold",
-        "center",
-        "expandtabs",
-        "format",
-        "join",
-        "ljust",
-        "lower",
-        "lstrip",
-        "removeprefix",
-        "removesuffix",
-        "replace",
-        "rjust",
-        "rstrip",
-        "strip",
-        "swapcase",
-        "title",
-        "translate",
-        "upper",
-        "zfill",
-    ];
-    if let Some((_, class)) = FACTORIES.iter().find(|(f, _)| *f == name) {
-        return (*class).to_string();
-    }
-    let (owner, last) = name.rsplit_once('.').unwrap_or(("", name));
-    if owner == "builtins.str" && STR_TO_STR.contains(&last) {
-        return owner.to_string();
-    }
-    let is_class = last.chars().next().is_some_and(char::is_uppercase)
-        || (owner == "builtins" && BUILTIN_TYPES.contains(&last));
-    if is_class && !last.contains('(') {
-        name.to_string()
-    } else {
-        format!("{name}()")
-    }
-}
-
-pub(crate) fn is_builtin(name: &str) -> bool {
-    BUILTINS.binary_search(&name).is_ok()
-}
-
-/// Python's builtin names, sorted for binary search.
-const BUILTINS: &[&str] = &[
-    "ArithmeticError",
-    "AssertionError",
-    "AttributeError",
-    "BaseException",
-    "ConnectionError",
-    "DeprecationWarning",
-    "EOFError",
-    "EnvironmentError",
-    "Exception",
-    "FileExistsError",
-    "FileNotFoundError",
-    "FutureWarning",
-    "IOError",
-    "ImportError",
-    "IndexError",
-    "IsADirectoryError",
-    "KeyError",
-    "KeyboardInterrupt",
-    "LookupError",
-    "MemoryError",
-    "ModuleNotFoundError",
-    "NameError",
-    "NotADirectoryError",
-    "NotImplementedError",
-    "OSError",
-    "OverflowError",
-    "PendingDeprecationWarning",
-    "PermissionError",
-    "RecursionError",
-    "ResourceWarning",
-    "RuntimeError",
-    "RuntimeWarning",
-    "StopAsyncIteration",
-    "StopIteration",
-    "SyntaxError",
-    "SystemError",
-    "SystemExit",
-    "TimeoutError",
-    "TypeError",
-    "UnicodeDecodeError",
-    "UnicodeEncodeError",
-    "UnicodeError",
-    "UserWarning",
-    "ValueError",
-    "Warning",
-    "ZeroDivisionError",
-    "__import__",
-    "abs",
-    "aiter",
-    "all",
-    "anext",
-    "any",
-    "ascii",
-    "bin",
-    "bool",
-    "breakpoint",
-    "bytearray",
-    "bytes",
-    "callable",
-    "chr",
-    "classmethod",
-    "compile",
-    "complex",
-    "delattr",
-    "dict",
-    "dir",
-    "divmod",
-    "enumerate",
-    "eval",
-    "exec",
-    "filter",
-    "float",
-    "format",
-    "frozenset",
-    "getattr",
-    "globals",
-    "hasattr",
-    "hash",
-    "help",
-    "hex",
-    "id",
-    "input",
-    "int",
-    "isinstance",
-    "issubclass",
-    "iter",
-    "len",
-    "list",
-    "locals",
-    "map",
-    "max",
-    "memoryview",
-    "min",
-    "next",
-    "object",
-    "oct",
-    "open",
-    "ord",
-    "pow",
-    "print",
-    "property",
-    "range",
-    "repr",
-    "reversed",
-    "round",
-    "set",
-    "setattr",
-    "slice",
-    "sorted",
-    "staticmethod",
-    "str",
-    "sum",
-    "super",
-    "tuple",
-    "type",
-    "vars",
-    "zip",
-];
 
 impl<'f> Analysis<'f> {
     pub(super) fn module_name(&self, module: ModuleId) -> &str {

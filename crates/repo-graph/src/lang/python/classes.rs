@@ -1,0 +1,222 @@
+//! Classes in the points-to analysis: which class defines an attribute,
+//! the nodes of class attributes, methods found through the MRO, and the
+//! C3 linearization of the bases the first stage found.
+
+use rustc_hash::FxHashMap;
+
+use super::facts::{BindValue, ScopeRef, VExpr};
+use super::resolve::{Analysis, MAX_MRO};
+use super::solve::{Delivery, Obj};
+use crate::model::{Base, BaseRelation, ClassId, FunctionId, ModuleId};
+
+impl<'f> Analysis<'f> {
+    /// The innermost method around `scope`, and its class.
+    pub(super) fn enclosing_method(
+        &self,
+        module: ModuleId,
+        scope: ScopeRef,
+    ) -> Option<(ClassId, FunctionId)> {
+        let facts = self.facts(module)?;
+        let mut current = Some(scope);
+        let mut steps = 0usize;
+        while let Some(s) = current {
+            if let ScopeRef::Function(f) = s
+                && let Some(ScopeRef::Class(c)) = facts.functions.get(f as usize).map(|f| f.parent)
+            {
+                return Some((self.class_id(module, c), self.function_id(module, f)));
+            }
+            steps += 1;
+            if steps > facts.functions.len() + facts.lambdas.len() + facts.classes.len() + 1 {
+                return None;
+            }
+            current = facts.parent_scope(s);
+        }
+        None
+    }
+
+    /// Whether class `class` itself defines `atom` (body binding or `self.` attribute).
+    pub(super) fn has_attr(&self, class: ClassId, atom: u32) -> bool {
+        let Some((module, local, _)) = self.local_class(class) else {
+            return false;
+        };
+        self.names[module.index()].contains_key(&(ScopeRef::Class(local), atom))
+            || self
+                .self_attrs
+                .get(&class)
+                .is_some_and(|a| a.contains(&atom))
+    }
+
+    pub(super) fn mro_of(&self, class: ClassId) -> Vec<ClassId> {
+        match self.mro.get(&class) {
+            Some(mro) if !mro.is_empty() => mro.clone(),
+            _ => vec![class],
+        }
+    }
+
+    /// The class in `class`'s MRO that defines `atom`, else `class` itself
+    /// (where a store will put it).
+    pub(super) fn owner(&mut self, class: ClassId, atom: u32) -> ClassId {
+        if let Some(owner) = self.owners.get(&(class, atom)) {
+            return *owner;
+        }
+        // Classes whose MRO was cut, whose lookups continue where theirs ends.
+        let mut visited = Vec::new();
+        let mut current = class;
+        let owner = loop {
+            if let Some(owner) = self.owners.get(&(current, atom)) {
+                break Some(*owner);
+            }
+            visited.push(current);
+            let mro = self.mro_of(current);
+            self.engine.work += mro.len() as u64;
+            if let Some(found) = mro.iter().find(|k| self.has_attr(**k, atom)) {
+                break Some(*found);
+            }
+            match mro.last() {
+                Some(last) if mro.len() >= MAX_MRO && !visited.contains(last) => current = *last,
+                _ => break None,
+            }
+        };
+        for c in &visited {
+            self.owners.insert((*c, atom), owner.unwrap_or(*c));
+        }
+        owner.unwrap_or(class)
+    }
+
+    pub(super) fn class_attr(&mut self, class: ClassId, atom: u32, out: &mut Vec<Delivery>) -> u32 {
+        if let Some(node) = self.class_attrs.get(&(class, atom)) {
+            return *node;
+        }
+        let node = match self.local_class(class) {
+            Some((module, local, _)) => self.name_all(module, ScopeRef::Class(local), atom, out),
+            None => self.engine.node(),
+        };
+        self.class_attrs.insert((class, atom), node);
+        node
+    }
+
+    /// A method a class defines with a plain `def`, looked up through the MRO.
+    pub(super) fn static_method(&mut self, class: ClassId, name: &str) -> Option<FunctionId> {
+        let atom = self.atoms.get(name)?;
+        let owner = self.owner(class, atom);
+        let (module, local, _) = self.local_class(owner)?;
+        let facts = self.facts(module)?;
+        let bindings = self.names[module.index()].get(&(ScopeRef::Class(local), atom))?;
+        bindings
+            .iter()
+            .rev()
+            .find_map(|b| match &facts.bindings.get(*b as usize)?.value {
+                BindValue::Expr(VExpr::Function(f)) => Some(self.function_id(module, *f)),
+                _ => None,
+            })
+    }
+
+    /// Bases from the first stage's values, then C3 MROs (memoised, capped).
+    pub(super) fn compute_mros(&mut self) -> Vec<(ClassId, Vec<Base>)> {
+        let base_nodes = std::mem::take(&mut self.base_nodes);
+        let mut direct: FxHashMap<ClassId, Vec<ClassId>> = FxHashMap::default();
+        let mut bases = Vec::with_capacity(base_nodes.len());
+        for (class, nodes) in base_nodes {
+            let mut resolved_all = Vec::new();
+            let mut list = Vec::with_capacity(nodes.len());
+            for (text, node) in nodes {
+                let classes: Vec<ClassId> = self
+                    .engine
+                    .values(node)
+                    .iter()
+                    .filter_map(|v| match v {
+                        Obj::Class(k) if *k != class && self.local_class(*k).is_some() => Some(*k),
+                        _ => None,
+                    })
+                    .collect();
+                list.push(Base {
+                    text,
+                    resolved: classes.first().copied(),
+                    relation: BaseRelation::Inherits,
+                });
+                resolved_all.extend(classes);
+            }
+            direct.insert(class, resolved_all);
+            bases.push((class, list));
+        }
+        let classes: Vec<ClassId> = bases.iter().map(|(c, _)| *c).collect();
+        for class in classes {
+            self.linearize(class, &direct);
+        }
+        bases
+    }
+
+    /// C3 linearization of `class` and (first) every class it inherits
+    /// from, with an explicit stack; a cycle or an inconsistent hierarchy
+    /// falls back to depth-first order.
+    pub(super) fn linearize(&mut self, class: ClassId, direct: &FxHashMap<ClassId, Vec<ClassId>>) {
+        if self.mro.contains_key(&class) {
+            return;
+        }
+        let mut stack = vec![(class, false)];
+        let mut on_stack: rustc_hash::FxHashSet<ClassId> = rustc_hash::FxHashSet::default();
+        while let Some((c, expanded)) = stack.pop() {
+            if self.mro.contains_key(&c) {
+                continue;
+            }
+            let bases = direct.get(&c).cloned().unwrap_or_default();
+            if !expanded {
+                on_stack.insert(c);
+                stack.push((c, true));
+                for b in bases.iter().rev() {
+                    if !self.mro.contains_key(b) && !on_stack.contains(b) {
+                        stack.push((*b, false));
+                    }
+                }
+                continue;
+            }
+            on_stack.remove(&c);
+            // Bases still on the stack form a cycle: leave them out.
+            let usable: Vec<ClassId> = bases
+                .into_iter()
+                .filter(|b| self.mro.contains_key(b))
+                .collect();
+            let mut sequences: Vec<Vec<ClassId>> = usable.iter().map(|b| self.mro_of(*b)).collect();
+            sequences.push(usable.clone());
+            let mut result = vec![c];
+            let mut consistent = true;
+            loop {
+                self.engine.work += 1;
+                sequences.retain(|s| !s.is_empty());
+                if sequences.is_empty() || result.len() >= MAX_MRO {
+                    break;
+                }
+                let head = sequences
+                    .iter()
+                    .map(|s| s[0])
+                    .find(|candidate| !sequences.iter().any(|s| s[1..].contains(candidate)));
+                let Some(head) = head else {
+                    consistent = false;
+                    break;
+                };
+                result.push(head);
+                for s in &mut sequences {
+                    if s.first() == Some(&head) {
+                        s.remove(0);
+                    }
+                }
+            }
+            if !consistent {
+                result = vec![c];
+                for b in &usable {
+                    for k in self.mro_of(*b) {
+                        if !result.contains(&k) && result.len() < MAX_MRO {
+                            result.push(k);
+                        }
+                    }
+                }
+            }
+            if result.len() >= MAX_MRO {
+                self.mro_cut += 1;
+            }
+            self.mro.insert(c, result);
+        }
+    }
+
+    // ----- the solve -----
+}

@@ -1,0 +1,852 @@
+//! The rules of the points-to analysis: what each constraint does with a
+//! new value, how values change along edges, and what a call passes and
+//! returns for each kind of callee (functions, methods, classes, instances,
+//! lambdas, external names, container methods).
+
+use super::facts::CallKind;
+use super::facts::ScopeRef;
+use super::resolve::{Analysis, ArgSlot, Callee, Constraint, Operand, Params};
+use super::solve::{ContainerOp, Delivery, Obj, Transform};
+use crate::model::{ClassId, EntityId, FunctionId, FunctionKind, ParamKind};
+
+/// Positional parameters a `*args` argument is spread over.
+const MAX_STAR_SPREAD: usize = 16;
+
+impl<'f> Analysis<'f> {
+    /// A value stored in a container: all its elements, and the elements
+    /// at that key (or stored without one).
+    pub(super) fn store_element(
+        &mut self,
+        container: u32,
+        key: Option<u32>,
+        value: Operand,
+        out: &mut Vec<Delivery>,
+    ) {
+        if value == Operand::None {
+            return;
+        }
+        let all = self.elem(container);
+        self.flow(value, all, out);
+        let keyed = self.keyed(container, key);
+        self.flow(value, keyed, out);
+    }
+
+    /// The elements of a container stored at `key`, or (for `None`) without
+    /// a known key; a read at a literal key sees both.
+    pub(super) fn keyed(&mut self, container: u32, key: Option<u32>) -> u32 {
+        let slot = key.unwrap_or(u32::MAX);
+        if let Some(node) = self.keyed_nodes.get(&(container, slot)) {
+            return *node;
+        }
+        let node = self.engine.node();
+        self.keyed_nodes.insert((container, slot), node);
+        node
+    }
+
+    pub(super) fn flush(&mut self, out: &mut Vec<Delivery>) {
+        while let Some(delivery) = out.pop() {
+            self.deliver(delivery, out);
+        }
+    }
+
+    pub(super) fn run(&mut self) {
+        let mut out = Vec::new();
+        self.flush(&mut out);
+        while let Some((node, start, end)) = self.engine.pop() {
+            // Edges and constraints added while this node is processed get
+            // its values when they are added, so the lists are read once.
+            let edges = self.engine.first_edge(node);
+            let links = self.engine.first_link(node);
+            for index in start..end {
+                let Some(id) = self.engine.id_at(node, index) else {
+                    break;
+                };
+                let Some(value) = self.engine.obj(id) else {
+                    break;
+                };
+                let mut edge = edges;
+                while let Some((to, transform, next)) = self.engine.edge_at(edge) {
+                    self.deliver(
+                        Delivery {
+                            to,
+                            transform,
+                            value: id,
+                        },
+                        &mut out,
+                    );
+                    edge = next;
+                }
+                let mut link = links;
+                while let Some((constraint, next)) = self.engine.link_at(link) {
+                    self.engine.work += 1;
+                    self.fire(constraint, value, &mut out);
+                    link = next;
+                }
+                self.flush(&mut out);
+            }
+        }
+        self.flush(&mut out);
+    }
+
+    pub(super) fn deliver(&mut self, delivery: Delivery, out: &mut Vec<Delivery>) {
+        let Delivery {
+            to,
+            transform,
+            value: id,
+        } = delivery;
+        if transform == Transform::Copy {
+            self.engine.add_id(to, id);
+            return;
+        }
+        let Some(value) = self.engine.obj(id) else {
+            return;
+        };
+        match (transform, value) {
+            (Transform::Copy, v) => self.engine.add(to, v),
+            (Transform::Instantiate, Obj::Class(c)) => self.engine.add(to, Obj::Instance(c)),
+            (Transform::Instantiate, v @ Obj::External(_)) => self.engine.add(to, v),
+            (Transform::Instantiate, _) => {}
+            (Transform::FromInstance(class, load), Obj::Function(f)) => {
+                let Some((_, function)) = self.local_function(f) else {
+                    self.engine.add(to, value);
+                    return;
+                };
+                if function.is_property {
+                    self.property(load, f, class, to, out);
+                    return;
+                }
+                let bound = match function.kind {
+                    FunctionKind::Method | FunctionKind::ClassMethod => Obj::Bound(f),
+                    _ => Obj::Function(f),
+                };
+                self.engine.add(to, bound);
+            }
+            (Transform::FromClass(_), Obj::Function(f)) => {
+                let bound = match self.local_function(f) {
+                    Some((_, function)) if function.kind == FunctionKind::ClassMethod => {
+                        Obj::Bound(f)
+                    }
+                    _ => Obj::Function(f),
+                };
+                self.engine.add(to, bound);
+            }
+            (Transform::Receiver { class_level, owner }, v) => {
+                let class = match v {
+                    Obj::Instance(c) | Obj::Super(_, c) | Obj::Class(c) => c,
+                    _ => return,
+                };
+                // Only objects that have this method: the same name read
+                // from an unrelated class found another method.
+                let inherits =
+                    class == owner || self.mro.get(&class).is_some_and(|mro| mro.contains(&owner));
+                if !inherits {
+                    return;
+                }
+                let receiver = match (class_level, v) {
+                    (true, _) => Obj::Class(class),
+                    (false, Obj::Class(_)) => return,
+                    (false, _) => Obj::Instance(class),
+                };
+                self.engine.add(to, receiver);
+            }
+            (_, v) => self.engine.add(to, v),
+        }
+    }
+
+    /// Reading a property calls its getter.
+    pub(super) fn property(
+        &mut self,
+        load: u32,
+        getter: FunctionId,
+        class: ClassId,
+        to: u32,
+        out: &mut Vec<Delivery>,
+    ) {
+        if let Some(l) = self.loads.get(load as usize) {
+            self.property_edges
+                .push((l.module, l.caller, EntityId::Function(getter)));
+        }
+        if let Some(first) = self
+            .function_params
+            .get(getter.index())
+            .and_then(|p| p.slots.first())
+            .map(|s| s.node)
+            .filter(|n| *n != u32::MAX)
+        {
+            self.engine.add(first, Obj::Instance(class));
+        }
+        let ret = self.ret(getter);
+        self.engine.edge(ret, to, Transform::Copy, out);
+    }
+
+    pub(super) fn needs_mro(value: Obj) -> bool {
+        matches!(
+            value,
+            Obj::Class(_) | Obj::Instance(_) | Obj::Super(..) | Obj::Bound(..)
+        )
+    }
+
+    pub(super) fn fire(&mut self, constraint: u32, value: Obj, out: &mut Vec<Delivery>) {
+        let Some(c) = self.constraints.get(constraint as usize).copied() else {
+            return;
+        };
+        self.engine.work += 1;
+        if let (Constraint::Call { site }, Obj::Class(class)) = (c, value)
+            && self
+                .sites
+                .get(site as usize)
+                .is_some_and(|s| s.kind == CallKind::Raise)
+        {
+            self.raised.insert(class);
+        }
+        // The first stage sets aside what needs a method resolution order.
+        if !self.second_stage
+            && Self::needs_mro(value)
+            && matches!(
+                c,
+                Constraint::Load { .. }
+                    | Constraint::AttrStore { .. }
+                    | Constraint::Call { .. }
+                    | Constraint::SuperOf { .. }
+                    | Constraint::SuperExplicit { .. }
+                    | Constraint::Caught { .. }
+            )
+        {
+            self.deferred.push((constraint, value));
+            return;
+        }
+        match c {
+            Constraint::Load { dst, attr, load } => self.load(value, attr, dst, load, out),
+            Constraint::Call { site } => self.call(site, value, out),
+            Constraint::Elem { dst } => self.elements(value, dst, out),
+            Constraint::AttrStore {
+                attr,
+                value: stored,
+            } => match value {
+                Obj::Instance(class) | Obj::Class(class) => {
+                    if self.local_class(class).is_none() {
+                        return;
+                    }
+                    let owner = self.owner(class, attr);
+                    let node = self.class_attr(owner, attr, out);
+                    self.flow(stored, node, out);
+                }
+                Obj::Module(m) => {
+                    let node = self.module_attr(m, attr, out);
+                    self.flow(stored, node, out);
+                }
+                _ => {}
+            },
+            Constraint::Caught { dst } => match value {
+                Obj::Class(caught) => {
+                    let raised = self
+                        .raised_by_base
+                        .get(&caught)
+                        .cloned()
+                        .unwrap_or_default();
+                    if raised.is_empty() {
+                        self.engine.add(dst, Obj::Instance(caught));
+                    }
+                    for class in raised {
+                        self.engine.add(dst, Obj::Instance(class));
+                    }
+                }
+                Obj::External(_) => self.engine.add(dst, value),
+                _ => {}
+            },
+            Constraint::SuperOf { class, dst } => {
+                if let Obj::Instance(receiver) | Obj::Class(receiver) = value {
+                    self.engine.add(dst, Obj::Super(class, receiver));
+                }
+            }
+            Constraint::SuperExplicit { class, dst } => {
+                if let Obj::Instance(receiver) | Obj::Class(receiver) = value {
+                    let classes: Vec<ClassId> = self
+                        .engine
+                        .values(class)
+                        .iter()
+                        .filter_map(|v| match v {
+                            Obj::Class(c) => Some(*c),
+                            _ => None,
+                        })
+                        .collect();
+                    for c in classes {
+                        self.engine.add(dst, Obj::Super(c, receiver));
+                    }
+                }
+            }
+            Constraint::ElemStore { value: stored, key } => {
+                if let Obj::Container(c) = value {
+                    self.store_element(c, key, stored, out);
+                }
+            }
+            Constraint::ElemAt { dst, key } => match value {
+                Obj::Container(c) => {
+                    let keyed = self.keyed(c, Some(key));
+                    self.engine.edge(keyed, dst, Transform::Copy, out);
+                    let unkeyed = self.keyed(c, None);
+                    self.engine.edge(unkeyed, dst, Transform::Copy, out);
+                }
+                Obj::Tuple2(first, second) => {
+                    let part = match self.atoms.text(key) {
+                        "0" => Some(first),
+                        "1" => Some(second),
+                        _ => None,
+                    };
+                    if let Some(part) = part {
+                        self.engine.edge(part, dst, Transform::Copy, out);
+                    }
+                }
+                other => self.elements(other, dst, out),
+            },
+        }
+    }
+
+    pub(super) fn load(
+        &mut self,
+        value: Obj,
+        attr: u32,
+        dst: u32,
+        load: u32,
+        out: &mut Vec<Delivery>,
+    ) {
+        match value {
+            Obj::Module(m) => {
+                let node = self.module_attr(m, attr, out);
+                self.engine.edge(node, dst, Transform::Copy, out);
+            }
+            Obj::Class(class) | Obj::Instance(class) => {
+                if self.local_class(class).is_none() {
+                    return;
+                }
+                let owner = self.owner(class, attr);
+                let node = self.class_attr(owner, attr, out);
+                let transform = if matches!(value, Obj::Instance(_)) {
+                    Transform::FromInstance(class, load)
+                } else {
+                    Transform::FromClass(class)
+                };
+                self.engine.edge(node, dst, transform, out);
+            }
+            Obj::Super(class, receiver) => {
+                // After `class` in the receiver's MRO (else in its own).
+                let mut mro = self.mro_of(receiver);
+                let after = match mro.iter().position(|k| *k == class) {
+                    Some(i) => i + 1,
+                    None => {
+                        mro = self.mro_of(class);
+                        1
+                    }
+                };
+                self.engine.work += mro.len() as u64;
+                if let Some(owner) = mro
+                    .into_iter()
+                    .skip(after)
+                    .find(|k| self.has_attr(*k, attr))
+                {
+                    let node = self.class_attr(owner, attr, out);
+                    self.engine
+                        .edge(node, dst, Transform::FromInstance(receiver, load), out);
+                }
+            }
+            Obj::External(base) => {
+                if let Some(obj) = self.external_attr(base, attr) {
+                    self.engine.add(dst, obj);
+                }
+            }
+            Obj::Container(c) => {
+                if let Some(op) = ContainerOp::from_method(self.atoms.text(attr)) {
+                    self.engine.add(dst, Obj::ContainerMethod(c, op));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn elements(&mut self, value: Obj, dst: u32, out: &mut Vec<Delivery>) {
+        match value {
+            Obj::Container(c) => {
+                let node = self.elem(c);
+                self.engine.edge(node, dst, Transform::Copy, out);
+            }
+            Obj::Generator(f) => {
+                let node = self.yielded(f);
+                self.engine.edge(node, dst, Transform::Copy, out);
+            }
+            Obj::Pairs(node) => self.engine.edge(node, dst, Transform::Copy, out),
+            Obj::Tuple2(first, second) => {
+                self.engine.edge(first, dst, Transform::Copy, out);
+                self.engine.edge(second, dst, Transform::Copy, out);
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn call(&mut self, site: u32, value: Obj, out: &mut Vec<Delivery>) {
+        let Some(s) = self.sites.get(site as usize) else {
+            return;
+        };
+        let (result, kind) = (s.result, s.kind);
+        match value {
+            Obj::Function(f) => {
+                self.target(site, EntityId::Function(f));
+                self.pass_args(site, f, 0, out);
+                self.returns(f, result, out);
+            }
+            Obj::Bound(f) => {
+                self.target(site, EntityId::Function(f));
+                let receiver = self
+                    .sites
+                    .get(site as usize)
+                    .map_or(u32::MAX, |s| s.receiver);
+                let first = self
+                    .function_params
+                    .get(f.index())
+                    .and_then(|p| p.slots.first())
+                    .map_or(u32::MAX, |s| s.node);
+                let method = self.local_function(f).and_then(|(module, function)| {
+                    let ScopeRef::Class(c) = function.parent else {
+                        return None;
+                    };
+                    Some((function.kind, self.class_id(module, c)))
+                });
+                if receiver != u32::MAX
+                    && first != u32::MAX
+                    && let Some((kind, owner)) = method
+                {
+                    let class_level = kind == FunctionKind::ClassMethod;
+                    self.engine.edge(
+                        receiver,
+                        first,
+                        Transform::Receiver { class_level, owner },
+                        out,
+                    );
+                }
+                self.pass_args(site, f, 1, out);
+                self.returns(f, result, out);
+            }
+            Obj::Class(class) => {
+                if self.local_class(class).is_none() {
+                    return;
+                }
+                self.engine.add(result, Obj::Instance(class));
+                match self.static_method(class, "__init__") {
+                    Some(init) => {
+                        self.target(site, EntityId::Function(init));
+                        self.receive(init, Obj::Instance(class));
+                        self.pass_args(site, init, 1, out);
+                    }
+                    None => self.target(site, EntityId::Class(class)),
+                }
+            }
+            Obj::Instance(class) => {
+                if kind == CallKind::Raise || self.local_class(class).is_none() {
+                    return;
+                }
+                if let Some(call) = self.static_method(class, "__call__") {
+                    self.target(site, EntityId::Function(call));
+                    self.receive(call, Obj::Instance(class));
+                    self.pass_args(site, call, 1, out);
+                    self.returns(call, result, out);
+                }
+            }
+            Obj::Lambda(l) => {
+                self.pass_to(site, Callee::Lambda(l), 0, out);
+                if let Some(node) = self.lambda_node.get(l as usize).copied() {
+                    self.engine.edge(node, result, Transform::Copy, out);
+                }
+            }
+            Obj::External(name) => self.external_call(site, name, out),
+            Obj::ContainerMethod(c, op) => self.container_call(site, c, op, out),
+            _ => {}
+        }
+    }
+
+    pub(super) fn target(&mut self, site: u32, target: EntityId) {
+        if let Some(s) = self.sites.get_mut(site as usize)
+            && !s.targets.contains(&target)
+        {
+            s.targets.push(target);
+        }
+    }
+
+    pub(super) fn receive(&mut self, function: FunctionId, receiver: Obj) {
+        if let Some(node) = self
+            .function_params
+            .get(function.index())
+            .and_then(|p| p.slots.first())
+            .map(|s| s.node)
+            .filter(|n| *n != u32::MAX)
+        {
+            self.engine.add(node, receiver);
+        }
+    }
+
+    pub(super) fn returns(&mut self, function: FunctionId, result: u32, out: &mut Vec<Delivery>) {
+        let generator = self
+            .local_function(function)
+            .is_some_and(|(_, f)| f.is_generator);
+        if generator {
+            self.engine.add(result, Obj::Generator(function));
+        } else {
+            let ret = self.ret(function);
+            self.engine.edge(ret, result, Transform::Copy, out);
+        }
+    }
+
+    pub(super) fn ret(&self, function: FunctionId) -> u32 {
+        self.ret_base + function.0
+    }
+
+    pub(super) fn yielded(&self, function: FunctionId) -> u32 {
+        self.yield_base + function.0
+    }
+
+    pub(super) fn pass_args(
+        &mut self,
+        site: u32,
+        function: FunctionId,
+        offset: u32,
+        out: &mut Vec<Delivery>,
+    ) {
+        self.pass_to(site, Callee::Function(function), offset, out);
+    }
+
+    pub(super) fn params(&self, callee: Callee) -> &Params {
+        static EMPTY: Params = Params {
+            slots: Vec::new(),
+            var_positional: None,
+            var_keyword: None,
+        };
+        match callee {
+            Callee::Function(f) => self.function_params.get(f.index()),
+            Callee::Lambda(l) => self.lambda_params.get(l as usize),
+        }
+        .unwrap_or(&EMPTY)
+    }
+
+    pub(super) fn pass_to(
+        &mut self,
+        site: u32,
+        callee: Callee,
+        offset: u32,
+        out: &mut Vec<Delivery>,
+    ) {
+        let count = self.sites.get(site as usize).map_or(0, |s| s.args.len());
+        let (var_positional, var_keyword) = {
+            let params = self.params(callee);
+            (params.var_positional, params.var_keyword)
+        };
+        let mut positional = 0u32;
+        for a in 0..count {
+            let Some((slot, op)) = self
+                .sites
+                .get(site as usize)
+                .and_then(|s| s.args.get(a).copied())
+            else {
+                break;
+            };
+            self.engine.work += 1;
+            match slot {
+                ArgSlot::Positional(p) => {
+                    positional = positional.max(p + 1);
+                    let index = (p + offset) as usize;
+                    match self.params(callee).slots.get(index).copied() {
+                        Some(s) if s.kind == ParamKind::Normal && s.node != u32::MAX => {
+                            self.flow(op, s.node, out)
+                        }
+                        _ => {
+                            if let Some(c) = var_positional {
+                                let node = self.elem(c);
+                                self.flow(op, node, out);
+                            }
+                        }
+                    }
+                }
+                ArgSlot::Keyword(name) => {
+                    let slot = self.params(callee).slots.iter().copied().find(|s| {
+                        s.name == name
+                            && matches!(s.kind, ParamKind::Normal | ParamKind::KeywordOnly)
+                    });
+                    match slot {
+                        Some(s) if s.node != u32::MAX => self.flow(op, s.node, out),
+                        _ => {
+                            if let Some(c) = var_keyword {
+                                let node = self.elem(c);
+                                self.flow(op, node, out);
+                            }
+                        }
+                    }
+                }
+                ArgSlot::Star => {
+                    let Some(from) = self.node_of(op) else {
+                        continue;
+                    };
+                    let start = (positional + offset) as usize;
+                    let targets: Vec<u32> = self
+                        .params(callee)
+                        .slots
+                        .iter()
+                        .skip(start)
+                        .filter(|s| s.kind == ParamKind::Normal && s.node != u32::MAX)
+                        .take(MAX_STAR_SPREAD)
+                        .map(|s| s.node)
+                        .collect();
+                    for node in targets {
+                        self.constrain(from, Constraint::Elem { dst: node }, out);
+                    }
+                    if let Some(c) = var_positional {
+                        let node = self.elem(c);
+                        self.constrain(from, Constraint::Elem { dst: node }, out);
+                    }
+                }
+                ArgSlot::DoubleStar => {}
+            }
+        }
+    }
+
+    pub(super) fn arg(&self, site: u32, position: u32) -> Operand {
+        self.sites
+            .get(site as usize)
+            .and_then(|s| {
+                s.args.iter().find_map(|(slot, op)| match slot {
+                    ArgSlot::Positional(p) if *p == position => Some(*op),
+                    _ => None,
+                })
+            })
+            .unwrap_or(Operand::None)
+    }
+
+    pub(super) fn external_call(&mut self, site: u32, name: u32, out: &mut Vec<Delivery>) {
+        let Some(s) = self.sites.get_mut(site as usize) else {
+            return;
+        };
+        if !s.externals.contains(&name) && s.externals.len() < 4 {
+            s.externals.push(name);
+        }
+        let (result, kind) = (s.result, s.kind);
+        let text = self.externals.text(name).to_string();
+        let first = self.arg(site, 0);
+        // An unknown decorator leaves the definition it decorates.
+        if kind == CallKind::Decorator {
+            self.flow(first, result, out);
+            return;
+        }
+        match text.as_str() {
+            "builtins.next" => {
+                if let Some(from) = self.node_of(first) {
+                    self.constrain(from, Constraint::Elem { dst: result }, out);
+                }
+            }
+            // `dict(a=f, **other)`: a new dict, keyed by the keywords.
+            "builtins.dict" => {
+                let container = match self.dict_sites.get(&site) {
+                    Some(c) => *c,
+                    None => {
+                        let c = self.new_container();
+                        self.dict_sites.insert(site, c);
+                        c
+                    }
+                };
+                let count = self.sites.get(site as usize).map_or(0, |s| s.args.len());
+                for a in 0..count {
+                    let Some((slot, op)) = self
+                        .sites
+                        .get(site as usize)
+                        .and_then(|s| s.args.get(a).copied())
+                    else {
+                        break;
+                    };
+                    match slot {
+                        ArgSlot::Keyword(name) => {
+                            self.store_element(container, Some(name), op, out)
+                        }
+                        ArgSlot::Positional(_) | ArgSlot::DoubleStar => {
+                            if let Some(from) = self.node_of(op) {
+                                let all = self.elem(container);
+                                self.constrain(from, Constraint::Elem { dst: all }, out);
+                                let unkeyed = self.keyed(container, None);
+                                self.constrain(from, Constraint::Elem { dst: unkeyed }, out);
+                            }
+                        }
+                        ArgSlot::Star => {}
+                    }
+                }
+                self.engine.add(result, Obj::Container(container));
+            }
+            "builtins.iter"
+            | "builtins.list"
+            | "builtins.tuple"
+            | "builtins.set"
+            | "builtins.frozenset"
+            | "builtins.sorted"
+            | "builtins.reversed"
+            | "builtins.staticmethod"
+            | "builtins.classmethod"
+            | "builtins.property"
+            | "functools.partial" => self.flow(first, result, out),
+            // Items are pairs: (index, element) or (element of a, element of b).
+            "builtins.enumerate" | "builtins.zip" => {
+                let mut parts = [self.engine.node(), self.engine.node()];
+                let zip = text == "builtins.zip";
+                for (i, part) in parts.iter_mut().enumerate() {
+                    let position = if zip { i as u32 } else { 0 };
+                    if zip || i == 1 {
+                        let op = self.arg(site, position);
+                        if let Some(from) = self.node_of(op) {
+                            self.constrain(from, Constraint::Elem { dst: *part }, out);
+                        }
+                    }
+                }
+                let items = self.engine.node();
+                self.engine.add(items, Obj::Tuple2(parts[0], parts[1]));
+                self.engine.add(result, Obj::Pairs(items));
+            }
+            _ => {
+                let returned = external_result(&text);
+                if let Some(obj) = self.external(&returned) {
+                    self.engine.add(result, obj);
+                }
+            }
+        }
+    }
+
+    pub(super) fn container_call(
+        &mut self,
+        site: u32,
+        container: u32,
+        op: ContainerOp,
+        out: &mut Vec<Delivery>,
+    ) {
+        let Some(result) = self.sites.get(site as usize).map(|s| s.result) else {
+            return;
+        };
+        let elem = self.elem(container);
+        let last = self
+            .sites
+            .get(site as usize)
+            .and_then(|s| {
+                s.args
+                    .iter()
+                    .rev()
+                    .find(|(slot, _)| matches!(slot, ArgSlot::Positional(_)))
+                    .map(|(_, op)| *op)
+            })
+            .unwrap_or(Operand::None);
+        match op {
+            ContainerOp::Put => self.store_element(container, None, last, out),
+            ContainerOp::PutAll => {
+                if let Some(from) = self.node_of(self.arg(site, 0)) {
+                    self.constrain(from, Constraint::Elem { dst: elem }, out);
+                    let unkeyed = self.keyed(container, None);
+                    self.constrain(from, Constraint::Elem { dst: unkeyed }, out);
+                }
+            }
+            ContainerOp::Get => {
+                self.engine.edge(elem, result, Transform::Copy, out);
+                // `d.get(key, default)` may give the default.
+                let default = self.arg(site, 1);
+                self.flow(default, result, out);
+            }
+            ContainerOp::GetPut => {
+                let default = self.arg(site, 1);
+                self.store_element(container, None, default, out);
+                self.engine.edge(elem, result, Transform::Copy, out);
+            }
+            ContainerOp::Same => self.engine.add(result, Obj::Container(container)),
+            ContainerOp::Items => {
+                let holder = match self.pairs_node.get(&container) {
+                    Some(n) => *n,
+                    None => {
+                        // (key, value) pairs: keys are not tracked.
+                        let keys = self.engine.node();
+                        let n = self.engine.node();
+                        self.engine.add(n, Obj::Tuple2(keys, elem));
+                        self.pairs_node.insert(container, n);
+                        n
+                    }
+                };
+                self.engine.add(result, Obj::Pairs(holder));
+            }
+        }
+    }
+}
+
+/// What calling an external name gives, named so that methods called on
+/// it read as Python names them: a class gives an instance of itself
+/// (`pathlib.Path()` → `pathlib.Path`), a few well-known factories give
+/// the class they return (`logging.getLogger()` → `logging.Logger`); any
+/// other call is written as a call (`json.loads()`).
+fn external_result(name: &str) -> String {
+    const FACTORIES: &[(&str, &str)] = &[
+        ("logging.getLogger", "logging.Logger"),
+        ("re.compile", "re.Pattern"),
+        ("re.match", "re.Match"),
+        ("re.search", "re.Match"),
+        ("re.fullmatch", "re.Match"),
+        ("datetime.datetime.now", "datetime.datetime"),
+        ("datetime.datetime.utcnow", "datetime.datetime"),
+        ("datetime.datetime.fromtimestamp", "datetime.datetime"),
+        ("datetime.datetime.fromisoformat", "datetime.datetime"),
+        ("datetime.datetime.strptime", "datetime.datetime"),
+        ("datetime.date.today", "datetime.date"),
+        ("builtins.open", "io.TextIOWrapper"),
+        ("subprocess.run", "subprocess.CompletedProcess"),
+        ("argparse.ArgumentParser.parse_args", "argparse.Namespace"),
+        ("collections.defaultdict", "collections.defaultdict"),
+        ("collections.deque", "collections.deque"),
+    ];
+    const BUILTIN_TYPES: &[&str] = &[
+        "bool",
+        "bytearray",
+        "bytes",
+        "complex",
+        "dict",
+        "float",
+        "frozenset",
+        "int",
+        "list",
+        "object",
+        "range",
+        "set",
+        "str",
+        "tuple",
+        "type",
+    ];
+    const STR_TO_STR: &[&str] = &[
+        "capitalize",
+        "casefold",
+        "center",
+        "expandtabs",
+        "format",
+        "join",
+        "ljust",
+        "lower",
+        "lstrip",
+        "removeprefix",
+        "removesuffix",
+        "replace",
+        "rjust",
+        "rstrip",
+        "strip",
+        "swapcase",
+        "title",
+        "translate",
+        "upper",
+        "zfill",
+    ];
+    if let Some((_, class)) = FACTORIES.iter().find(|(f, _)| *f == name) {
+        return (*class).to_string();
+    }
+    let (owner, last) = name.rsplit_once('.').unwrap_or(("", name));
+    if owner == "builtins.str" && STR_TO_STR.contains(&last) {
+        return owner.to_string();
+    }
+    let is_class = last.chars().next().is_some_and(char::is_uppercase)
+        || (owner == "builtins" && BUILTIN_TYPES.contains(&last));
+    if is_class && !last.contains('(') {
+        name.to_string()
+    } else {
+        format!("{name}()")
+    }
+}
