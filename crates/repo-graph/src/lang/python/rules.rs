@@ -532,20 +532,12 @@ impl<'f> Analysis<'f> {
         offset: u32,
         out: &mut Vec<Delivery>,
     ) {
-        let count = self.sites.get(site as usize).map_or(0, |s| s.args.len());
         let (var_positional, var_keyword) = {
             let params = self.params(callee);
             (params.var_positional, params.var_keyword)
         };
         let mut positional = 0u32;
-        for a in 0..count {
-            let Some((slot, op)) = self
-                .sites
-                .get(site as usize)
-                .and_then(|s| s.args.get(a).copied())
-            else {
-                break;
-            };
+        for (slot, op) in self.site_args(site) {
             self.engine.work += 1;
             match slot {
                 ArgSlot::Positional(p) => {
@@ -605,6 +597,14 @@ impl<'f> Analysis<'f> {
         }
     }
 
+    /// The arguments of a call site (a copy: passing them changes the graph).
+    pub(super) fn site_args(&self, site: u32) -> Vec<(ArgSlot, Operand)> {
+        self.sites
+            .get(site as usize)
+            .map(|s| s.args.clone())
+            .unwrap_or_default()
+    }
+
     pub(super) fn arg(&self, site: u32, position: u32) -> Operand {
         self.sites
             .get(site as usize)
@@ -648,15 +648,7 @@ impl<'f> Analysis<'f> {
                         c
                     }
                 };
-                let count = self.sites.get(site as usize).map_or(0, |s| s.args.len());
-                for a in 0..count {
-                    let Some((slot, op)) = self
-                        .sites
-                        .get(site as usize)
-                        .and_then(|s| s.args.get(a).copied())
-                    else {
-                        break;
-                    };
+                for (slot, op) in self.site_args(site) {
                     match slot {
                         ArgSlot::Keyword(name) => {
                             self.store_element(container, Some(name), op, out)
