@@ -5,3 +5,46 @@
 pub(crate) mod java;
 pub(crate) mod present;
 pub(crate) mod python;
+
+use tree_sitter::{Node, Tree};
+
+/// What a per-file extractor does at each node of [`walk`].
+pub(crate) trait Visitor {
+    /// Called before a node's children; returns whether to walk into them.
+    fn enter(&mut self, node: Node<'_>) -> bool;
+    /// Called after a node's children (or at once when they are skipped).
+    fn leave(&mut self, node: Node<'_>);
+    /// The walk goes down into `node`'s children.
+    fn down(&mut self, _node: Node<'_>) {}
+    /// The walk comes back up from a node's children.
+    fn up(&mut self) {}
+}
+
+/// Walks `tree` in pre-order with one cursor and no recursion, so that no
+/// nesting depth in a file can overflow the stack; both languages'
+/// extraction is this one walk.
+pub(crate) fn walk(tree: &Tree, visitor: &mut impl Visitor) {
+    let mut cursor = tree.root_node().walk();
+    'walk: loop {
+        let node = cursor.node();
+        let descend = visitor.enter(node);
+        // Most nodes are leaves; asking the cursor for their first child
+        // costs more than asking the node.
+        if descend && node.child_count() > 0 && cursor.goto_first_child() {
+            visitor.down(node);
+            continue;
+        }
+        visitor.leave(node);
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+            visitor.up();
+            let parent = cursor.node();
+            visitor.leave(parent);
+        }
+    }
+}

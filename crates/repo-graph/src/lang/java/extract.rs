@@ -12,323 +12,32 @@
 use std::sync::OnceLock;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::{Deserialize, Serialize};
 use tree_sitter::{Language, Node, Parser, Tree};
 
 use crate::lang::python::{count_lines, truncate};
-use crate::model::{BaseRelation, Complexity, FunctionKind, JavaTypeKind, Modifier, Span};
-use crate::routes::{Framework, HttpMethod};
+use crate::model::{BaseRelation, Complexity, JavaTypeKind, Modifier, Span};
 
+pub(crate) use super::facts::*;
+use super::routes::*;
 /// Longest text kept verbatim for annotations and unresolved expressions.
-const MAX_TEXT: usize = 120;
+pub(super) const MAX_TEXT: usize = 120;
 /// Deepest receiver chain turned into a [`JExpr`]; deeper is [`JExpr::Other`].
-const MAX_EXPR_DEPTH: u32 = 48;
+pub(super) const MAX_EXPR_DEPTH: u32 = 48;
 /// Types and methods nested deeper than this are not recorded as entities
 /// (their code counts for the deepest recorded one): each level lengthens
 /// every qualified name below it, so hostile nesting would cost quadratic
 /// memory.
-const MAX_ENTITY_DEPTH: usize = 200;
+pub(super) const MAX_ENTITY_DEPTH: usize = 200;
 /// Prunable nodes shorter than this are scanned even inside a scanned one.
-const SHORT_NODE: usize = 200;
+pub(super) const SHORT_NODE: usize = 200;
 /// `path(...)` route groups nested deeper than this are ignored.
-const MAX_PATH_GROUPS: usize = 64;
+pub(super) const MAX_PATH_GROUPS: usize = 64;
 /// Name of constructors in qualified names (as in the JVM).
 pub(crate) const CONSTRUCTOR: &str = "<init>";
 
-/// A lexical scope of a Java file: the compilation unit, or a type or method
-/// by local index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub(crate) enum JScope {
-    Unit,
-    Type(u32),
-    Method(u32),
-}
-
-/// A receiver or argument expression, as far as resolution can use it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum JExpr {
-    /// A simple name: a variable, a type or the first segment of a package.
-    Name(String),
-    /// `base.name` (`Outer.this` is `Field(Outer, "this")`).
-    Field(Box<JExpr>, String),
-    /// The result of calling `name` with `arity` arguments. `start` and
-    /// `end` are the bytes of the invocation, which identify it: it is also
-    /// a call site of its own ([`JCall::pos`], [`JCall::end`]), and
-    /// resolution evaluates each invocation once however long the chain.
-    Invoke {
-        receiver: Option<Box<JExpr>>,
-        name: String,
-        arity: u32,
-        start: u32,
-        end: u32,
-    },
-    /// `new T(...)`: an instance of the erased type `T`.
-    New(String),
-    /// `(T) x`: an instance of the erased type `T`.
-    Cast(String),
-    /// A written type (the left side of `List<X>::size`).
-    Type(String),
-    /// A string literal.
-    Str,
-    This,
-    Super,
-    /// Anything else, as written (truncated).
-    Other(String),
-}
-
-impl JExpr {
-    /// The expression as source-like text, for unresolved-call reports.
-    pub(crate) fn render(&self) -> String {
-        let mut out = String::new();
-        self.render_into(&mut out, 0);
-        out
-    }
-
-    fn render_into(&self, out: &mut String, depth: u32) {
-        if depth > MAX_EXPR_DEPTH {
-            out.push('…');
-            return;
-        }
-        match self {
-            JExpr::Name(n) => out.push_str(n),
-            JExpr::Field(base, name) => {
-                base.render_into(out, depth + 1);
-                out.push('.');
-                out.push_str(name);
-            }
-            JExpr::Invoke { receiver, name, .. } => {
-                if let Some(r) = receiver {
-                    r.render_into(out, depth + 1);
-                    out.push('.');
-                }
-                out.push_str(name);
-                out.push_str("()");
-            }
-            JExpr::New(t) => {
-                out.push_str("new ");
-                out.push_str(t);
-                out.push_str("()");
-            }
-            JExpr::Cast(t) => {
-                out.push_str("((");
-                out.push_str(t);
-                out.push_str(") …)");
-            }
-            JExpr::Type(t) => out.push_str(t),
-            JExpr::Str => out.push_str("\"…\""),
-            JExpr::This => out.push_str("this"),
-            JExpr::Super => out.push_str("super"),
-            JExpr::Other(text) => out.push_str(text),
-        }
-    }
-}
-
-/// The kind of a literal argument, used to choose between overloads of the
-/// same arity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub(crate) enum ArgKind {
-    Other,
-    Str,
-    Char,
-    Int,
-    Long,
-    Float,
-    Double,
-    Bool,
-    Null,
-}
-
-/// What a call site calls.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum JCallee {
-    /// `name(...)` or `receiver.name(...)`.
-    Method {
-        receiver: Option<JExpr>,
-        name: String,
-    },
-    /// `new T(...)` (also an anonymous class, and an enum constant's
-    /// constructor call); `T` erased.
-    New(String),
-    /// `this(...)` in a constructor.
-    This,
-    /// `super(...)` in a constructor.
-    Super,
-    /// `target::name`; `name` is [`CONSTRUCTOR`] for `T::new`.
-    Ref { target: JExpr, name: String },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JCall {
-    pub scope: JScope,
-    /// Start byte of the call, to tell which locals are visible.
-    pub pos: u32,
-    /// End byte of the call (with `pos`, the invocation's identity).
-    pub end: u32,
-    pub line: u32,
-    pub callee: JCallee,
-    /// Number of arguments (unknown for method references: 0).
-    pub arity: u32,
-    /// Literal kinds of the arguments; empty when no argument is a literal.
-    pub args: Vec<ArgKind>,
-}
-
-/// The type of a local variable.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum JLocalType {
-    /// A declared type, erased (`List<Foo>` → `List`, arrays keep `[]`).
-    Declared(String),
-    /// `var x = expr;`
-    Inferred(JExpr),
-    /// A lambda parameter without a type.
-    Untyped,
-}
-
-/// A local variable, parameter of a lambda, catch or pattern variable,
-/// visible from `start` to `end` (bytes) inside `scope`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JLocal {
-    pub scope: JScope,
-    pub name: String,
-    pub ty: JLocalType,
-    pub start: u32,
-    pub end: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JImport {
-    /// The dotted name without `.*`.
-    pub path: String,
-    pub is_static: bool,
-    pub on_demand: bool,
-    pub line: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JTypeParam {
-    pub name: String,
-    /// The first bound, erased.
-    pub bound: Option<String>,
-    /// As written, e.g. `T extends Comparable<T>`.
-    pub text: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JSuper {
-    /// As written.
-    pub text: String,
-    /// Erased (`Base<T>` → `Base`).
-    pub name: String,
-    pub relation: BaseRelation,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JField {
-    pub name: String,
-    /// As written (resolution erases it with [`erase`]).
-    pub type_text: String,
-    pub modifiers: Vec<Modifier>,
-    pub annotations: Vec<String>,
-    pub line: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct JTypeFacts {
-    pub name: String,
-    /// Dotted path inside the compilation unit, e.g. `Outer.Inner` or
-    /// `App.start.$1` for an anonymous class in method `start`.
-    pub local_path: String,
-    pub parent: JScope,
-    pub kind: JavaTypeKind,
-    pub anonymous: bool,
-    pub modifiers: Vec<Modifier>,
-    pub annotations: Vec<String>,
-    pub type_params: Vec<JTypeParam>,
-    pub supers: Vec<JSuper>,
-    pub fields: Vec<JField>,
-    pub docstring: Option<String>,
-    pub span: Span,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JParam {
-    pub name: String,
-    /// As written (`String...` for varargs, `int[]` for `int x[]`).
-    pub type_text: String,
-    pub varargs: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct JMethodFacts {
-    /// The method name, or [`CONSTRUCTOR`].
-    pub name: String,
-    /// Dotted path inside the compilation unit; overloaded methods end in
-    /// their erased parameter types, e.g. `App.print(int)`.
-    pub local_path: String,
-    pub parent: JScope,
-    pub kind: FunctionKind,
-    pub params: Vec<JParam>,
-    /// The return type as written (`None` for constructors).
-    pub returns: Option<String>,
-    pub modifiers: Vec<Modifier>,
-    pub annotations: Vec<String>,
-    pub type_params: Vec<JTypeParam>,
-    pub throws: Vec<String>,
-    pub has_body: bool,
-    pub docstring: Option<String>,
-    pub span: Span,
-    pub complexity: Complexity,
-}
-
-/// The handler of a route, before resolution.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum JHandler {
-    /// An annotated method of this file.
-    Method(u32),
-    /// An inline lambda in this scope.
-    Lambda(JScope),
-    /// A method reference `target::name`.
-    Ref { target: JExpr, name: String },
-    /// An object whose `handle` method serves the route.
-    Object(JExpr),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JRoute {
-    pub framework: Framework,
-    pub method: HttpMethod,
-    pub path: String,
-    pub handler: JHandler,
-    /// Scope the handler expression is evaluated in.
-    pub scope: JScope,
-    pub pos: u32,
-    pub line: u32,
-}
-
-/// Everything one Java file tells about itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct JavaFacts {
-    /// The declared package (`None` for the default package).
-    pub package: Option<String>,
-    /// The Javadoc of the package declaration, else of the first public
-    /// top-level type, else of the first top-level type.
-    pub docstring: Option<String>,
-    pub line_count: u32,
-    pub has_syntax_errors: bool,
-    pub complexity: Complexity,
-    pub imports: Vec<JImport>,
-    pub types: Vec<JTypeFacts>,
-    pub methods: Vec<JMethodFacts>,
-    pub locals: Vec<JLocal>,
-    pub calls: Vec<JCall>,
-    /// Distinct type names written in the file (dotted, erased), for the
-    /// module dependency graph.
-    pub type_names: Vec<String>,
-    pub routes: Vec<JRoute>,
-}
-
 /// Node kinds the walk reacts to, looked up through a table indexed by kind id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Other,
     Package,
     Import,
@@ -405,27 +114,27 @@ enum Kind {
     AnonymousDefault,
 }
 
-struct Grammar {
-    language: Language,
-    kinds: Vec<Kind>,
-    field_name: u16,
-    field_body: u16,
-    field_type: u16,
-    field_type_parameters: u16,
-    field_superclass: u16,
-    field_interfaces: u16,
-    field_parameters: u16,
-    field_declarator: Option<std::num::NonZeroU16>,
-    field_value: u16,
-    field_object: u16,
-    field_arguments: u16,
-    field_field: u16,
-    field_constructor: u16,
-    field_dimensions: u16,
-    field_key: u16,
+pub(super) struct Grammar {
+    pub(super) language: Language,
+    pub(super) kinds: Vec<Kind>,
+    pub(super) field_name: u16,
+    pub(super) field_body: u16,
+    pub(super) field_type: u16,
+    pub(super) field_type_parameters: u16,
+    pub(super) field_superclass: u16,
+    pub(super) field_interfaces: u16,
+    pub(super) field_parameters: u16,
+    pub(super) field_declarator: Option<std::num::NonZeroU16>,
+    pub(super) field_value: u16,
+    pub(super) field_object: u16,
+    pub(super) field_arguments: u16,
+    pub(super) field_field: u16,
+    pub(super) field_constructor: u16,
+    pub(super) field_dimensions: u16,
+    pub(super) field_key: u16,
 }
 
-fn grammar() -> &'static Grammar {
+pub(super) fn grammar() -> &'static Grammar {
     static GRAMMAR: OnceLock<Grammar> = OnceLock::new();
     GRAMMAR.get_or_init(|| {
         let language: Language = tree_sitter_java::LANGUAGE.into();
@@ -579,14 +288,14 @@ fn grammar() -> &'static Grammar {
 }
 
 impl Grammar {
-    fn kind(&self, node: Node<'_>) -> Kind {
+    pub(super) fn kind(&self, node: Node<'_>) -> Kind {
         self.kinds
             .get(usize::from(node.kind_id()))
             .copied()
             .unwrap_or(Kind::Other)
     }
 
-    fn field<'t>(&self, node: Node<'t>, field: u16) -> Option<Node<'t>> {
+    pub(super) fn field<'t>(&self, node: Node<'t>, field: u16) -> Option<Node<'t>> {
         node.child_by_field_id(field)
     }
 }
@@ -618,114 +327,91 @@ impl JavaParser {
 }
 
 /// An entity scope being walked, popped when the walk leaves `end_node`.
-struct Frame {
-    scope: JScope,
-    end_node: usize,
+pub(super) struct Frame {
+    pub(super) scope: JScope,
+    pub(super) end_node: usize,
 }
 
 /// A scope that opens when the walk reaches its body node.
-struct PendingScope {
-    body_node: usize,
-    frame: Frame,
+pub(super) struct PendingScope {
+    pub(super) body_node: usize,
+    pub(super) frame: Frame,
 }
-
-/// An annotation that may declare a route, with its arguments.
-struct RouteAnnotation {
-    name: String,
-    line: u32,
-    /// (key, string values, other values as written); key `None` for the
-    /// single unnamed argument.
-    args: Vec<(Option<String>, Vec<String>, Vec<String>)>,
-}
-
-impl RouteAnnotation {
-    /// String values of the first of `keys` present (`None` stands for the
-    /// unnamed argument); empty when none is given.
-    fn strings(&self, keys: &[Option<&str>]) -> Vec<String> {
-        for key in keys {
-            if let Some((_, strings, _)) = self.args.iter().find(|(k, _, _)| k.as_deref() == *key) {
-                return strings.clone();
-            }
-        }
-        Vec::new()
-    }
-
-    fn others(&self, key: &str) -> &[String] {
-        self.args
-            .iter()
-            .find(|(k, _, _)| k.as_deref() == Some(key))
-            .map_or(&[], |(_, _, others)| others.as_slice())
-    }
-}
-
-/// Simple names of annotations that can declare routes or route prefixes.
-const ROUTE_ANNOTATIONS: &[&str] = &[
-    "RequestMapping",
-    "GetMapping",
-    "PostMapping",
-    "PutMapping",
-    "DeleteMapping",
-    "PatchMapping",
-    "Path",
-    "GET",
-    "POST",
-    "PUT",
-    "DELETE",
-    "PATCH",
-    "HEAD",
-    "OPTIONS",
-    "Controller",
-    "Get",
-    "Post",
-    "Put",
-    "Delete",
-    "Patch",
-    "Head",
-    "Options",
-];
 
 /// Keywords that name primitive types, never internal ones.
-const PRIMITIVE_NAMES: &[&str] = &[
+pub(super) const PRIMITIVE_NAMES: &[&str] = &[
     "int", "long", "short", "byte", "char", "boolean", "float", "double", "void",
 ];
 
 /// Web frameworks the file imports, for call-based routes.
 #[derive(Default, Clone, Copy)]
-struct Imported {
-    javalin: bool,
-    spark: bool,
-    micronaut: bool,
+pub(super) struct Imported {
+    pub(super) javalin: bool,
+    pub(super) spark: bool,
+    pub(super) micronaut: bool,
 }
 
-struct Extractor<'s> {
-    src: &'s str,
-    g: &'static Grammar,
-    facts: JavaFacts,
-    frames: Vec<Frame>,
-    pending: Vec<PendingScope>,
+impl crate::lang::Visitor for Extractor<'_> {
+    fn enter(&mut self, node: Node<'_>) -> bool {
+        let kind = self.g.kind(node);
+        if let Some(Some(call)) = self.argument_of.last() {
+            self.count_argument(*call, node, kind);
+        }
+        self.enter_node(node, kind)
+    }
+
+    fn leave(&mut self, node: Node<'_>) {
+        let kind = self.g.kind(node);
+        self.leave_node(node, kind);
+    }
+
+    fn down(&mut self, node: Node<'_>) {
+        let call = if self.g.kind(node) == Kind::ArgumentList {
+            self.take_argument_list(node.id())
+        } else {
+            None
+        };
+        self.argument_of.push(call);
+    }
+
+    fn up(&mut self) {
+        self.argument_of.pop();
+    }
+}
+
+pub(super) struct Extractor<'s> {
+    /// For each open ancestor of the walk: the call whose arguments its
+    /// children are.
+    pub(super) argument_of: Vec<Option<u32>>,
+    pub(super) src: &'s str,
+    pub(super) g: &'static Grammar,
+    pub(super) facts: JavaFacts,
+    pub(super) frames: Vec<Frame>,
+    pub(super) pending: Vec<PendingScope>,
     /// Open nodes that bound the visibility of locals: (node id, end byte).
-    blocks: Vec<(usize, u32)>,
-    block_depth: u32,
+    pub(super) blocks: Vec<(usize, u32)>,
+    pub(super) block_depth: u32,
     /// The last Javadoc comment seen: its byte range.
-    last_doc: Option<(usize, usize)>,
-    package_doc: Option<String>,
+    pub(super) last_doc: Option<(usize, usize)>,
+    pub(super) package_doc: Option<String>,
     /// Entities in creation order, for computing local paths parents first.
-    order: Vec<JScope>,
-    anonymous_count: FxHashMap<JScope, u32>,
-    type_names: FxHashSet<&'s str>,
-    route_annotations: Vec<(JScope, RouteAnnotation)>,
-    imported: Imported,
+    pub(super) order: Vec<JScope>,
+    pub(super) anonymous_count: FxHashMap<JScope, u32>,
+    pub(super) type_names: FxHashSet<&'s str>,
+    pub(super) route_annotations: Vec<(JScope, RouteAnnotation)>,
+    pub(super) imported: Imported,
     /// `path("/x", () -> { ... })` groups being walked: (lambda node id, prefix).
-    path_groups: Vec<(usize, String)>,
+    pub(super) path_groups: Vec<(usize, String)>,
     /// Argument lists of recorded calls not reached yet: (node id, call index).
-    argument_lists: Vec<(usize, u32)>,
+    pub(super) argument_lists: Vec<(usize, u32)>,
     /// The outermost prunable node being walked because its text may hold code.
-    scanned: Option<usize>,
+    pub(super) scanned: Option<usize>,
 }
 
 impl<'s> Extractor<'s> {
-    fn new(src: &'s str) -> Self {
+    pub(super) fn new(src: &'s str) -> Self {
         Extractor {
+            argument_of: Vec::new(),
             src,
             g: grammar(),
             facts: JavaFacts {
@@ -759,48 +445,16 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn run(mut self, tree: &Tree) -> JavaFacts {
+    pub(super) fn run(mut self, tree: &Tree) -> JavaFacts {
         let root = tree.root_node();
         self.facts.has_syntax_errors = root.has_error();
-        let mut cursor = root.walk();
-        // For each open ancestor: the call whose arguments its children are.
-        let mut argument_of: Vec<Option<u32>> = Vec::new();
-        'walk: loop {
-            let node = cursor.node();
-            let kind = self.g.kind(node);
-            if let Some(Some(call)) = argument_of.last() {
-                self.count_argument(*call, node, kind);
-            }
-            let descend = self.enter(node, kind);
-            // Most nodes are leaves; asking the cursor for their first child
-            // costs more than asking the node.
-            if descend && node.child_count() > 0 && cursor.goto_first_child() {
-                argument_of.push(if kind == Kind::ArgumentList {
-                    self.take_argument_list(node.id())
-                } else {
-                    None
-                });
-                continue;
-            }
-            self.leave(node, kind);
-            loop {
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    break 'walk;
-                }
-                argument_of.pop();
-                let parent = cursor.node();
-                self.leave(parent, self.g.kind(parent));
-            }
-        }
+        crate::lang::walk(tree, &mut self);
         self.finish()
     }
 
     /// Arities and literal kinds are counted as the walk passes the
     /// arguments, instead of iterating every argument list a second time.
-    fn count_argument(&mut self, call: u32, node: Node<'_>, kind: Kind) {
+    pub(super) fn count_argument(&mut self, call: u32, node: Node<'_>, kind: Kind) {
         if !node.is_named() || matches!(kind, Kind::LineComment | Kind::BlockComment) {
             return;
         }
@@ -827,7 +481,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// The call whose argument list `id` is, if one was recorded.
-    fn take_argument_list(&mut self, id: usize) -> Option<u32> {
+    pub(super) fn take_argument_list(&mut self, id: usize) -> Option<u32> {
         let position = self
             .argument_lists
             .iter()
@@ -835,14 +489,14 @@ impl<'s> Extractor<'s> {
         Some(self.argument_lists.swap_remove(position).1)
     }
 
-    fn text(&self, node: Node<'_>) -> &'s str {
+    pub(super) fn text(&self, node: Node<'_>) -> &'s str {
         self.src.get(node.byte_range()).unwrap_or("")
     }
 
     /// The node's text with whitespace collapsed, cut to [`MAX_TEXT`]. Only
     /// a prefix is looked at: receivers of long call chains would otherwise
     /// be copied once per call.
-    fn short_text(&self, node: Node<'_>) -> String {
+    pub(super) fn short_text(&self, node: Node<'_>) -> String {
         let text = self.text(node);
         let mut end = text.len().min(4 * MAX_TEXT);
         while !text.is_char_boundary(end) {
@@ -851,23 +505,23 @@ impl<'s> Extractor<'s> {
         truncate(&squash(&text[..end]), MAX_TEXT)
     }
 
-    fn scope(&self) -> JScope {
+    pub(super) fn scope(&self) -> JScope {
         self.frames.last().map_or(JScope::Unit, |f| f.scope)
     }
 
     /// The innermost method frame, if the walk is inside a method body.
-    fn method_frame(&self) -> Option<u32> {
+    pub(super) fn method_frame(&self) -> Option<u32> {
         self.frames.iter().rev().find_map(|f| match f.scope {
             JScope::Method(m) => Some(m),
             _ => None,
         })
     }
 
-    fn visible_until(&self) -> u32 {
+    pub(super) fn visible_until(&self) -> u32 {
         self.blocks.last().map_or(u32::MAX, |(_, end)| *end)
     }
 
-    fn span(&self, node: Node<'_>) -> Span {
+    pub(super) fn span(&self, node: Node<'_>) -> Span {
         let range = node.byte_range();
         Span {
             start_byte: byte(range.start),
@@ -878,7 +532,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// Returns whether to descend into the node's children.
-    fn enter(&mut self, node: Node<'_>, kind: Kind) -> bool {
+    pub(super) fn enter_node(&mut self, node: Node<'_>, kind: Kind) -> bool {
         if let Some(pending) = self.pending.last()
             && pending.body_node == node.id()
             && let Some(pending) = self.pending.pop()
@@ -970,7 +624,7 @@ impl<'s> Extractor<'s> {
         true
     }
 
-    fn leave(&mut self, node: Node<'_>, kind: Kind) {
+    pub(super) fn leave_node(&mut self, node: Node<'_>, kind: Kind) {
         match kind {
             Kind::ClassBody | Kind::TypeBody | Kind::Block => {
                 if matches!(kind, Kind::Block)
@@ -1007,7 +661,7 @@ impl<'s> Extractor<'s> {
     /// method reference, ternary or pattern variable. Only the outermost of
     /// nested prunable nodes is scanned (and short ones inside it), so a
     /// deep `1 + 1 + ... + 1` costs one pass over its text.
-    fn may_hold_code(&mut self, node: Node<'_>) -> bool {
+    pub(super) fn may_hold_code(&mut self, node: Node<'_>) -> bool {
         let short = node.end_byte() - node.start_byte() < SHORT_NODE;
         if self.scanned.is_some() && !short {
             return true;
@@ -1022,7 +676,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// `Constants.X` mentions the type `Constants`.
-    fn field_access(&mut self, node: Node<'_>) {
+    pub(super) fn field_access(&mut self, node: Node<'_>) {
         if let Some(object) = self.g.field(node, self.g.field_object)
             && self.g.kind(object) == Kind::Identifier
         {
@@ -1035,7 +689,7 @@ impl<'s> Extractor<'s> {
 
     /// Records the type names a type's text mentions (`Map<K, List<a.B>>`
     /// mentions `Map`, `K`, `List` and `a.B`).
-    fn note_type_names(&mut self, text: &'s str) {
+    pub(super) fn note_type_names(&mut self, text: &'s str) {
         let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$' || c == '.';
         for token in text.split(|c: char| !is_part(c)) {
             let token = token.trim_matches('.');
@@ -1050,7 +704,7 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn branch(&mut self) {
+    pub(super) fn branch(&mut self) {
         self.facts.complexity.branches += 1;
         if let Some(m) = self.method_frame()
             && let Some(method) = self.facts.methods.get_mut(m as usize)
@@ -1060,7 +714,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// The Javadoc directly before `node` (only whitespace between), if any.
-    fn javadoc(&mut self, node: Node<'_>) -> Option<String> {
+    pub(super) fn javadoc(&mut self, node: Node<'_>) -> Option<String> {
         let (start, end) = self.last_doc?;
         let between = self.src.get(end..node.start_byte())?;
         if !between.bytes().all(|b| b.is_ascii_whitespace()) {
@@ -1070,7 +724,7 @@ impl<'s> Extractor<'s> {
         clean_javadoc(self.src.get(start..end)?)
     }
 
-    fn enter_package(&mut self, node: Node<'_>) {
+    pub(super) fn enter_package(&mut self, node: Node<'_>) {
         let mut cursor = node.walk();
         let name = node
             .named_children(&mut cursor)
@@ -1084,7 +738,7 @@ impl<'s> Extractor<'s> {
         self.package_doc = self.javadoc(node);
     }
 
-    fn enter_import(&mut self, node: Node<'_>) {
+    pub(super) fn enter_import(&mut self, node: Node<'_>) {
         let mut is_static = false;
         let mut on_demand = false;
         let mut path = None;
@@ -1117,739 +771,13 @@ impl<'s> Extractor<'s> {
         });
     }
 
-    /// Modifiers and annotation texts of a declaration; route annotations
-    /// are remembered for `owner`.
-    fn modifiers(&mut self, node: Node<'_>, owner: Option<JScope>) -> (Vec<Modifier>, Vec<String>) {
-        // Modifiers always come first in a declaration.
-        let Some(list) = node.child(0).filter(|c| self.g.kind(*c) == Kind::Modifiers) else {
-            return (Vec::new(), Vec::new());
-        };
-        let mut modifiers = Vec::new();
-        let mut annotations = Vec::new();
-        let mut cursor = list.walk();
-        for child in list.children(&mut cursor) {
-            match self.g.kind(child) {
-                Kind::MarkerAnnotation | Kind::Annotation => {
-                    if let Some(name) = self.g.field(child, self.g.field_name) {
-                        self.type_names.insert(self.text(name));
-                    }
-                    let text = self.text(child).trim_start_matches('@').trim();
-                    annotations.push(truncate(&squash(text), MAX_TEXT));
-                    if let Some(owner) = owner {
-                        self.route_annotation(child, owner);
-                    }
-                }
-                _ if !child.is_named() => {
-                    if let Some(m) = Modifier::from_keyword(child.kind()) {
-                        modifiers.push(m);
-                    }
-                }
-                _ => {}
-            }
-        }
-        (modifiers, annotations)
-    }
-
-    fn route_annotation(&mut self, node: Node<'_>, owner: JScope) {
-        let g = self.g;
-        let Some(name_node) = g.field(node, g.field_name) else {
-            return;
-        };
-        let full = self.text(name_node);
-        let name = full.rsplit('.').next().unwrap_or(full);
-        if !ROUTE_ANNOTATIONS.contains(&name) {
-            return;
-        }
-        let mut args = Vec::new();
-        if let Some(list) = g.field(node, g.field_arguments) {
-            let mut cursor = list.walk();
-            for arg in list.named_children(&mut cursor) {
-                match g.kind(arg) {
-                    Kind::ElementValuePair => {
-                        let key = g.field(arg, g.field_key).map(|k| self.text(k).to_string());
-                        let (strings, others) = g
-                            .field(arg, g.field_value)
-                            .map(|v| self.element_values(v))
-                            .unwrap_or_default();
-                        args.push((key, strings, others));
-                    }
-                    Kind::LineComment | Kind::BlockComment => {}
-                    _ => {
-                        let (strings, others) = self.element_values(arg);
-                        args.push((None, strings, others));
-                    }
-                }
-            }
-        }
-        self.route_annotations.push((
-            owner,
-            RouteAnnotation {
-                name: name.to_string(),
-                line: line_of(node.start_position().row),
-                args,
-            },
-        ));
-    }
-
-    /// String literals and other values of an annotation element.
-    fn element_values(&self, node: Node<'_>) -> (Vec<String>, Vec<String>) {
-        let mut strings = Vec::new();
-        let mut others = Vec::new();
-        let mut one = |n: Node<'_>| match self.g.kind(n) {
-            Kind::StringLiteral => strings.push(string_value(self.text(n))),
-            Kind::LineComment | Kind::BlockComment => {}
-            _ => others.push(compact(self.text(n))),
-        };
-        if self.g.kind(node) == Kind::ElementValueArray {
-            let mut cursor = node.walk();
-            for child in node.named_children(&mut cursor) {
-                one(child);
-            }
-        } else {
-            one(node);
-        }
-        (strings, others)
-    }
-
-    fn type_params(&self, list: Option<Node<'_>>) -> Vec<JTypeParam> {
-        let Some(list) = list else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        let mut cursor = list.walk();
-        for param in list.named_children(&mut cursor) {
-            if self.g.kind(param) != Kind::TypeParameter {
-                continue;
-            }
-            let mut inner = param.walk();
-            let mut name = None;
-            let mut bound = None;
-            for child in param.named_children(&mut inner) {
-                match self.g.kind(child) {
-                    Kind::TypeIdentifier if name.is_none() => name = Some(self.text(child)),
-                    Kind::TypeBound => {
-                        bound = child
-                            .named_child(0)
-                            .map(|b| erase(self.text(b)).into_owned());
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(name) = name {
-                out.push(JTypeParam {
-                    name: name.to_string(),
-                    bound,
-                    text: squash(self.text(param)),
-                });
-            }
-        }
-        out
-    }
-
-    fn enter_type(&mut self, node: Node<'_>, kind: Kind) {
-        let g = self.g;
-        let ([name_node, superclass, interfaces, params, body], [extends]) = self.children(
-            node,
-            [
-                g.field_name,
-                g.field_superclass,
-                g.field_interfaces,
-                g.field_parameters,
-                g.field_body,
-            ],
-            [Kind::ExtendsInterfaces],
-        );
-        let Some(name_node) = name_node else {
-            return;
-        };
-        let java_kind = match kind {
-            Kind::InterfaceDecl => JavaTypeKind::Interface,
-            Kind::EnumDecl => JavaTypeKind::Enum,
-            Kind::RecordDecl => JavaTypeKind::Record,
-            Kind::AnnotationDecl => JavaTypeKind::Annotation,
-            _ => JavaTypeKind::Class,
-        };
-        let mut supers = Vec::new();
-        if let Some(ty) = superclass.and_then(|s| s.named_child(0)) {
-            self.push_super(&mut supers, ty, BaseRelation::Extends);
-        }
-        for (list, relation) in [
-            (extends, BaseRelation::Extends),
-            (interfaces, BaseRelation::Implements),
-        ] {
-            let Some(list) = list.and_then(|l| {
-                let mut c = l.walk();
-                l.named_children(&mut c)
-                    .find(|n| g.kind(*n) == Kind::TypeList)
-            }) else {
-                continue;
-            };
-            let mut inner = list.walk();
-            for ty in list.named_children(&mut inner) {
-                self.push_super(&mut supers, ty, relation);
-            }
-        }
-        let mut fields = Vec::new();
-        if kind == Kind::RecordDecl
-            && let Some(params) = params
-        {
-            for param in self.parameters(params) {
-                fields.push(JField {
-                    name: param.name,
-                    type_text: param.type_text,
-                    modifiers: Vec::new(),
-                    annotations: Vec::new(),
-                    line: line_of(params.start_position().row),
-                });
-            }
-        }
-        let name = self.text(name_node).to_string();
-        self.push_type(node, name, java_kind, supers, fields, false, body);
-    }
-
-    fn push_super(&self, supers: &mut Vec<JSuper>, ty: Node<'_>, relation: BaseRelation) {
-        let text = squash(self.text(ty));
-        if text.is_empty() {
-            return;
-        }
-        supers.push(JSuper {
-            name: erase(&text).into_owned(),
-            text,
-            relation,
-        });
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn push_type(
+    /// Records a call; the walk counts its arguments when it reaches `arguments`.
+    pub(super) fn push_call(
         &mut self,
         node: Node<'_>,
-        name: String,
-        kind: JavaTypeKind,
-        supers: Vec<JSuper>,
-        fields: Vec<JField>,
-        anonymous: bool,
-        body: Option<Node<'_>>,
+        callee: JCallee,
+        arguments: Option<Node<'_>>,
     ) {
-        if self.frames.len() + self.pending.len() >= MAX_ENTITY_DEPTH {
-            return;
-        }
-        let id = u32::try_from(self.facts.types.len()).unwrap_or(u32::MAX);
-        let scope = JScope::Type(id);
-        let docstring = if anonymous { None } else { self.javadoc(node) };
-        let (modifiers, annotations) = self.modifiers(node, Some(scope));
-        let type_params = self.type_params(self.g.field(node, self.g.field_type_parameters));
-        let parent = self.scope();
-        let depth = self.block_depth;
-        self.facts.complexity.max_def_depth = self.facts.complexity.max_def_depth.max(depth);
-        self.facts.types.push(JTypeFacts {
-            name,
-            local_path: String::new(),
-            parent,
-            kind,
-            anonymous,
-            modifiers,
-            annotations,
-            type_params,
-            supers,
-            fields,
-            docstring,
-            span: self.span(node),
-        });
-        self.order.push(scope);
-        if let Some(body) = body {
-            self.pending.push(PendingScope {
-                body_node: body.id(),
-                frame: Frame {
-                    scope,
-                    end_node: body.id(),
-                },
-            });
-        }
-    }
-
-    fn enter_enum_constant(&mut self, node: Node<'_>) {
-        let g = self.g;
-        let Some(name_node) = g.field(node, g.field_name) else {
-            return;
-        };
-        let JScope::Type(owner) = self.scope() else {
-            return;
-        };
-        let Some(enum_name) = self.facts.types.get(owner as usize).map(|t| t.name.clone()) else {
-            return;
-        };
-        let name = self.text(name_node).to_string();
-        let (modifiers, annotations) = self.modifiers(node, None);
-        if let Some(owner) = self.facts.types.get_mut(owner as usize) {
-            owner.fields.push(JField {
-                name: name.clone(),
-                type_text: enum_name.clone(),
-                modifiers,
-                annotations,
-                line: line_of(node.start_position().row),
-            });
-        }
-        let arguments = g.field(node, g.field_arguments);
-        self.push_call(node, JCallee::New(enum_name.clone()), arguments);
-        if let Some(body) = g.field(node, g.field_body) {
-            let supers = vec![JSuper {
-                text: enum_name.clone(),
-                name: enum_name,
-                relation: BaseRelation::Extends,
-            }];
-            self.push_type(
-                node,
-                name,
-                JavaTypeKind::Class,
-                supers,
-                Vec::new(),
-                true,
-                Some(body),
-            );
-        }
-    }
-
-    /// The children of `node` that carry a field, each visited once (one
-    /// cursor pass instead of a `child_by_field_id` lookup per field), plus
-    /// its first unfielded child of each kind in `kinds`.
-    fn children<'t, const F: usize, const K: usize>(
-        &self,
-        node: Node<'t>,
-        fields: [u16; F],
-        kinds: [Kind; K],
-    ) -> ([Option<Node<'t>>; F], [Option<Node<'t>>; K]) {
-        let mut by_field = [None; F];
-        let mut by_kind = [None; K];
-        let mut cursor = node.walk();
-        if !cursor.goto_first_child() {
-            return (by_field, by_kind);
-        }
-        loop {
-            let child = cursor.node();
-            match cursor.field_id() {
-                Some(id) => {
-                    if let Some(i) = fields.iter().position(|f| *f == id.get())
-                        && by_field[i].is_none()
-                    {
-                        by_field[i] = Some(child);
-                    }
-                }
-                None if K > 0 => {
-                    let kind = self.g.kind(child);
-                    if let Some(i) = kinds.iter().position(|k| *k == kind)
-                        && by_kind[i].is_none()
-                    {
-                        by_kind[i] = Some(child);
-                    }
-                }
-                None => {}
-            }
-            if !cursor.goto_next_sibling() {
-                return (by_field, by_kind);
-            }
-        }
-    }
-
-    /// The parameters of a method, constructor, record or lambda (the walk
-    /// does not descend into them, so their type names are noted here).
-    fn parameters(&mut self, node: Node<'_>) -> Vec<JParam> {
-        let g = self.g;
-        let mut out = Vec::new();
-        let mut cursor = node.walk();
-        if !cursor.goto_first_child() {
-            return out;
-        }
-        loop {
-            let param = cursor.node();
-            match g.kind(param) {
-                Kind::FormalParameter => {
-                    let ([ty, name, dims], []) =
-                        self.children(param, [g.field_type, g.field_name, g.field_dimensions], []);
-                    if let Some(ty) = ty {
-                        let text = self.text(ty);
-                        self.note_type_names(text);
-                        let mut type_text = squash(text);
-                        if let Some(dims) = dims {
-                            type_text.push_str(&compact(self.text(dims)));
-                        }
-                        out.push(JParam {
-                            name: name.map_or("", |n| self.text(n)).to_string(),
-                            type_text,
-                            varargs: false,
-                        });
-                    }
-                }
-                Kind::SpreadParameter => {
-                    let mut inner = param.walk();
-                    let mut ty = None;
-                    let mut name = "";
-                    for child in param.named_children(&mut inner) {
-                        match g.kind(child) {
-                            Kind::VariableDeclarator => {
-                                name = g.field(child, g.field_name).map_or("", |n| self.text(n));
-                            }
-                            Kind::Modifiers | Kind::MarkerAnnotation | Kind::Annotation => {}
-                            _ if ty.is_none() => ty = Some(child),
-                            _ => {}
-                        }
-                    }
-                    if let Some(ty) = ty {
-                        self.note_type_names(self.text(ty));
-                        out.push(JParam {
-                            name: name.to_string(),
-                            type_text: format!("{}...", squash(self.text(ty))),
-                            varargs: true,
-                        });
-                    }
-                }
-                _ => {}
-            }
-            if !cursor.goto_next_sibling() {
-                return out;
-            }
-        }
-    }
-
-    fn enter_method(&mut self, node: Node<'_>, kind: Kind) {
-        let g = self.g;
-        let (
-            [
-                name_node,
-                params_node,
-                type_node,
-                dims,
-                body,
-                type_params_node,
-            ],
-            [throws_node],
-        ) = self.children(
-            node,
-            [
-                g.field_name,
-                g.field_parameters,
-                g.field_type,
-                g.field_dimensions,
-                g.field_body,
-                g.field_type_parameters,
-            ],
-            [Kind::Throws],
-        );
-        let Some(name_node) = name_node else {
-            return;
-        };
-        if self.frames.len() + self.pending.len() >= MAX_ENTITY_DEPTH {
-            return;
-        }
-        let parent = self.scope();
-        let id = u32::try_from(self.facts.methods.len()).unwrap_or(u32::MAX);
-        let scope = JScope::Method(id);
-        let docstring = self.javadoc(node);
-        let (modifiers, annotations) = self.modifiers(node, Some(scope));
-        let is_constructor = matches!(kind, Kind::ConstructorDecl | Kind::CompactConstructorDecl);
-        let name = if is_constructor {
-            CONSTRUCTOR.to_string()
-        } else {
-            self.text(name_node).to_string()
-        };
-        let params = match (kind, params_node) {
-            (_, Some(p)) => self.parameters(p),
-            // A compact constructor takes the record's components.
-            (Kind::CompactConstructorDecl, None) => match parent {
-                JScope::Type(t) => self.facts.types.get(t as usize).map_or_else(Vec::new, |t| {
-                    t.fields
-                        .iter()
-                        .map(|f| JParam {
-                            name: f.name.clone(),
-                            type_text: f.type_text.clone(),
-                            varargs: false,
-                        })
-                        .collect()
-                }),
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
-        };
-        let returns = match (is_constructor, type_node) {
-            (false, Some(t)) => {
-                let text = self.text(t);
-                self.note_type_names(text);
-                let mut text = squash(text);
-                if let Some(dims) = dims {
-                    text.push_str(&compact(self.text(dims)));
-                }
-                Some(text)
-            }
-            _ => None,
-        };
-        let mut throws = Vec::new();
-        if let Some(list) = throws_node {
-            let mut inner = list.walk();
-            for ty in list.named_children(&mut inner) {
-                if !matches!(g.kind(ty), Kind::LineComment | Kind::BlockComment) {
-                    throws.push(squash(self.text(ty)));
-                }
-            }
-        }
-        let is_static = modifiers.contains(&Modifier::Static);
-        let function_kind = match (is_constructor, is_static) {
-            (true, _) => FunctionKind::Constructor,
-            (false, true) => FunctionKind::StaticMethod,
-            (false, false) => FunctionKind::Method,
-        };
-        let depth = self.block_depth;
-        self.facts.complexity.max_def_depth = self.facts.complexity.max_def_depth.max(depth);
-        let type_params = self.type_params(type_params_node);
-        self.facts.methods.push(JMethodFacts {
-            name,
-            local_path: String::new(),
-            parent,
-            kind: function_kind,
-            params,
-            returns,
-            modifiers,
-            annotations,
-            type_params,
-            throws,
-            has_body: body.is_some(),
-            docstring,
-            span: self.span(node),
-            complexity: Complexity {
-                branches: 0,
-                max_def_depth: depth,
-            },
-        });
-        self.order.push(scope);
-        if let Some(body) = body {
-            self.pending.push(PendingScope {
-                body_node: body.id(),
-                frame: Frame {
-                    scope,
-                    end_node: body.id(),
-                },
-            });
-        }
-    }
-
-    /// Calls `each(type, declarator)` for the declarators of a field or
-    /// local variable declaration, in one pass over its children.
-    fn declarators<'t>(&self, node: Node<'t>) -> (Option<Node<'t>>, Vec<Node<'t>>) {
-        let g = self.g;
-        let mut ty = None;
-        let mut declarators = Vec::new();
-        let mut cursor = node.walk();
-        if cursor.goto_first_child() {
-            loop {
-                match cursor.field_id().map(|f| f.get()) {
-                    Some(f) if f == g.field_type => ty = Some(cursor.node()),
-                    Some(f) if g.field_declarator.is_some_and(|d| d.get() == f) => {
-                        declarators.push(cursor.node())
-                    }
-                    _ => {}
-                }
-                if !cursor.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        (ty, declarators)
-    }
-
-    fn enter_field(&mut self, node: Node<'_>) {
-        let g = self.g;
-        let JScope::Type(owner) = self.scope() else {
-            return;
-        };
-        let (Some(ty), declarators) = self.declarators(node) else {
-            return;
-        };
-        let (modifiers, annotations) = self.modifiers(node, None);
-        let base_text = squash(self.text(ty));
-        let line = line_of(node.start_position().row);
-        let mut fields = Vec::with_capacity(declarators.len());
-        for declarator in declarators {
-            let ([name, dims], []) =
-                self.children(declarator, [g.field_name, g.field_dimensions], []);
-            let Some(name) = name else {
-                continue;
-            };
-            let mut type_text = base_text.clone();
-            if let Some(dims) = dims {
-                type_text.push_str(&compact(self.text(dims)));
-            }
-            fields.push(JField {
-                name: self.text(name).to_string(),
-                type_text,
-                modifiers: modifiers.clone(),
-                annotations: annotations.clone(),
-                line,
-            });
-        }
-        // A field's Javadoc is not kept, but must not attach to what follows.
-        self.last_doc = None;
-        if let Some(owner) = self.facts.types.get_mut(owner as usize) {
-            owner.fields.extend(fields);
-        }
-    }
-
-    fn enter_local(&mut self, node: Node<'_>) {
-        let g = self.g;
-        let (Some(ty), declarators) = self.declarators(node) else {
-            return;
-        };
-        let type_text = self.text(ty);
-        let is_var = type_text == "var";
-        let scope = self.scope();
-        let end = self.visible_until();
-        let mut locals = Vec::with_capacity(declarators.len());
-        for declarator in declarators {
-            let ([name, dims, value], []) = self.children(
-                declarator,
-                [g.field_name, g.field_dimensions, g.field_value],
-                [],
-            );
-            let Some(name) = name else {
-                continue;
-            };
-            let ty = if is_var {
-                match value {
-                    Some(value) => JLocalType::Inferred(self.expr(value)),
-                    None => JLocalType::Untyped,
-                }
-            } else {
-                let mut text = erase(type_text).into_owned();
-                if let Some(dims) = dims {
-                    text.push_str(&compact(self.text(dims)));
-                }
-                JLocalType::Declared(text)
-            };
-            locals.push(JLocal {
-                scope,
-                name: self.text(name).to_string(),
-                ty,
-                start: byte(declarator.start_byte()),
-                end,
-            });
-        }
-        self.facts.locals.extend(locals);
-    }
-
-    /// A variable declared by a `type` and `name` field pair (enhanced for,
-    /// resource, `instanceof` pattern), visible to the end of the enclosing
-    /// block. `var` takes the type of the `value` field only when that is
-    /// the initializer (a resource), not the iterable of an enhanced `for`.
-    fn declare_typed(&mut self, node: Node<'_>, value_initializes: bool) {
-        let g = self.g;
-        let (Some(name), Some(ty)) = (
-            g.field(node, g.field_name),
-            g.field(node, g.field_type)
-                .or_else(|| node.child_by_field_name("right")),
-        ) else {
-            return;
-        };
-        let text = self.text(ty);
-        let ty = match (text == "var", g.field(node, g.field_value)) {
-            (true, Some(value)) if value_initializes => JLocalType::Inferred(self.expr(value)),
-            (true, _) => JLocalType::Untyped,
-            (false, _) => JLocalType::Declared(erase(text).into_owned()),
-        };
-        let local = JLocal {
-            scope: self.scope(),
-            name: self.text(name).to_string(),
-            ty,
-            start: byte(node.start_byte()),
-            end: self.visible_until(),
-        };
-        self.facts.locals.push(local);
-    }
-
-    fn enter_catch_parameter(&mut self, node: Node<'_>) {
-        let g = self.g;
-        let Some(name) = g.field(node, g.field_name) else {
-            return;
-        };
-        let mut cursor = node.walk();
-        let types: Vec<Node<'_>> = node
-            .named_children(&mut cursor)
-            .filter(|c| c.kind() == "catch_type")
-            .collect();
-        // A multi-catch variable has the types' union: only one type is followed.
-        let ty = types
-            .first()
-            .and_then(|t| t.named_child(0))
-            .map_or(JLocalType::Untyped, |t| {
-                JLocalType::Declared(erase(self.text(t)).into_owned())
-            });
-        let local = JLocal {
-            scope: self.scope(),
-            name: self.text(name).to_string(),
-            ty,
-            start: byte(node.start_byte()),
-            end: self.visible_until(),
-        };
-        self.facts.locals.push(local);
-    }
-
-    fn enter_type_pattern(&mut self, node: Node<'_>) {
-        let (Some(ty), Some(name)) = (node.named_child(0), node.named_child(1)) else {
-            return;
-        };
-        let local = JLocal {
-            scope: self.scope(),
-            name: self.text(name).to_string(),
-            ty: JLocalType::Declared(erase(self.text(ty)).into_owned()),
-            start: byte(node.start_byte()),
-            end: self.visible_until(),
-        };
-        self.facts.locals.push(local);
-    }
-
-    fn enter_lambda(&mut self, node: Node<'_>) {
-        let g = self.g;
-        let start = byte(node.start_byte());
-        let end = byte(node.end_byte());
-        self.blocks.push((node.id(), end));
-        let scope = self.scope();
-        let Some(params) = g.field(node, g.field_parameters) else {
-            return;
-        };
-        let mut locals = Vec::new();
-        let mut untyped = |name: &str| {
-            locals.push(JLocal {
-                scope,
-                name: name.to_string(),
-                ty: JLocalType::Untyped,
-                start,
-                end,
-            })
-        };
-        match g.kind(params) {
-            Kind::Identifier => untyped(self.text(params)),
-            Kind::InferredParameters => {
-                let mut cursor = params.walk();
-                for p in params.named_children(&mut cursor) {
-                    if g.kind(p) == Kind::Identifier {
-                        untyped(self.text(p));
-                    }
-                }
-            }
-            Kind::FormalParameters => {
-                for p in self.parameters(params) {
-                    locals.push(JLocal {
-                        scope,
-                        name: p.name,
-                        ty: JLocalType::Declared(erase(&p.type_text).into_owned()),
-                        start,
-                        end,
-                    });
-                }
-            }
-            _ => {}
-        }
-        self.facts.locals.extend(locals);
-    }
-
-    /// Records a call; the walk counts its arguments when it reaches `arguments`.
-    fn push_call(&mut self, node: Node<'_>, callee: JCallee, arguments: Option<Node<'_>>) {
         let scope = self.scope();
         let index = u32::try_from(self.facts.calls.len()).unwrap_or(u32::MAX);
         if let Some(list) = arguments {
@@ -1866,7 +794,7 @@ impl<'s> Extractor<'s> {
         });
     }
 
-    fn enter_invocation(&mut self, node: Node<'_>) {
+    pub(super) fn enter_invocation(&mut self, node: Node<'_>) {
         let g = self.g;
         let ([name_node, object, arguments], []) =
             self.children(node, [g.field_name, g.field_object, g.field_arguments], []);
@@ -1890,88 +818,7 @@ impl<'s> Extractor<'s> {
         );
     }
 
-    /// Javalin and Spark declare routes with calls: `app.get("/x", handler)`,
-    /// `get("/x", handler)` and `path("/x", () -> { ... })` groups.
-    fn call_route(&mut self, node: Node<'_>, name: &str, list: Node<'_>) {
-        let g = self.g;
-        let mut cursor = list.walk();
-        let args: Vec<Node<'_>> = list
-            .named_children(&mut cursor)
-            .filter(|a| !matches!(g.kind(*a), Kind::LineComment | Kind::BlockComment))
-            .collect();
-        let path = args
-            .first()
-            .filter(|a| g.kind(**a) == Kind::StringLiteral)
-            .map(|a| string_value(self.text(*a)));
-        if name == "path" {
-            if let (Some(path), Some(group)) = (path, args.get(1))
-                && g.kind(*group) == Kind::Lambda
-                && self.path_groups.len() < MAX_PATH_GROUPS
-            {
-                self.path_groups.push((group.id(), path));
-            }
-            return;
-        }
-        let Some(method) = HttpMethod::from_verb(name) else {
-            return;
-        };
-        let in_group = !self.path_groups.is_empty();
-        if path.is_none() && !in_group {
-            return;
-        }
-        // The handler is the first lambda, method reference or `new` after
-        // the path (Spark may put a content type first, Javalin roles last),
-        // else the first name.
-        let rest = || args.iter().skip(usize::from(path.is_some()));
-        let Some(handler_node) = rest()
-            .find(|a| {
-                matches!(
-                    g.kind(**a),
-                    Kind::Lambda | Kind::MethodReference | Kind::ObjectCreation
-                )
-            })
-            .or_else(|| {
-                rest().find(|a| matches!(g.kind(**a), Kind::Identifier | Kind::FieldAccess))
-            })
-        else {
-            return;
-        };
-        let handler = match g.kind(*handler_node) {
-            Kind::Lambda => JHandler::Lambda(self.scope()),
-            Kind::MethodReference => match self.method_reference(*handler_node) {
-                Some(JCallee::Ref { target, name }) => JHandler::Ref { target, name },
-                _ => return,
-            },
-            Kind::ObjectCreation => JHandler::Object(self.expr(*handler_node)),
-            Kind::Identifier | Kind::FieldAccess
-                if in_group || path.as_deref().is_some_and(|p| p.starts_with('/')) =>
-            {
-                JHandler::Object(self.expr(*handler_node))
-            }
-            _ => return,
-        };
-        let mut full = String::new();
-        for (_, prefix) in &self.path_groups {
-            full = crate::routes::join_paths(&full, prefix);
-        }
-        let full = crate::routes::join_paths(&full, path.as_deref().unwrap_or(""));
-        let framework = if self.imported.javalin {
-            Framework::Javalin
-        } else {
-            Framework::Spark
-        };
-        self.facts.routes.push(JRoute {
-            framework,
-            method,
-            path: full,
-            handler,
-            scope: self.scope(),
-            pos: byte(node.start_byte()),
-            line: line_of(node.start_position().row),
-        });
-    }
-
-    fn enter_new(&mut self, node: Node<'_>) {
+    pub(super) fn enter_new(&mut self, node: Node<'_>) {
         let g = self.g;
         let ([ty, arguments], [body]) =
             self.children(node, [g.field_type, g.field_arguments], [Kind::ClassBody]);
@@ -2002,7 +849,7 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn enter_explicit_constructor(&mut self, node: Node<'_>) {
+    pub(super) fn enter_explicit_constructor(&mut self, node: Node<'_>) {
         let g = self.g;
         let Some(which) = g.field(node, g.field_constructor) else {
             return;
@@ -2014,7 +861,7 @@ impl<'s> Extractor<'s> {
         self.push_call(node, callee, g.field(node, g.field_arguments));
     }
 
-    fn method_reference(&self, node: Node<'_>) -> Option<JCallee> {
+    pub(super) fn method_reference(&self, node: Node<'_>) -> Option<JCallee> {
         let target = node.named_child(0)?;
         let last = node.child(node.child_count().checked_sub(1)?)?;
         let name = if self.g.kind(last) == Kind::AnonymousNew {
@@ -2040,17 +887,17 @@ impl<'s> Extractor<'s> {
         Some(JCallee::Ref { target, name })
     }
 
-    fn enter_method_reference(&mut self, node: Node<'_>) {
+    pub(super) fn enter_method_reference(&mut self, node: Node<'_>) {
         if let Some(callee) = self.method_reference(node) {
             self.push_call(node, callee, None);
         }
     }
 
-    fn expr(&self, node: Node<'_>) -> JExpr {
+    pub(super) fn expr(&self, node: Node<'_>) -> JExpr {
         self.expr_at(node, 0)
     }
 
-    fn expr_at(&self, node: Node<'_>, depth: u32) -> JExpr {
+    pub(super) fn expr_at(&self, node: Node<'_>, depth: u32) -> JExpr {
         let g = self.g;
         if depth > MAX_EXPR_DEPTH {
             return JExpr::Other(self.short_text(node));
@@ -2101,7 +948,7 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn finish(mut self) -> JavaFacts {
+    pub(super) fn finish(mut self) -> JavaFacts {
         self.local_paths();
         self.annotation_routes();
         let mut type_names: Vec<String> = self
@@ -2134,7 +981,7 @@ impl<'s> Extractor<'s> {
     /// Computes every entity's dotted path inside the file, parents first.
     /// Overloaded methods (and constructors) get their erased parameter
     /// types as a suffix; anything still ambiguous gets `#2`, `#3`, ...
-    fn local_paths(&mut self) {
+    pub(super) fn local_paths(&mut self) {
         let facts = &mut self.facts;
         let mut overloads: FxHashMap<(JScope, &str), u32> = FxHashMap::default();
         for m in &facts.methods {
@@ -2206,154 +1053,6 @@ impl<'s> Extractor<'s> {
                 JScope::Unit => {}
             }
         }
-    }
-
-    /// Routes declared by annotations: Spring (`@GetMapping`,
-    /// `@RequestMapping` with class-level prefixes), JAX-RS (`@Path` with
-    /// `@GET`, ...) and Micronaut (`@Controller("/x")` with `@Get`, ...).
-    fn annotation_routes(&mut self) {
-        let annotations = std::mem::take(&mut self.route_annotations);
-        let on = |scope: JScope| {
-            annotations
-                .iter()
-                .filter(move |(s, _)| *s == scope)
-                .map(|(_, a)| a)
-        };
-        let mut routes = Vec::new();
-        for (m, method) in self.facts.methods.iter().enumerate() {
-            let scope = JScope::Method(u32::try_from(m).unwrap_or(u32::MAX));
-            if !annotations.iter().any(|(s, _)| *s == scope) {
-                continue;
-            }
-            let class = match method.parent {
-                JScope::Type(t) => Some(JScope::Type(t)),
-                _ => None,
-            };
-            let class_annotations: Vec<&RouteAnnotation> =
-                class.map(|c| on(c).collect()).unwrap_or_default();
-            let class_paths = |name: &str, keys: &[Option<&str>]| -> Vec<String> {
-                let paths: Vec<String> = class_annotations
-                    .iter()
-                    .filter(|a| a.name == name)
-                    .flat_map(|a| a.strings(keys))
-                    .collect();
-                if paths.is_empty() {
-                    vec![String::new()]
-                } else {
-                    paths
-                }
-            };
-            let micronaut = self.imported.micronaut
-                || class_annotations
-                    .iter()
-                    .any(|a| a.name == "Controller" && !a.args.is_empty());
-            let mut jaxrs_methods = Vec::new();
-            let mut jaxrs_path: Option<Vec<String>> = None;
-            for annotation in on(scope) {
-                let spring_verb = match annotation.name.as_str() {
-                    "GetMapping" => Some(vec![HttpMethod::Get]),
-                    "PostMapping" => Some(vec![HttpMethod::Post]),
-                    "PutMapping" => Some(vec![HttpMethod::Put]),
-                    "DeleteMapping" => Some(vec![HttpMethod::Delete]),
-                    "PatchMapping" => Some(vec![HttpMethod::Patch]),
-                    "RequestMapping" => {
-                        let verbs: Vec<HttpMethod> = annotation
-                            .others("method")
-                            .iter()
-                            .filter_map(|v| {
-                                HttpMethod::from_verb(v.rsplit('.').next().unwrap_or(v))
-                            })
-                            .collect();
-                        Some(if verbs.is_empty() {
-                            vec![HttpMethod::Any]
-                        } else {
-                            verbs
-                        })
-                    }
-                    _ => None,
-                };
-                if let Some(verbs) = spring_verb {
-                    let mut paths = annotation.strings(&[None, Some("value"), Some("path")]);
-                    if paths.is_empty() {
-                        paths.push(String::new());
-                    }
-                    for prefix in
-                        class_paths("RequestMapping", &[None, Some("value"), Some("path")])
-                    {
-                        for path in &paths {
-                            for verb in &verbs {
-                                routes.push(JRoute {
-                                    framework: Framework::Spring,
-                                    method: *verb,
-                                    path: crate::routes::join_paths(&prefix, path),
-                                    handler: JHandler::Method(m as u32),
-                                    scope,
-                                    pos: method.span.start_byte,
-                                    line: annotation.line,
-                                });
-                            }
-                        }
-                    }
-                    continue;
-                }
-                match annotation.name.as_str() {
-                    "GET" | "POST" | "PUT" | "DELETE" | "PATCH" | "HEAD" | "OPTIONS" => {
-                        if let Some(verb) = HttpMethod::from_verb(&annotation.name) {
-                            jaxrs_methods.push((verb, annotation.line));
-                        }
-                    }
-                    "Path" => jaxrs_path = Some(annotation.strings(&[None, Some("value")])),
-                    "Get" | "Post" | "Put" | "Delete" | "Patch" | "Head" | "Options"
-                        if micronaut =>
-                    {
-                        let Some(verb) = HttpMethod::from_verb(&annotation.name) else {
-                            continue;
-                        };
-                        let mut paths =
-                            annotation.strings(&[None, Some("value"), Some("uri"), Some("uris")]);
-                        if paths.is_empty() {
-                            paths.push(String::new());
-                        }
-                        for prefix in class_paths("Controller", &[None, Some("value")]) {
-                            for path in &paths {
-                                routes.push(JRoute {
-                                    framework: Framework::Micronaut,
-                                    method: verb,
-                                    path: crate::routes::join_paths(&prefix, path),
-                                    handler: JHandler::Method(m as u32),
-                                    scope,
-                                    pos: method.span.start_byte,
-                                    line: annotation.line,
-                                });
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let paths = jaxrs_path.unwrap_or_default();
-            let paths = if paths.is_empty() {
-                vec![String::new()]
-            } else {
-                paths
-            };
-            for (verb, line) in jaxrs_methods {
-                for prefix in class_paths("Path", &[None, Some("value")]) {
-                    for path in &paths {
-                        routes.push(JRoute {
-                            framework: Framework::JaxRs,
-                            method: verb,
-                            path: crate::routes::join_paths(&prefix, path),
-                            handler: JHandler::Method(m as u32),
-                            scope,
-                            pos: method.span.start_byte,
-                            line,
-                        });
-                    }
-                }
-            }
-        }
-        self.facts.routes.extend(routes);
     }
 }
 
@@ -2444,12 +1143,12 @@ pub(crate) fn squash(text: &str) -> String {
     out
 }
 
-fn compact(text: &str) -> String {
+pub(super) fn compact(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// The contents of a string literal as written (escapes kept).
-fn string_value(literal: &str) -> String {
+pub(super) fn string_value(literal: &str) -> String {
     let inner = literal
         .strip_prefix("\"\"\"")
         .and_then(|s| s.strip_suffix("\"\"\""))
@@ -2487,11 +1186,11 @@ pub(crate) fn clean_javadoc(raw: &str) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
-fn byte(offset: usize) -> u32 {
+pub(super) fn byte(offset: usize) -> u32 {
     u32::try_from(offset).unwrap_or(u32::MAX)
 }
 
-fn line_of(row: usize) -> u32 {
+pub(super) fn line_of(row: usize) -> u32 {
     u32::try_from(row).map_or(u32::MAX, |r| r.saturating_add(1))
 }
 

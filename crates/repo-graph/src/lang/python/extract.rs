@@ -322,13 +322,25 @@ pub(super) struct Block {
 /// only marks the function (`staticmethod`, `property`, `x.setter`), its value.
 type Decorator = (String, Option<VExpr>);
 
+impl crate::lang::Visitor for Extractor<'_> {
+    fn enter(&mut self, node: Node<'_>) -> bool {
+        let kind = self.g.kind(node);
+        self.enter_node(node, kind)
+    }
+
+    fn leave(&mut self, node: Node<'_>) {
+        let kind = self.g.kind(node);
+        self.leave_node(node, kind);
+    }
+}
+
 pub(super) struct Extractor<'s> {
     pub(super) src: &'s str,
     pub(super) g: &'static Grammar,
     pub(super) facts: FileFacts,
     frames: Vec<Frame>,
     pending: Vec<PendingScope>,
-    try_depth: u32,
+    pub(super) try_depth: u32,
     block_depth: u32,
     /// The decorated definition being entered: (definition node id, outer span, decorators).
     decorated: Option<(usize, Span, Vec<Decorator>)>,
@@ -428,26 +440,7 @@ impl<'s> Extractor<'s> {
         let root = tree.root_node();
         self.facts.has_syntax_errors = root.has_error();
         self.facts.docstring = self.docstring_of_block(root);
-        let mut cursor = root.walk();
-        'walk: loop {
-            let node = cursor.node();
-            let kind = self.g.kind(node);
-            let descend = self.enter(node, kind);
-            if descend && cursor.goto_first_child() {
-                continue;
-            }
-            self.leave(node, kind);
-            loop {
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    break 'walk;
-                }
-                let parent = cursor.node();
-                self.leave(parent, self.g.kind(parent));
-            }
-        }
+        crate::lang::walk(tree, &mut self);
         let total = u32::try_from(self.blocks.len()).unwrap_or(u32::MAX);
         if let Some(root) = self.blocks.first_mut() {
             root.end = total;
@@ -559,7 +552,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// Returns whether to descend into the node's children.
-    fn enter(&mut self, node: Node<'_>, kind: Kind) -> bool {
+    fn enter_node(&mut self, node: Node<'_>, kind: Kind) -> bool {
         let mut scope_root = false;
         if let Some(pending) = self.pending.last()
             && pending.body_node == node.id()
@@ -759,7 +752,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// Scopes end at their body block, so only blocks can close a frame.
-    fn leave(&mut self, node: Node<'_>, kind: Kind) {
+    fn leave_node(&mut self, node: Node<'_>, kind: Kind) {
         match kind {
             Kind::Try => self.try_depth = self.try_depth.saturating_sub(1),
             Kind::IfStatement => self.leave_if(node),
@@ -1122,113 +1115,6 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn enter_import(&mut self, node: Node<'_>) {
-        use crate::model::ImportKind;
-        let g = self.g;
-        let line = line_of(node.start_position().row);
-        let scope = self.scope();
-        let in_try = self.try_depth > 0;
-        let kind = g.kind(node);
-        let (module, level) = if kind == Kind::Import {
-            (String::new(), 0)
-        } else {
-            match g.field(node, g.field_module_name) {
-                Some(m) if g.kind(m) == Kind::RelativeImport => {
-                    let mut level = 0;
-                    let mut module = String::new();
-                    let mut cursor = m.walk();
-                    for child in m.named_children(&mut cursor) {
-                        match g.kind(child) {
-                            Kind::ImportPrefix => {
-                                level = u32::try_from(self.text(child).trim().len()).unwrap_or(0)
-                            }
-                            Kind::DottedName => module = compact(self.text(child)),
-                            _ => {}
-                        }
-                    }
-                    (module, level)
-                }
-                Some(m) => (compact(self.text(m)), 0),
-                None if kind == Kind::FutureImport => ("__future__".to_string(), 0),
-                None => return,
-            }
-        };
-        let module_name_id = g.field(node, g.field_module_name).map(|m| m.id());
-        let mut cursor = node.walk();
-        let mut imports = Vec::new();
-        for child in node.named_children(&mut cursor) {
-            if Some(child.id()) == module_name_id {
-                continue;
-            }
-            let (name, alias) = match g.kind(child) {
-                Kind::DottedName => (compact(self.text(child)), None),
-                Kind::AliasedImport => {
-                    let name = g.field(child, g.field_name).map(|n| compact(self.text(n)));
-                    let alias = g
-                        .field(child, g.field_alias)
-                        .map(|a| self.text(a).to_string());
-                    match name {
-                        Some(name) => (name, alias),
-                        None => continue,
-                    }
-                }
-                Kind::WildcardImport => {
-                    imports.push(ImportFacts {
-                        kind: ImportKind::Star,
-                        module: module.clone(),
-                        level,
-                        name: None,
-                        alias: None,
-                        line,
-                        scope,
-                        in_try,
-                    });
-                    continue;
-                }
-                _ => continue,
-            };
-            if name.is_empty() {
-                continue;
-            }
-            imports.push(if kind == Kind::Import {
-                ImportFacts {
-                    kind: ImportKind::Import,
-                    module: name,
-                    level: 0,
-                    name: None,
-                    alias,
-                    line,
-                    scope,
-                    in_try,
-                }
-            } else {
-                ImportFacts {
-                    kind: ImportKind::From,
-                    module: module.clone(),
-                    level,
-                    name: Some(name),
-                    alias,
-                    line,
-                    scope,
-                    in_try,
-                }
-            });
-        }
-        for import in imports {
-            let index = u32::try_from(self.facts.imports.len()).unwrap_or(u32::MAX);
-            let bound = match (&import.alias, &import.name, import.kind) {
-                (_, _, ImportKind::Star) => None,
-                (Some(alias), _, _) => Some(alias.clone()),
-                (None, Some(name), _) => Some(name.clone()),
-                (None, None, _) => import.module.split('.').next().map(str::to_string),
-            };
-            if let Some(bound) = bound {
-                self.bind(&bound, BindValue::Import(index), node.end_byte());
-            }
-            self.facts.imports.push(import);
-        }
-    }
-
     pub(super) fn string_list(&self, node: Node<'_>) -> Vec<String> {
         if !matches!(self.g.kind(node), Kind::List | Kind::Tuple) {
             return Vec::new();
@@ -1340,7 +1226,7 @@ pub(super) fn annotation_target(text: &str) -> Option<Expr> {
     Expr::dotted(text)
 }
 
-fn compact(text: &str) -> String {
+pub(super) fn compact(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 

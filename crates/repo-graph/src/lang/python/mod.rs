@@ -14,6 +14,7 @@ pub(crate) use extract::*;
 pub(crate) use facts::*;
 mod builtins;
 mod classes;
+mod imports;
 mod output;
 pub(crate) mod resolve;
 mod routes;

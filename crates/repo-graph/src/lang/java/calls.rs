@@ -1,0 +1,926 @@
+//! Resolution of one module's call sites by declared types: locals,
+//! fields, parameters, static imports, call chains, overloads.
+
+use super::resolve::*;
+use std::cell::{Cell, RefCell};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use crate::lang::java::{
+    ArgKind, CONSTRUCTOR, JCall, JCallee, JExpr, JHandler, JImport, JLocal, JLocalType, JParam,
+    JScope, JavaFacts, erase,
+};
+use crate::model::{
+    BaseRelation, ClassId, EntityId, FunctionId, Import, ImportKind, ImportTarget, ModuleId,
+};
+use crate::routes::{HandlerDraft, RouteDraft, RouteScope};
+
+/// Same-named locals of one scope by start, each with the nearest earlier
+/// one that ends later (see [`Ctx::local_at`]).
+pub(super) struct Locals<'f> {
+    pub(super) list: Vec<&'f JLocal>,
+    pub(super) outer: Vec<u32>,
+}
+
+impl<'f> Locals<'f> {
+    pub(super) fn new(mut list: Vec<&'f JLocal>) -> Self {
+        list.sort_by_key(|l| l.start);
+        let mut outer = Vec::with_capacity(list.len());
+        let mut stack: Vec<usize> = Vec::new();
+        for (i, local) in list.iter().enumerate() {
+            while let Some(&j) = stack.last()
+                && list[j].end <= local.end
+            {
+                stack.pop();
+            }
+            outer.push(stack.last().map_or(NONE, |&j| j as u32));
+            stack.push(i);
+        }
+        Locals { list, outer }
+    }
+}
+
+/// A method lookup: receiver type, name, arity, literal kinds, `super.`.
+pub(super) type MethodKey<'f> = (ClassId, &'f str, Option<u32>, &'f [ArgKind], bool);
+/// A call by name, arity and literal kinds.
+pub(super) type CallKey<'f> = (&'f str, Option<u32>, &'f [ArgKind]);
+/// What a call without a receiver finds in the enclosing types: the
+/// method, and the innermost enclosing type.
+pub(super) type Unqualified = (Option<FunctionId>, Option<ClassId>);
+/// An invocation: its start and end bytes, and the method's name.
+pub(super) type InvocationKey<'f> = (u32, u32, &'f str);
+
+/// Resolution state for one module: its locals and parameters by name, and
+/// memo tables for everything that can be looked up twice.
+pub(super) struct Ctx<'f, 'r> {
+    pub(super) r: &'r JavaResolver<'f>,
+    pub(super) module: ModuleId,
+    pub(super) facts: &'f JavaFacts,
+    pub(super) t: Tally,
+    pub(super) caches: TypeCaches<'f>,
+    pub(super) locals: HashMap<(JScope, &'f str), Locals<'f>>,
+    /// Parameters by (method, name); the first of a name wins.
+    pub(super) params: HashMap<(u32, &'f str), &'f JParam>,
+    /// Methods outside any type (scripts, or a class lost to a syntax error).
+    pub(super) top_level: HashMap<&'f str, Overloads>,
+    /// Whether the evaluation under way was cut short by [`MAX_DEPTH`]
+    /// (its result is then not memoised).
+    pub(super) cut: Cell<bool>,
+    pub(super) methods: RefCell<HashMap<MethodKey<'f>, Option<FunctionId>>>,
+    /// Calls without a receiver: the method found in the enclosing types,
+    /// and the innermost enclosing type.
+    pub(super) unqualified: RefCell<HashMap<(JScope, CallKey<'f>), Unqualified>>,
+    pub(super) statics: RefCell<HashMap<CallKey<'f>, Option<Target>>>,
+    pub(super) external_supers: RefCell<HashMap<ClassId, Option<String>>>,
+    /// Call sites resolved so far, by invocation.
+    pub(super) calls: RefCell<HashMap<InvocationKey<'f>, Target>>,
+    /// Invocations evaluated as receivers before their own call site.
+    pub(super) invocations: RefCell<HashMap<InvocationKey<'f>, Value>>,
+    /// Values of `var` locals, by address.
+    pub(super) inferred: RefCell<HashMap<usize, Value>>,
+    pub(super) callers: RefCell<HashMap<JScope, EntityId>>,
+}
+
+impl<'f, 'r> Ctx<'f, 'r> {
+    pub(super) fn new(r: &'r JavaResolver<'f>, module: ModuleId, facts: &'f JavaFacts) -> Self {
+        let t = Tally::default();
+        let mut by_name: HashMap<(JScope, &str), Vec<&JLocal>> =
+            HashMap::with_capacity_and_hasher(facts.locals.len(), Default::default());
+        for local in &facts.locals {
+            by_name
+                .entry((local.scope, local.name.as_str()))
+                .or_default()
+                .push(local);
+        }
+        let locals = by_name
+            .into_iter()
+            .map(|(key, list)| (key, Locals::new(list)))
+            .collect();
+        let mut params = HashMap::default();
+        let mut top_level: HashMap<&'f str, Overloads> = HashMap::default();
+        for (m, method) in facts.methods.iter().enumerate() {
+            for p in &method.params {
+                params.entry((m as u32, p.name.as_str())).or_insert(p);
+            }
+            if method.parent == JScope::Unit {
+                let id = r.function_id(module, m as u32);
+                top_level
+                    .entry(method.name.as_str())
+                    .or_insert_with(|| Overloads::new(id))
+                    .push(id, method);
+            }
+            t.add(1 + method.params.len() as u64);
+        }
+        for overloads in top_level.values_mut() {
+            overloads.finish();
+        }
+        t.add(facts.locals.len() as u64);
+        Ctx {
+            r,
+            module,
+            facts,
+            t,
+            caches: TypeCaches::default(),
+            locals,
+            params,
+            top_level,
+            cut: Cell::new(false),
+            methods: RefCell::default(),
+            unqualified: RefCell::default(),
+            statics: RefCell::default(),
+            external_supers: RefCell::default(),
+            calls: RefCell::default(),
+            invocations: RefCell::default(),
+            inferred: RefCell::default(),
+            callers: RefCell::default(),
+        }
+    }
+
+    /// Resolves a type name written in `scope` of `module`.
+    pub(super) fn resolve_type(&self, module: ModuleId, scope: JScope, name: &str) -> TypeValue {
+        self.r
+            .resolve_type(module, scope, name, &self.caches, &self.t, 0)
+    }
+
+    pub(super) fn instance_of(&self, module: ModuleId, scope: JScope, name: &str) -> Value {
+        match self.resolve_type(module, scope, name) {
+            TypeValue::Internal(c) => Value::Instance(c),
+            TypeValue::External(n) => Value::ExternalInstance(n),
+            TypeValue::Unknown => Value::Unknown,
+        }
+    }
+
+    /// A name for a value outside the repository, unless it grew past
+    /// [`MAX_EXTERNAL_NAME`].
+    pub(super) fn external(&self, name: String) -> Option<String> {
+        if name.len() > MAX_EXTERNAL_NAME {
+            self.t.cut(Bound::ExternalName);
+            return None;
+        }
+        Some(name)
+    }
+
+    pub(super) fn caller_node(&self, scope: JScope) -> EntityId {
+        self.t.tick();
+        if let Some(caller) = self.callers.borrow().get(&scope) {
+            return *caller;
+        }
+        let caller = self.r.caller_node(self.module, scope, &self.t);
+        self.callers.borrow_mut().insert(scope, caller);
+        caller
+    }
+
+    /// The local of `locals` visible at byte `pos`: the last declared
+    /// before `pos` whose range still covers it. Each local links to the
+    /// nearest earlier one that ends later, so the search skips whole
+    /// blocks of closed siblings at once.
+    pub(super) fn local_at(&self, locals: &Locals<'f>, pos: u32) -> Option<&'f JLocal> {
+        let p = locals.list.partition_point(|l| l.start <= pos);
+        self.t
+            .add(1 + u64::from(usize::BITS - locals.list.len().leading_zeros()));
+        let mut i = p.checked_sub(1)?;
+        for _ in 0..=MAX_LOCAL_HOPS {
+            self.t.tick();
+            let local = *locals.list.get(i)?;
+            if pos < local.end {
+                return Some(local);
+            }
+            match locals.outer.get(i) {
+                Some(&o) if o != NONE => i = o as usize,
+                _ => return None,
+            }
+        }
+        self.t.cut(Bound::Locals);
+        None
+    }
+
+    /// The variable `name` as seen at byte `pos` of `scope`: locals, then
+    /// parameters, then fields of the enclosing types, innermost first.
+    pub(super) fn lookup_var(&self, scope: JScope, name: &'f str, pos: u32) -> Option<Var<'f>> {
+        let r = self.r;
+        let module = self.module;
+        let mut current = Some(scope);
+        let mut steps = 0;
+        while let Some(s) = current {
+            steps += 1;
+            self.t.tick();
+            if steps > MAX_SCOPE_STEPS {
+                self.t.cut(Bound::Scopes);
+                return None;
+            }
+            if let Some(locals) = self.locals.get(&(s, name))
+                && let Some(local) = self.local_at(locals, pos)
+            {
+                return Some(Var::Local(local));
+            }
+            match s {
+                JScope::Method(m) => {
+                    if let Some(param) = self.params.get(&(m, name)) {
+                        return Some(Var::Param(module, s, param));
+                    }
+                }
+                JScope::Type(ty) => {
+                    if let Some((m, scope, field)) = r.field(r.class_id(module, ty), name, &self.t)
+                    {
+                        return Some(Var::Field(m, scope, field));
+                    }
+                }
+                JScope::Unit => {}
+            }
+            current = r.parent_scope(module, s);
+        }
+        None
+    }
+
+    pub(super) fn var_value(&self, var: Var<'f>, depth: u32) -> Value {
+        match var {
+            Var::Local(local) => match &local.ty {
+                JLocalType::Declared(ty) => self.instance_of(self.module, local.scope, ty),
+                JLocalType::Inferred(expr) => {
+                    let key = std::ptr::from_ref(local) as usize;
+                    if let Some(value) = self.inferred.borrow().get(&key) {
+                        return value.clone();
+                    }
+                    let saved = self.cut.replace(false);
+                    let value = self.eval(expr, local.scope, local.start, depth + 1);
+                    let cut = self.cut.get();
+                    self.cut.set(saved || cut);
+                    if !cut {
+                        self.inferred.borrow_mut().insert(key, value.clone());
+                    }
+                    value
+                }
+                JLocalType::Untyped => Value::Unknown,
+            },
+            Var::Param(module, scope, param) => {
+                self.instance_of(module, scope, &erase(&param.type_text))
+            }
+            Var::Field(module, scope, field) => {
+                self.instance_of(module, scope, &erase(&field.type_text))
+            }
+        }
+    }
+
+    /// What calling `target` evaluates to: an instance of its declared
+    /// return type.
+    pub(super) fn target_value(&self, target: &Target) -> Value {
+        let r = self.r;
+        match target {
+            Target::Entity(EntityId::Function(f)) => match r.method_facts(*f) {
+                Some((module, method)) => match &method.returns {
+                    Some(ty) => {
+                        let local = f.0.saturating_sub(r.function_base[module.index()]);
+                        self.instance_of(module, JScope::Method(local), &erase(ty))
+                    }
+                    None => Value::Unknown,
+                },
+                None => Value::Unknown,
+            },
+            Target::External(n) => self
+                .external(format!("{n}()"))
+                .map_or(Value::Unknown, Value::ExternalInstance),
+            _ => Value::Unknown,
+        }
+    }
+
+    /// The value of an invocation: from its call site when that is
+    /// resolved (with its literal arguments), else evaluated here once.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn invocation_value(
+        &self,
+        receiver: Option<&'f JExpr>,
+        name: &'f str,
+        arity: u32,
+        start: u32,
+        end: u32,
+        scope: JScope,
+        depth: u32,
+    ) -> Value {
+        let key = (start, end, name);
+        let resolved = self.calls.borrow().get(&key).cloned();
+        if let Some(target) = resolved {
+            return self.target_value(&target);
+        }
+        if let Some(value) = self.invocations.borrow().get(&key) {
+            return value.clone();
+        }
+        let saved = self.cut.replace(false);
+        let target = self.method_target(receiver, name, Some(arity), &[], scope, start, depth + 1);
+        let value = self.target_value(&target);
+        let cut = self.cut.get();
+        self.cut.set(saved || cut);
+        if !cut {
+            self.invocations.borrow_mut().insert(key, value.clone());
+        }
+        value
+    }
+
+    pub(super) fn eval(&self, expr: &'f JExpr, scope: JScope, pos: u32, depth: u32) -> Value {
+        if depth > MAX_DEPTH {
+            self.cut.set(true);
+            self.t.cut(Bound::Depth);
+            return Value::Unknown;
+        }
+        self.t.tick();
+        let r = self.r;
+        match expr {
+            JExpr::Name(name) => {
+                if let Some(var) = self.lookup_var(scope, name, pos) {
+                    return self.var_value(var, depth + 1);
+                }
+                match self.resolve_type(self.module, scope, name) {
+                    TypeValue::Internal(c) => Value::Type(c),
+                    TypeValue::External(n) => Value::ExternalType(n),
+                    TypeValue::Unknown if name.starts_with(|c: char| c.is_ascii_lowercase()) => {
+                        Value::Package(name.clone())
+                    }
+                    TypeValue::Unknown => Value::Unknown,
+                }
+            }
+            JExpr::Field(base, field) => {
+                let base = self.eval(base, scope, pos, depth + 1);
+                if field == "this" {
+                    return match base {
+                        Value::Type(c) => Value::Instance(c),
+                        _ => Value::Unknown,
+                    };
+                }
+                match base {
+                    Value::Type(c) | Value::Instance(c) => {
+                        if let Some((module, scope, f)) = r.field(c, field, &self.t) {
+                            return self.instance_of(module, scope, &erase(&f.type_text));
+                        }
+                        match (&base, r.member_type(c, field, &self.t)) {
+                            (Value::Type(_), Some(inner)) => Value::Type(inner),
+                            _ => Value::Unknown,
+                        }
+                    }
+                    Value::ExternalType(t)
+                        if field.starts_with(|c: char| c.is_ascii_uppercase()) =>
+                    {
+                        self.external(format!("{t}.{field}"))
+                            .map_or(Value::Unknown, Value::ExternalType)
+                    }
+                    Value::ExternalType(t) | Value::ExternalInstance(t) => self
+                        .external(format!("{t}.{field}"))
+                        .map_or(Value::Unknown, Value::ExternalInstance),
+                    Value::Package(p) => {
+                        let path = format!("{p}.{field}");
+                        if let Some(c) = r.by_fqn.get(&path) {
+                            Value::Type(*c)
+                        } else if field.starts_with(|c: char| c.is_ascii_uppercase())
+                            && !r.packages.contains(&path)
+                        {
+                            Value::ExternalType(path)
+                        } else {
+                            Value::Package(path)
+                        }
+                    }
+                    Value::Unknown => Value::Unknown,
+                }
+            }
+            JExpr::Invoke {
+                receiver,
+                name,
+                arity,
+                start,
+                end,
+            } => self.invocation_value(
+                receiver.as_deref(),
+                name,
+                *arity,
+                *start,
+                *end,
+                scope,
+                depth,
+            ),
+            JExpr::New(ty) | JExpr::Cast(ty) => self.instance_of(self.module, scope, ty),
+            JExpr::Type(ty) => match self.resolve_type(self.module, scope, ty) {
+                TypeValue::Internal(c) => Value::Type(c),
+                TypeValue::External(n) => Value::ExternalType(n),
+                TypeValue::Unknown => Value::Unknown,
+            },
+            JExpr::Str => Value::ExternalInstance("java.lang.String".to_string()),
+            JExpr::This => r
+                .enclosing_type(self.module, scope, &self.t)
+                .map_or(Value::Unknown, Value::Instance),
+            JExpr::Super | JExpr::Other(_) => Value::Unknown,
+        }
+    }
+
+    /// [`JavaResolver::find_method`], memoised.
+    pub(super) fn find_method(
+        &self,
+        class: ClassId,
+        name: &'f str,
+        arity: Option<u32>,
+        args: &'f [ArgKind],
+        skip_self: bool,
+    ) -> Option<FunctionId> {
+        self.t.tick();
+        let key = (class, name, arity, args, skip_self);
+        if let Some(found) = self.methods.borrow().get(&key) {
+            return *found;
+        }
+        let found = self
+            .r
+            .find_method(class, name, arity, args, skip_self, &self.t);
+        self.methods.borrow_mut().insert(key, found);
+        found
+    }
+
+    /// `new T(...)` on an internal class: the constructor for the arity, or
+    /// the class itself when it declares none that fits.
+    pub(super) fn constructor(
+        &self,
+        class: ClassId,
+        arity: Option<u32>,
+        args: &[ArgKind],
+    ) -> EntityId {
+        self.t.tick();
+        self.r
+            .table(class)
+            .and_then(|t| t.methods.get(CONSTRUCTOR))
+            .and_then(|ctors| ctors.best(arity, args, &self.t))
+            .map_or(EntityId::Class(class), EntityId::Function)
+    }
+
+    /// A call without a receiver, looked up in the enclosing types from
+    /// the innermost out: the method found, and the innermost enclosing
+    /// type. Memoised for every scope walked through, so calls from many
+    /// nested scopes walk each scope once.
+    pub(super) fn enclosing_method(
+        &self,
+        scope: JScope,
+        name: &'f str,
+        arity: Option<u32>,
+        args: &'f [ArgKind],
+    ) -> Unqualified {
+        self.t.tick();
+        let call = (name, arity, args);
+        let r = self.r;
+        let mut visited = Vec::new();
+        let mut current = Some(scope);
+        // The answer for the scope above the last one visited.
+        let mut above = (None, None);
+        while let Some(s) = current {
+            self.t.tick();
+            let known = self.unqualified.borrow().get(&(s, call)).copied();
+            if let Some(known) = known {
+                above = known;
+                break;
+            }
+            if visited.len() >= MAX_SCOPE_STEPS {
+                self.t.cut(Bound::Scopes);
+                break;
+            }
+            if let JScope::Type(ty) = s {
+                let class = r.class_id(self.module, ty);
+                if let Some(f) = self.find_method(class, name, arity, args, false) {
+                    above = (Some(f), Some(class));
+                    self.unqualified.borrow_mut().insert((s, call), above);
+                    break;
+                }
+            }
+            visited.push(s);
+            current = r.parent_scope(self.module, s);
+        }
+        let mut memo = self.unqualified.borrow_mut();
+        for s in visited.into_iter().rev() {
+            if let JScope::Type(ty) = s {
+                above = (above.0, Some(r.class_id(self.module, ty)));
+            }
+            memo.insert((s, call), above);
+        }
+        above
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn method_target(
+        &self,
+        receiver: Option<&'f JExpr>,
+        name: &'f str,
+        arity: Option<u32>,
+        args: &'f [ArgKind],
+        scope: JScope,
+        pos: u32,
+        depth: u32,
+    ) -> Target {
+        let r = self.r;
+        match receiver {
+            None => {
+                let (found, innermost) = self.enclosing_method(scope, name, arity, args);
+                if let Some(f) = found {
+                    return Target::Entity(EntityId::Function(f));
+                }
+                if let Some(target) = self.static_import(name, arity, args) {
+                    return target;
+                }
+                if let Some(f) = self
+                    .top_level
+                    .get(name)
+                    .and_then(|o| o.best(arity, args, &self.t))
+                {
+                    return Target::Entity(EntityId::Function(f));
+                }
+                match innermost.and_then(|c| self.external_super_name(c)) {
+                    Some(base) => Target::External(format!("{base}.{name}")),
+                    None => Target::Unresolved,
+                }
+            }
+            Some(JExpr::Super) => match r.enclosing_type(self.module, scope, &self.t) {
+                Some(class) => match self.find_method(class, name, arity, args, true) {
+                    Some(f) => Target::Entity(EntityId::Function(f)),
+                    None => match self.external_super_name(class) {
+                        Some(base) => Target::External(format!("{base}.{name}")),
+                        None => Target::Unresolved,
+                    },
+                },
+                None => Target::Unresolved,
+            },
+            Some(expr) => match self.eval(expr, scope, pos, depth + 1) {
+                Value::Type(c) | Value::Instance(c) => {
+                    match self.find_method(c, name, arity, args, false) {
+                        Some(f) => Target::Entity(EntityId::Function(f)),
+                        None => match self.external_super_name(c) {
+                            Some(base) => Target::External(format!("{base}.{name}")),
+                            None => Target::Unresolved,
+                        },
+                    }
+                }
+                Value::ExternalType(t) | Value::ExternalInstance(t) => {
+                    Target::External(format!("{t}.{name}"))
+                }
+                Value::Package(_) | Value::Unknown => Target::Unresolved,
+            },
+        }
+    }
+
+    pub(super) fn external_super_name(&self, class: ClassId) -> Option<String> {
+        self.t.tick();
+        if let Some(name) = self.external_supers.borrow().get(&class) {
+            return name.clone();
+        }
+        let name = self.r.external_super(class, &self.t);
+        self.external_supers
+            .borrow_mut()
+            .insert(class, name.clone());
+        name
+    }
+
+    /// `name(...)` provided by `import static p.T.name;` or `import static p.T.*;`.
+    pub(super) fn static_import(
+        &self,
+        name: &'f str,
+        arity: Option<u32>,
+        args: &'f [ArgKind],
+    ) -> Option<Target> {
+        self.t.tick();
+        let key = (name, arity, args);
+        if let Some(found) = self.statics.borrow().get(&key) {
+            return found.clone();
+        }
+        let found = self.static_import_uncached(name, arity, args);
+        self.statics.borrow_mut().insert(key, found.clone());
+        found
+    }
+
+    pub(super) fn static_import_uncached(
+        &self,
+        name: &'f str,
+        arity: Option<u32>,
+        args: &'f [ArgKind],
+    ) -> Option<Target> {
+        let imports = self.r.imports.get(self.module.index())?;
+        let singles = imports
+            .static_single
+            .get(name)
+            .map_or(&[][..], Vec::as_slice);
+        let mut on_demand = imports.on_demand.iter().filter(|(_, i)| i.is_static);
+        let mut singles = singles.iter();
+        let (mut next_demand, mut next_single) = (on_demand.next(), singles.next());
+        let mut demands = 0;
+        let mut fallback = None;
+        loop {
+            // The two lists merged in source order.
+            let owner = match (next_demand, next_single) {
+                (Some(d), Some(s)) if d.0 < s.0 => {
+                    next_demand = on_demand.next();
+                    demands += 1;
+                    d.1.path.as_str()
+                }
+                (_, Some(s)) => {
+                    next_single = singles.next();
+                    match s.1.path.rsplit_once('.') {
+                        Some((owner, _)) => owner,
+                        None => continue,
+                    }
+                }
+                (Some(d), None) => {
+                    next_demand = on_demand.next();
+                    demands += 1;
+                    d.1.path.as_str()
+                }
+                (None, None) => break,
+            };
+            if demands > MAX_ON_DEMAND {
+                self.t.cut(Bound::OnDemand);
+                break;
+            }
+            self.t.tick();
+            match self.r.resolve_fqn(owner, &self.t) {
+                TypeValue::Internal(c) => {
+                    if let Some(f) = self.find_method(c, name, arity, args, false) {
+                        return Some(Target::Entity(EntityId::Function(f)));
+                    }
+                }
+                TypeValue::External(t) => {
+                    fallback.get_or_insert(Target::External(format!("{t}.{name}")));
+                }
+                TypeValue::Unknown => {}
+            }
+        }
+        fallback
+    }
+
+    pub(super) fn call_target(&self, call: &'f JCall) -> Target {
+        let r = self.r;
+        let module = self.module;
+        let arity = Some(call.arity);
+        match &call.callee {
+            JCallee::Method { receiver, name } => {
+                let target = self.method_target(
+                    receiver.as_ref(),
+                    name,
+                    arity,
+                    &call.args,
+                    call.scope,
+                    call.pos,
+                    0,
+                );
+                self.calls
+                    .borrow_mut()
+                    .insert((call.pos, call.end, name.as_str()), target.clone());
+                target
+            }
+            JCallee::New(ty) => match self.resolve_type(module, call.scope, ty) {
+                TypeValue::Internal(c) => Target::Entity(self.constructor(c, arity, &call.args)),
+                TypeValue::External(n) => Target::External(format!("{n}.{CONSTRUCTOR}")),
+                TypeValue::Unknown => Target::Unresolved,
+            },
+            JCallee::This => match r.enclosing_type(module, call.scope, &self.t) {
+                Some(c) => Target::Entity(self.constructor(c, arity, &call.args)),
+                None => Target::Unresolved,
+            },
+            JCallee::Super => {
+                let Some(class) = r.enclosing_type(module, call.scope, &self.t) else {
+                    return Target::Unresolved;
+                };
+                self.t.tick();
+                let superclass = r.bases.get(class.index()).and_then(|bases| {
+                    bases
+                        .iter()
+                        .filter(|b| b.relation == BaseRelation::Extends)
+                        .find_map(|b| b.resolved)
+                });
+                match superclass {
+                    Some(s) => Target::Entity(self.constructor(s, arity, &call.args)),
+                    None => match r.external_supers.get(class.index()).and_then(|e| e.first()) {
+                        Some(base) => Target::External(format!("{base}.{CONSTRUCTOR}")),
+                        None => Target::External(format!("java.lang.Object.{CONSTRUCTOR}")),
+                    },
+                }
+            }
+            JCallee::Ref { target, name } => {
+                self.reference_target(target, name, call.scope, call.pos)
+            }
+        }
+    }
+
+    /// `target::name`: any overload (the arity is not written).
+    pub(super) fn reference_target(
+        &self,
+        target: &'f JExpr,
+        name: &'f str,
+        scope: JScope,
+        pos: u32,
+    ) -> Target {
+        if matches!(target, JExpr::Super) {
+            return self.method_target(Some(target), name, None, &[], scope, pos, 0);
+        }
+        match self.eval(target, scope, pos, 0) {
+            Value::Type(c) | Value::Instance(c) => {
+                if name == CONSTRUCTOR {
+                    return Target::Entity(self.constructor(c, None, &[]));
+                }
+                match self.find_method(c, name, None, &[], false) {
+                    Some(f) => Target::Entity(EntityId::Function(f)),
+                    None => match self.external_super_name(c) {
+                        Some(base) => Target::External(format!("{base}.{name}")),
+                        None => Target::Unresolved,
+                    },
+                }
+            }
+            Value::ExternalType(t) | Value::ExternalInstance(t) => {
+                Target::External(format!("{t}.{name}"))
+            }
+            Value::Package(_) | Value::Unknown => Target::Unresolved,
+        }
+    }
+
+    pub(super) fn import(&self, import: &JImport) -> Import {
+        let r = self.r;
+        let t = &self.t;
+        t.tick();
+        let (module, name) = match (import.on_demand, import.path.rsplit_once('.')) {
+            (true, _) => (import.path.clone(), None),
+            (false, Some((owner, member))) => (owner.to_string(), Some(member.to_string())),
+            (false, None) => (String::new(), Some(import.path.clone())),
+        };
+        let target = match (import.is_static, import.on_demand) {
+            (false, false) | (true, true) => match r.resolve_fqn(&import.path, t) {
+                TypeValue::Internal(c) => ImportTarget::Class(c),
+                _ if !import.is_static && r.packages.contains(&import.path) => {
+                    ImportTarget::Package(import.path.clone())
+                }
+                _ => ImportTarget::External(import.path.clone()),
+            },
+            (false, true) => match r.by_fqn.get(&import.path) {
+                Some(c) => ImportTarget::Class(*c),
+                None if r.packages.contains(&import.path) => {
+                    ImportTarget::Package(import.path.clone())
+                }
+                None => ImportTarget::External(import.path.clone()),
+            },
+            (true, false) => match (r.resolve_fqn(&module, t), name.as_deref()) {
+                (TypeValue::Internal(c), Some(member)) => {
+                    match r.table(c).and_then(|table| table.methods.get(member)) {
+                        Some(overloads) => ImportTarget::Function(overloads.first),
+                        _ => match r.member_type(c, member, t) {
+                            Some(inner) => ImportTarget::Class(inner),
+                            None => r
+                                .table(c)
+                                .map_or(ImportTarget::External(import.path.clone()), |table| {
+                                    ImportTarget::Attribute(ModuleId(table.module))
+                                }),
+                        },
+                    }
+                }
+                _ => ImportTarget::External(import.path.clone()),
+            },
+        };
+        Import {
+            kind: if import.on_demand {
+                ImportKind::Star
+            } else {
+                ImportKind::From
+            },
+            module,
+            level: 0,
+            name,
+            alias: None,
+            line: import.line,
+            in_function: false,
+            in_try: false,
+            target,
+            is_static: import.is_static,
+        }
+    }
+
+    /// Internal modules this one depends on, once per distinct internal
+    /// type it names (written type names, resolved supertypes, imports).
+    pub(super) fn references(&self) -> Vec<ModuleId> {
+        let r = self.r;
+        let mut types: HashSet<ClassId> = HashSet::default();
+        for name in &self.facts.type_names {
+            if let TypeValue::Internal(c) = self.resolve_type(self.module, JScope::Unit, name) {
+                types.insert(c);
+            }
+        }
+        for local in 0..self.facts.types.len() {
+            let class = r.class_id(self.module, local as u32);
+            if let Some(bases) = r.bases.get(class.index()) {
+                self.t.add(1 + bases.len() as u64);
+                types.extend(bases.iter().filter_map(|b| b.resolved));
+            }
+        }
+        for import in &self.facts.imports {
+            if let TypeValue::Internal(c) = r.resolve_fqn(&import.path, &self.t) {
+                types.insert(c);
+            }
+        }
+        self.t.add(types.len() as u64);
+        let mut out: Vec<ModuleId> = types
+            .into_iter()
+            .filter_map(|c| r.class_module.get(c.index()).copied())
+            .filter(|m| *m != self.module)
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    pub(super) fn route(&self, route: &'f crate::lang::java::JRoute) -> RouteDraft {
+        let r = self.r;
+        self.t.tick();
+        let handler = match &route.handler {
+            JHandler::Method(m) => {
+                HandlerDraft::Entity(EntityId::Function(r.function_id(self.module, *m)))
+            }
+            JHandler::Lambda(scope) => HandlerDraft::Lambda(self.caller_node(*scope)),
+            JHandler::Ref { target, name } => {
+                match self.reference_target(target, name, route.scope, route.pos) {
+                    Target::Entity(e) => HandlerDraft::Entity(e),
+                    Target::External(n) => HandlerDraft::Text(n),
+                    Target::Unresolved => {
+                        HandlerDraft::Text(format!("{}::{name}", target.render()))
+                    }
+                }
+            }
+            JHandler::Object(expr) => match self.eval(expr, route.scope, route.pos, 0) {
+                Value::Type(c) | Value::Instance(c) => {
+                    match self.find_method(c, "handle", None, &[], false) {
+                        Some(f) => HandlerDraft::Entity(EntityId::Function(f)),
+                        None => HandlerDraft::Entity(EntityId::Class(c)),
+                    }
+                }
+                _ => HandlerDraft::Text(expr.render()),
+            },
+        };
+        RouteDraft {
+            method: route.method,
+            path: route.path.clone(),
+            framework: route.framework,
+            handler,
+            line: route.line,
+            scope: RouteScope::Complete,
+        }
+    }
+}
+
+/// How well a literal argument fits a parameter type (higher is better;
+/// negative means it cannot be passed).
+pub(super) fn arg_score(arg: ArgKind, param: &str) -> i32 {
+    let param = param.strip_suffix("[]").map_or(param, |p| p);
+    let exact = |names: &[&str]| names.contains(&param);
+    match arg {
+        ArgKind::Other => 0,
+        ArgKind::Str => match param {
+            "String" => 3,
+            "CharSequence" | "Object" | "Comparable" | "Serializable" => 1,
+            _ if is_primitive_or_box(param) => -10,
+            _ => 0,
+        },
+        ArgKind::Int => numeric(param, "int", "Integer", &["long", "float", "double"]),
+        ArgKind::Long => numeric(param, "long", "Long", &["float", "double"]),
+        ArgKind::Float => numeric(param, "float", "Float", &["double"]),
+        ArgKind::Double => numeric(param, "double", "Double", &[]),
+        ArgKind::Char => numeric(
+            param,
+            "char",
+            "Character",
+            &["int", "long", "float", "double"],
+        ),
+        ArgKind::Bool => {
+            if exact(&["boolean"]) {
+                3
+            } else if exact(&["Boolean"]) {
+                2
+            } else if exact(&["Object"]) {
+                1
+            } else if is_primitive_or_box(param) || param == "String" {
+                -10
+            } else {
+                0
+            }
+        }
+        ArgKind::Null => {
+            if PRIMITIVES.contains(&param) {
+                -10
+            } else {
+                1
+            }
+        }
+    }
+}
+
+pub(super) fn numeric(param: &str, primitive: &str, boxed: &str, widening: &[&str]) -> i32 {
+    if param == primitive {
+        3
+    } else if param == boxed {
+        2
+    } else if widening.contains(&param) || param == "Number" || param == "Object" {
+        1
+    } else if is_primitive_or_box(param) || param == "String" {
+        -10
+    } else {
+        0
+    }
+}
+
+pub(super) fn is_primitive_or_box(name: &str) -> bool {
+    PRIMITIVES.contains(&name)
+        || matches!(
+            name,
+            "Integer" | "Long" | "Short" | "Byte" | "Character" | "Boolean" | "Float" | "Double"
+        )
+}
