@@ -201,3 +201,52 @@ fn step_budget_stops_the_solver_and_reports_what_is_left() {
     // Every call site is either an edge or an unresolved record.
     assert!(stats.unresolved_calls >= stats.budget_exhausted);
 }
+
+/// Shapes that stress extraction rather than resolution: lambdas and
+/// comprehensions nested far past the conversion depth, `if` nested
+/// thousands deep, and one huge tuple unpacking. Each finishes with linear
+/// work, and the call at the bottom is still found.
+#[test]
+fn deeply_nested_expressions_and_blocks() {
+    linear("nested lambdas", 100, |n| {
+        let mut text = String::from("def g():\n    pass\n\nf = ");
+        text.push_str(&"lambda: ".repeat(n));
+        text.push_str("g()\n");
+        file("lambdas.py", text)
+    });
+    linear("nested comprehensions", 100, |n| {
+        let mut text = String::from("def g(x):\n    return x\n\nxs = ");
+        for _ in 0..n {
+            text.push_str("[g(y) for y in ");
+        }
+        text.push_str("[1]");
+        text.push_str(&"]".repeat(n));
+        text.push('\n');
+        file("comprehensions.py", text)
+    });
+    // 200 levels at most: much deeper indentation is no longer parsed into
+    // blocks by tree-sitter-python (the analysis sees an error node, which
+    // robustness.rs covers).
+    let graph = linear("nested ifs", 50, |n| {
+        let mut text = String::from("def g():\n    pass\n\ndef run(c):\n    h = g\n");
+        for depth in 0..n {
+            text.push_str(&"    ".repeat(depth + 1));
+            text.push_str("if c:\n");
+            text.push_str(&"    ".repeat(depth + 2));
+            text.push_str("h = h\n");
+        }
+        text.push_str(&"    ".repeat(n + 1));
+        text.push_str("h()\n");
+        file("ifs.py", text)
+    });
+    assert_eq!(callees(&graph, "ifs.run"), ["ifs.g"]);
+    linear("tuple unpacking", 2_500, |n| {
+        let names: Vec<String> = (0..n).map(|i| format!("a{i}")).collect();
+        let text = format!(
+            "def g():\n    pass\n\ndef run():\n    {} = {}\n    a0()\n",
+            names.join(", "),
+            vec!["g"; n].join(", ")
+        );
+        file("unpack.py", text)
+    });
+}

@@ -537,7 +537,9 @@ impl<'f> Analysis<'f> {
             (params.var_positional, params.var_keyword)
         };
         let mut positional = 0u32;
-        for (slot, op) in self.site_args(site) {
+        let mut index = 0;
+        while let Some((slot, op)) = self.site_arg(site, index) {
+            index += 1;
             self.engine.work += 1;
             match slot {
                 ArgSlot::Positional(p) => {
@@ -597,12 +599,11 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    /// The arguments of a call site (a copy: passing them changes the graph).
-    pub(super) fn site_args(&self, site: u32) -> Vec<(ArgSlot, Operand)> {
-        self.sites
-            .get(site as usize)
-            .map(|s| s.args.clone())
-            .unwrap_or_default()
+    /// The `index`th argument of a call site (read one at a time: passing
+    /// arguments changes the graph, and copying the list per callee would
+    /// allocate on the solver's hot path).
+    pub(super) fn site_arg(&self, site: u32, index: usize) -> Option<(ArgSlot, Operand)> {
+        self.sites.get(site as usize)?.args.get(index).copied()
     }
 
     pub(super) fn arg(&self, site: u32, position: u32) -> Operand {
@@ -648,7 +649,9 @@ impl<'f> Analysis<'f> {
                         c
                     }
                 };
-                for (slot, op) in self.site_args(site) {
+                let mut index = 0;
+                while let Some((slot, op)) = self.site_arg(site, index) {
+                    index += 1;
                     match slot {
                         ArgSlot::Keyword(name) => {
                             self.store_element(container, Some(name), op, out)
