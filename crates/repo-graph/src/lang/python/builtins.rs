@@ -125,3 +125,15 @@ const BUILTINS: &[&str] = &[
     "vars",
     "zip",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorted_for_binary_search() {
+        assert!(BUILTINS.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_builtin("len") && is_builtin("ValueError") && is_builtin("__import__"));
+        assert!(!is_builtin("lenx"));
+    }
+}
