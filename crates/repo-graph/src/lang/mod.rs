@@ -48,3 +48,34 @@ pub(crate) fn walk(tree: &Tree, visitor: &mut impl Visitor) {
         }
     }
 }
+
+/// A tree-sitter parser set to one language; one per worker thread.
+pub(crate) struct SyntaxParser {
+    parser: tree_sitter::Parser,
+}
+
+impl SyntaxParser {
+    /// A parser for `language` (`name` says which, in the error).
+    pub(crate) fn new(language: &tree_sitter::Language, name: &str) -> Result<Self, crate::Error> {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(language)
+            .map_err(|e| crate::Error::Parser(format!("{name}: {e}")))?;
+        Ok(Self { parser })
+    }
+
+    /// The syntax tree of `text`; `None` only if tree-sitter gives up
+    /// entirely (it does not, for well-formed or malformed text alike, but
+    /// the API allows it).
+    pub(crate) fn parse(&mut self, text: &str) -> Option<Tree> {
+        self.parser.parse(text, None)
+    }
+}
+
+/// The kind of `node` in a table indexed by kind id (`other` past its end).
+pub(crate) fn kind_in<K: Copy>(kinds: &[K], node: Node<'_>, other: K) -> K {
+    kinds
+        .get(usize::from(node.kind_id()))
+        .copied()
+        .unwrap_or(other)
+}

@@ -12,7 +12,7 @@
 use std::sync::OnceLock;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use tree_sitter::{Language, Node, Parser, Tree};
+use tree_sitter::{Language, Node, Tree};
 
 use crate::lang::python::{count_lines, truncate};
 use crate::model::{BaseRelation, Complexity, JavaTypeKind, Modifier, Span};
@@ -289,10 +289,7 @@ pub(super) fn grammar() -> &'static Grammar {
 
 impl Grammar {
     pub(super) fn kind(&self, node: Node<'_>) -> Kind {
-        self.kinds
-            .get(usize::from(node.kind_id()))
-            .copied()
-            .unwrap_or(Kind::Other)
+        crate::lang::kind_in(&self.kinds, node, Kind::Other)
     }
 
     pub(super) fn field<'t>(&self, node: Node<'t>, field: u16) -> Option<Node<'t>> {
@@ -302,26 +299,24 @@ impl Grammar {
 
 /// A tree-sitter parser configured for Java; one per thread.
 pub(crate) struct JavaParser {
-    parser: Parser,
+    parser: crate::lang::SyntaxParser,
 }
 
 impl JavaParser {
     pub(crate) fn new() -> Result<Self, crate::Error> {
-        let mut parser = Parser::new();
-        parser
-            .set_language(&grammar().language)
-            .map_err(|e| crate::Error::Parser(format!("Java: {e}")))?;
+        let parser = crate::lang::SyntaxParser::new(&grammar().language, "Java")?;
         Ok(Self { parser })
     }
 
     /// Parses only, for measuring the raw parse cost.
     pub(crate) fn parse_tree(&mut self, text: &str) -> Option<Tree> {
-        self.parser.parse(text, None)
+        self.parser.parse(text)
     }
 
-    /// Parses `text` and extracts its facts (`None` only if tree-sitter gives up).
+    /// Parses `text` and extracts its facts (`None` only if tree-sitter
+    /// gives up).
     pub(crate) fn extract(&mut self, text: &str) -> Option<JavaFacts> {
-        let tree = self.parser.parse(text, None)?;
+        let tree = self.parser.parse(text)?;
         Some(Extractor::new(text).run(&tree))
     }
 }
