@@ -85,11 +85,11 @@ impl<'s> Extractor<'s> {
                     .copied()
                     .map(|p| self.vexpr(p, depth + 1))
                     .collect();
-                VExpr::Union(values)
+                VExpr::union(values)
             }
             Kind::BooleanOperator => {
                 let parts = [g.field(node, g.field_left), g.field(node, g.field_right)];
-                VExpr::Union(
+                VExpr::union(
                     parts
                         .into_iter()
                         .flatten()
@@ -225,7 +225,7 @@ impl<'s> Extractor<'s> {
                     {
                         let class = self.vexpr(class, depth + 1);
                         let object = self.vexpr(object, depth + 1);
-                        return VExpr::SuperOf(Box::new(class), Box::new(object));
+                        return VExpr::SuperOf(Box::new((class, object)));
                     }
                     return VExpr::Super;
                 }
@@ -243,13 +243,13 @@ impl<'s> Extractor<'s> {
                         let mut value = VExpr::Attr(Box::new(base), name);
                         if let Some(default) = self.positional_arg(args, 2) {
                             let default = self.vexpr(default, depth + 1);
-                            value = VExpr::Union(vec![value, default]);
+                            value = VExpr::union(vec![value, default]);
                         }
                         // Still a call of the builtin, for the record.
                         let index = self.push_call(CallFacts {
                             scope: self.scope(),
                             callee,
-                            args: Vec::new(),
+                            args: Box::default(),
                             line: line_of(node.start_position().row),
                             kind: CallKind::Written,
                         });
@@ -319,7 +319,7 @@ impl<'s> Extractor<'s> {
         let index = self.push_call(CallFacts {
             scope: self.scope(),
             callee,
-            args,
+            args: args.into_boxed_slice(),
             line: line_of(node.start_position().row),
             kind: CallKind::Written,
         });
@@ -370,7 +370,7 @@ impl<'s> Extractor<'s> {
                 elements.push((key, value));
             }
         }
-        VExpr::Container(site, elements)
+        VExpr::container(site, elements)
     }
 
     /// A string or integer literal used as a key or index, as a name id.
@@ -412,7 +412,7 @@ impl<'s> Extractor<'s> {
             None => VExpr::Unknown,
         };
         self.pop_block();
-        VExpr::Container(site, vec![(None, element)])
+        VExpr::container(site, vec![(None, element)])
     }
 
     fn lambda(&mut self, node: Node<'_>, depth: u32) -> VExpr {
@@ -597,11 +597,11 @@ impl<'s> Extractor<'s> {
                     .collect();
                 // `a, b = f, g` pairs up; anything else gives every name the elements.
                 let pairs = match (&value, source) {
-                    (VExpr::Container(_, elements), Some(source))
+                    (VExpr::Container(container), Some(source))
                         if matches!(
                             g.kind(source),
                             Kind::Tuple | Kind::List | Kind::ExpressionList
-                        ) && elements.len() == parts.len()
+                        ) && container.elements.len() == parts.len()
                             && !parts.iter().any(|p| g.kind(*p) == Kind::ListSplatPattern) =>
                     {
                         let mut cursor = source.walk();
@@ -611,7 +611,7 @@ impl<'s> Extractor<'s> {
                             .collect();
                         (sources.len() == parts.len()).then(|| {
                             let values: Vec<VExpr> =
-                                elements.iter().map(|(_, v)| v.clone()).collect();
+                                container.elements.iter().map(|(_, v)| v.clone()).collect();
                             (values, sources)
                         })
                     }
@@ -711,7 +711,7 @@ impl<'s> Extractor<'s> {
                         None => None,
                     };
                     let value = match (value, declared) {
-                        (Some(v), Some(d)) => VExpr::Union(vec![v, d]),
+                        (Some(v), Some(d)) => VExpr::union(vec![v, d]),
                         (Some(v), None) => v,
                         (None, Some(d)) => d,
                         (None, None) => VExpr::Unknown,
@@ -771,7 +771,7 @@ impl<'s> Extractor<'s> {
                 let name = self.text(left).to_string();
                 self.bind(
                     &name,
-                    BindValue::Expr(VExpr::Union(vec![old, added])),
+                    BindValue::Expr(VExpr::union(vec![old, added])),
                     node.end_byte(),
                 );
             }
@@ -861,7 +861,7 @@ impl<'s> Extractor<'s> {
         let name = self.text(alias).to_string();
         self.bind(
             &name,
-            BindValue::Expr(VExpr::Union(classes)),
+            BindValue::Expr(VExpr::union(classes)),
             alias.end_byte(),
         );
     }
@@ -931,7 +931,7 @@ impl<'s> Extractor<'s> {
         self.push_call(CallFacts {
             scope: self.scope(),
             callee,
-            args: Vec::new(),
+            args: Box::default(),
             line: line_of(node.start_position().row),
             kind: CallKind::Raise,
         });

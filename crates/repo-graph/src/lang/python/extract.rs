@@ -444,6 +444,7 @@ impl<'s> Extractor<'s> {
             &self.binding_at,
             &self.blocks,
         );
+        self.facts.shrink();
         self.facts
     }
 
@@ -715,7 +716,7 @@ impl<'s> Extractor<'s> {
         for (name, branches) in last {
             let all: Option<Vec<u32>> = branches.into_iter().collect();
             if let Some(all) = all {
-                let value = VExpr::Union(all.into_iter().map(VExpr::Ref).collect());
+                let value = VExpr::union(all.into_iter().map(VExpr::Ref).collect());
                 let name = self.facts.name(name).to_string();
                 self.bind(&name, BindValue::Expr(value), node.end_byte());
             }
@@ -797,10 +798,10 @@ impl<'s> Extractor<'s> {
             let index = self.push_call(CallFacts {
                 scope: self.scope(),
                 callee: decorator.clone(),
-                args: vec![Arg {
+                args: Box::new([Arg {
                     kind: ArgKind::Positional(0),
                     value,
-                }],
+                }]),
                 line,
                 kind: CallKind::Decorator,
             });

@@ -528,7 +528,7 @@ impl<'f> Analysis<'f> {
                 let atom = self.atoms.get(name)?;
                 let bindings = self.names[module.index()]
                     .get(&(ScopeRef::Module, atom))?
-                    .clone();
+                    .to_vec();
                 bindings.iter().rev().find_map(|b| {
                     let BindValue::Import(i) = facts.bindings.get(*b as usize)?.value else {
                         return None;

@@ -96,11 +96,14 @@ impl Interner {
     }
 }
 
+/// Where a value comes from: nothing the analysis follows, a node, or one
+/// object, by its interned id ([`Analysis::constant`]) so that sites and
+/// constraints, which hold operands, stay small.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Operand {
     None,
     Node(u32),
-    Const(Obj),
+    Const(u32),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -111,6 +114,54 @@ pub(super) enum ArgSlot {
     DoubleStar,
 }
 
+/// One module's bindings by scope and name atom, each key's in source
+/// order: one flat list and each key's range of it (a map to small vectors
+/// cost 25 MB more on sympy).
+#[derive(Default)]
+pub(super) struct ScopeNames {
+    ranges: FxHashMap<(ScopeRef, u32), (u32, u32)>,
+    bindings: Vec<u32>,
+}
+
+impl ScopeNames {
+    /// Indexes `(key, binding)` pairs given in source order.
+    fn new(pairs: impl Iterator<Item = ((ScopeRef, u32), u32)> + Clone) -> ScopeNames {
+        let mut ranges: FxHashMap<(ScopeRef, u32), (u32, u32)> = FxHashMap::default();
+        let mut total = 0u32;
+        for (key, _) in pairs.clone() {
+            ranges.entry(key).or_default().1 += 1;
+            total += 1;
+        }
+        // Each key's start, then fill: a counting sort keeps source order.
+        let mut next = 0u32;
+        for (start, len) in ranges.values_mut() {
+            *start = next;
+            next += *len;
+            *len = 0;
+        }
+        let mut bindings = vec![0u32; total as usize];
+        for (key, binding) in pairs {
+            if let Some((start, len)) = ranges.get_mut(&key) {
+                if let Some(slot) = bindings.get_mut((*start + *len) as usize) {
+                    *slot = binding;
+                }
+                *len += 1;
+            }
+        }
+        ScopeNames { ranges, bindings }
+    }
+
+    /// The bindings of `key`, in source order.
+    pub(super) fn get(&self, key: &(ScopeRef, u32)) -> Option<&[u32]> {
+        let (start, len) = *self.ranges.get(key)?;
+        self.bindings.get(start as usize..(start + len) as usize)
+    }
+
+    pub(super) fn contains_key(&self, key: &(ScopeRef, u32)) -> bool {
+        self.ranges.contains_key(key)
+    }
+}
+
 /// A call site, global across modules.
 pub(super) struct Site {
     pub(super) module: ModuleId,
@@ -118,7 +169,7 @@ pub(super) struct Site {
     /// The node of the object a method is read from (`obj` in `obj.m()`).
     pub(super) receiver: u32,
     pub(super) result: u32,
-    pub(super) args: Vec<(ArgSlot, Operand)>,
+    pub(super) args: Box<[(ArgSlot, Operand)]>,
     pub(super) kind: CallKind,
     /// Internal callees found.
     pub(super) targets: Vec<EntityId>,
@@ -212,7 +263,9 @@ pub(crate) struct Analysis<'f> {
     pub(super) container_base: Vec<u32>,
     pub(super) lambda_base: Vec<u32>,
     /// Per module: (scope, name atom) → bindings, in source order.
-    pub(super) names: Vec<FxHashMap<(ScopeRef, u32), Vec<u32>>>,
+    pub(super) names: Vec<ScopeNames>,
+    /// The class and load of each [`Transform::FromInstance`] edge.
+    pub(super) instance_reads: Vec<(ClassId, u32)>,
     /// Per module: the global atom of each of the file's name ids.
     pub(super) local_atoms: Vec<Vec<u32>>,
     /// Per module: whether it has module-level star imports.
@@ -329,6 +382,7 @@ impl<'f> Analysis<'f> {
             container_base: Vec::new(),
             lambda_base: Vec::new(),
             names: Vec::new(),
+            instance_reads: Vec::new(),
             local_atoms: Vec::new(),
             star_imports: Vec::new(),
             ret_base: 0,
@@ -477,7 +531,7 @@ impl<'f> Analysis<'f> {
                 self.site_base.push(sites);
                 self.container_base.push(containers);
                 self.lambda_base.push(lambdas);
-                self.names.push(FxHashMap::default());
+                self.names.push(ScopeNames::default());
                 self.local_atoms.push(Vec::new());
                 self.star_imports.push(Vec::new());
                 continue;
@@ -493,21 +547,19 @@ impl<'f> Analysis<'f> {
             lambdas += u32::try_from(facts.lambdas.len()).unwrap_or(0);
             // The file's names, each interned once.
             let local: Vec<u32> = facts.names.iter().map(|n| self.atoms.id(n)).collect();
-            let mut names: FxHashMap<(ScopeRef, u32), Vec<u32>> = FxHashMap::default();
-            for (b, binding) in facts.bindings.iter().enumerate() {
-                if facts.name(binding.name).is_empty() {
-                    continue;
-                }
-                let atom = local
-                    .get(binding.name as usize)
-                    .copied()
-                    .unwrap_or(u32::MAX);
-                names
-                    .entry((binding.scope, atom))
-                    .or_default()
-                    .push(b as u32);
-            }
-            self.names.push(names);
+            let named = facts
+                .bindings
+                .iter()
+                .enumerate()
+                .filter(|(_, binding)| !facts.name(binding.name).is_empty())
+                .map(|(b, binding)| {
+                    let atom = local
+                        .get(binding.name as usize)
+                        .copied()
+                        .unwrap_or(u32::MAX);
+                    ((binding.scope, atom), b as u32)
+                });
+            self.names.push(ScopeNames::new(named));
             for function in facts.functions.iter().filter(|f| f.is_property) {
                 let atom = self.atoms.id(&function.name);
                 self.property_names.insert(atom);
@@ -520,6 +572,8 @@ impl<'f> Analysis<'f> {
             }
             self.star_imports.push(Vec::new());
         }
+        // One site per call: reserved at once rather than grown by doubling.
+        self.sites.reserve_exact(sites as usize);
         for _ in 0..lambdas {
             let node = self.engine.node();
             self.lambda_node.push(node);
@@ -837,13 +891,26 @@ impl<'f> Analysis<'f> {
         EntityId::Module(module)
     }
 
+    /// The transform of an attribute read through an instance of `class`
+    /// by load `load`.
+    pub(super) fn instance_read(&mut self, class: ClassId, load: u32) -> Transform {
+        let read = u32::try_from(self.instance_reads.len()).unwrap_or(u32::MAX);
+        self.instance_reads.push((class, load));
+        Transform::FromInstance(read)
+    }
+
+    /// The operand for one object.
+    pub(super) fn constant(&mut self, value: Obj) -> Operand {
+        Operand::Const(self.engine.intern(value))
+    }
+
     pub(super) fn node_of(&mut self, op: Operand) -> Option<u32> {
         match op {
             Operand::None => None,
             Operand::Node(n) => Some(n),
             Operand::Const(value) => {
                 let node = self.engine.node();
-                self.engine.add(node, value);
+                self.engine.add_id(node, value);
                 Some(node)
             }
         }
@@ -853,7 +920,7 @@ impl<'f> Analysis<'f> {
         match op {
             Operand::None => {}
             Operand::Node(n) => self.engine.edge(n, to, Transform::Copy, out),
-            Operand::Const(value) => self.engine.add(to, value),
+            Operand::Const(value) => self.engine.add_id(to, value),
         }
     }
 
@@ -886,14 +953,14 @@ impl<'f> Analysis<'f> {
             VExpr::Elem(inner) => {
                 self.derived(module, scope, inner, out, |dst| Constraint::Elem { dst })
             }
-            VExpr::Container(site, elements) => {
-                let id = self.container_base[module.index()] + site;
-                for (key, element) in elements {
+            VExpr::Container(container) => {
+                let id = self.container_base[module.index()] + container.site;
+                for (key, element) in &container.elements {
                     let op = self.operand(module, scope, element, out);
                     let key = key.map(|k| self.atom_of(module, k));
                     self.store_element(id, key, op, out);
                 }
-                Operand::Const(Obj::Container(id))
+                self.constant(Obj::Container(id))
             }
             VExpr::ElemAt(inner, key) => {
                 let key = self.atom_of(module, *key);
@@ -902,9 +969,15 @@ impl<'f> Analysis<'f> {
                     key,
                 })
             }
-            VExpr::Lambda(l) => Operand::Const(Obj::Lambda(self.lambda_base[module.index()] + l)),
-            VExpr::Function(f) => Operand::Const(Obj::Function(self.function_id(module, *f))),
-            VExpr::Class(c) => Operand::Const(Obj::Class(self.class_id(module, *c))),
+            VExpr::Lambda(l) => self.constant(Obj::Lambda(self.lambda_base[module.index()] + l)),
+            VExpr::Function(f) => {
+                let function = self.function_id(module, *f);
+                self.constant(Obj::Function(function))
+            }
+            VExpr::Class(c) => {
+                let class = self.class_id(module, *c);
+                self.constant(Obj::Class(class))
+            }
             VExpr::Instance(inner) => {
                 let inner = self.operand(module, scope, inner, out);
                 let Some(inner) = self.node_of(inner) else {
@@ -955,7 +1028,8 @@ impl<'f> Analysis<'f> {
             VExpr::Caught(inner) => {
                 self.derived(module, scope, inner, out, |dst| Constraint::Caught { dst })
             }
-            VExpr::SuperOf(class, object) => {
+            VExpr::SuperOf(pair) => {
+                let (class, object) = &**pair;
                 let class = self.operand(module, scope, class, out);
                 let object = self.operand(module, scope, object, out);
                 let (Some(class), Some(object)) = (self.node_of(class), self.node_of(object))
@@ -1077,7 +1151,7 @@ impl<'f> Analysis<'f> {
         }
         if is_builtin(&name) {
             return match self.external(&format!("builtins.{name}")) {
-                Some(obj) => Operand::Const(obj),
+                Some(obj) => self.constant(obj),
                 None => Operand::None,
             };
         }
@@ -1099,7 +1173,7 @@ impl<'f> Analysis<'f> {
         self.name_all.insert((module, scope, atom), node);
         let bindings = self.names[module.index()]
             .get(&(scope, atom))
-            .cloned()
+            .map(<[u32]>::to_vec)
             .unwrap_or_default();
         for b in bindings {
             let from = self.binding_node[module.index()] + b;
@@ -1198,8 +1272,11 @@ impl<'f> Analysis<'f> {
                     bound.to_string()
                 };
                 match self.module_named(&bound) {
-                    Some(m) => Operand::Const(Obj::Module(m)),
-                    None => self.external(&bound).map_or(Operand::None, Operand::Const),
+                    Some(m) => self.constant(Obj::Module(m)),
+                    None => match self.external(&bound) {
+                        Some(obj) => self.constant(obj),
+                        None => Operand::None,
+                    },
                 }
             }
             ImportKind::From => {
@@ -1211,10 +1288,11 @@ impl<'f> Analysis<'f> {
                         Operand::Node(self.module_attr(target, atom, out))
                     }
                     None => match self.module_named(&format!("{base}.{name}")) {
-                        Some(m) => Operand::Const(Obj::Module(m)),
-                        None => self
-                            .external(&format!("{base}.{name}"))
-                            .map_or(Operand::None, Operand::Const),
+                        Some(m) => self.constant(Obj::Module(m)),
+                        None => match self.external(&format!("{base}.{name}")) {
+                            Some(obj) => self.constant(obj),
+                            None => Operand::None,
+                        },
                     },
                 }
             }
@@ -1280,7 +1358,7 @@ impl<'f> Analysis<'f> {
             let skip = matches!(s, ScopeRef::Class(_)) && !first;
             if !skip && let Some(bindings) = self.names[module.index()].get(&(s, atom)) {
                 let mut values = Vec::new();
-                for b in bindings.clone() {
+                for b in bindings.iter().copied() {
                     values.extend(self.binding_values(module, b));
                 }
                 return values;

@@ -106,7 +106,10 @@ impl<'f> Analysis<'f> {
             (Transform::Instantiate, Obj::Class(c)) => self.engine.add(to, Obj::Instance(c)),
             (Transform::Instantiate, v @ Obj::External(_)) => self.engine.add(to, v),
             (Transform::Instantiate, _) => {}
-            (Transform::FromInstance(class, load), Obj::Function(f)) => {
+            (Transform::FromInstance(read), Obj::Function(f)) => {
+                let Some(&(class, load)) = self.instance_reads.get(read as usize) else {
+                    return;
+                };
                 let Some((_, function)) = self.local_function(f) else {
                     self.engine.add(to, value);
                     return;
@@ -322,7 +325,7 @@ impl<'f> Analysis<'f> {
                 let owner = self.owner(class, attr);
                 let node = self.class_attr(owner, attr, out);
                 let transform = if matches!(value, Obj::Instance(_)) {
-                    Transform::FromInstance(class, load)
+                    self.instance_read(class, load)
                 } else {
                     Transform::FromClass(class)
                 };
@@ -345,8 +348,8 @@ impl<'f> Analysis<'f> {
                     .find(|k| self.has_attr(*k, attr))
                 {
                     let node = self.class_attr(owner, attr, out);
-                    self.engine
-                        .edge(node, dst, Transform::FromInstance(receiver, load), out);
+                    let transform = self.instance_read(receiver, load);
+                    self.engine.edge(node, dst, transform, out);
                 }
             }
             Obj::External(base) => {

@@ -82,9 +82,10 @@ impl ContainerOp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Transform {
     Copy,
-    /// Read through an instance of the class: methods become bound, and a
-    /// property is called by the load with this id.
-    FromInstance(ClassId, u32),
+    /// Read through an instance: methods become bound, and a property is
+    /// called. The class and the load are kept aside (an index into the
+    /// caller's table) so that an edge stays at 16 bytes.
+    FromInstance(u32),
     /// Read through the class itself: classmethods become bound.
     FromClass(ClassId),
     /// `Class` becomes `Instance` (annotations, `except C as e`).
@@ -97,6 +98,8 @@ pub(super) enum Transform {
         owner: ClassId,
     },
 }
+
+const _: () = assert!(std::mem::size_of::<Edge>() == 16);
 
 #[derive(Debug, Clone, Copy)]
 struct Edge {
@@ -115,62 +118,127 @@ struct Link {
 pub(super) const NO_LINK: u32 = u32::MAX;
 const NONE: u32 = NO_LINK;
 
-/// A node's interned objects ([`Engine::objs`]): up to two inline (most
-/// sets are that small), more on the heap.
-#[derive(Debug, Clone)]
-enum Values {
-    Inline(u8, [u32; 2]),
-    Heap(Vec<u32>),
-}
-
-impl Default for Values {
-    fn default() -> Self {
-        Values::Inline(0, [0; 2])
-    }
-}
-
-impl Values {
-    fn as_slice(&self) -> &[u32] {
-        match self {
-            Values::Inline(len, items) => &items[..usize::from(*len).min(2)],
-            Values::Heap(items) => items,
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.as_slice().len()
-    }
-
-    fn push(&mut self, id: u32) {
-        match self {
-            Values::Inline(len, items) if usize::from(*len) < 2 => {
-                items[usize::from(*len)] = id;
-                *len += 1;
-            }
-            Values::Inline(_, items) => {
-                let mut heap = Vec::with_capacity(4);
-                heap.extend_from_slice(items);
-                heap.push(id);
-                *self = Values::Heap(heap);
-            }
-            Values::Heap(items) => items.push(id),
-        }
-    }
-}
-
-#[derive(Debug, Default, Clone)]
+/// A node: its interned objects ([`Engine::objs`]), how many of them are
+/// propagated, and the heads of its edge and constraint lists. Up to two
+/// objects are held inline (most sets are that small); past that `slots`
+/// is the start and capacity of a block of [`Engine::spilled`]. Kept at 20 bytes: there is one
+/// node per binding, call result, parameter and element (1.2 million on
+/// sympy).
+#[derive(Debug, Clone, Copy)]
 struct Node {
-    values: Values,
-    processed: u32,
+    slots: [u32; 2],
+    /// Objects held, at most [`MAX_VALUES`].
+    len: u8,
+    processed: u8,
     widened: bool,
     queued: bool,
     edges: u32,
     constraints: u32,
 }
 
+const _: () = assert!(MAX_VALUES <= u8::MAX as usize);
+const _: () = assert!(std::mem::size_of::<Node>() == 20);
+
+impl Node {
+    const EMPTY: Node = Node {
+        slots: [0; 2],
+        len: 0,
+        processed: 0,
+        widened: false,
+        queued: false,
+        edges: NONE,
+        constraints: NONE,
+    };
+
+    /// The node's objects.
+    fn ids<'a>(&'a self, spilled: &'a Spilled) -> &'a [u32] {
+        if self.len <= 2 {
+            &self.slots[..usize::from(self.len)]
+        } else {
+            let start = self.slots[0] as usize;
+            spilled
+                .items
+                .get(start..start + usize::from(self.len))
+                .unwrap_or(&[])
+        }
+    }
+
+    fn push(&mut self, id: u32, spilled: &mut Spilled) {
+        let len = usize::from(self.len);
+        if len < 2 {
+            self.slots[len] = id;
+        } else {
+            // Past two, `slots` is the block's start and capacity.
+            let (start, capacity) = if len == 2 {
+                let start = spilled.take(0);
+                spilled.items[start..start + 2].copy_from_slice(&self.slots);
+                (start, Spilled::capacity(0))
+            } else {
+                (self.slots[0] as usize, self.slots[1] as usize)
+            };
+            let (start, capacity) = if len == capacity {
+                let class = Spilled::class_of(capacity) + 1;
+                let moved = spilled.take(class);
+                spilled.items.copy_within(start..start + len, moved);
+                spilled.give(Spilled::class_of(capacity), start);
+                (moved, Spilled::capacity(class))
+            } else {
+                (start, capacity)
+            };
+            spilled.items[start + len] = id;
+            self.slots = [
+                u32::try_from(start).unwrap_or(u32::MAX),
+                u32::try_from(capacity).unwrap_or(u32::MAX),
+            ];
+        }
+        self.len += 1;
+    }
+}
+
+/// The objects of nodes that hold more than two, in blocks of 4, 8, 16
+/// and 32 ids carved from one vector; a block a node outgrows is reused by
+/// the next node that needs one of its size. One allocation per block and a
+/// vector header each cost 40 MB more on sympy.
+#[derive(Default)]
+struct Spilled {
+    items: Vec<u32>,
+    /// Free blocks' starts, by size class.
+    free: [Vec<usize>; 4],
+}
+
+const _: () = assert!(MAX_VALUES <= 4 << 3);
+
+impl Spilled {
+    fn capacity(class: usize) -> usize {
+        4 << class
+    }
+
+    fn class_of(capacity: usize) -> usize {
+        (capacity / 4).trailing_zeros() as usize
+    }
+
+    /// The start of a free block of size class `class`.
+    fn take(&mut self, class: usize) -> usize {
+        if let Some(start) = self.free.get_mut(class).and_then(Vec::pop) {
+            return start;
+        }
+        let start = self.items.len();
+        self.items.resize(start + Spilled::capacity(class), 0);
+        start
+    }
+
+    fn give(&mut self, class: usize, start: usize) {
+        if let Some(free) = self.free.get_mut(class) {
+            free.push(start);
+        }
+    }
+}
+
 /// Nodes, edges, constraints' attachment to nodes, and the worklist.
 pub(super) struct Engine {
     nodes: Vec<Node>,
+    /// The objects of nodes that hold more than two.
+    spilled: Spilled,
     /// Every object some node holds, once, by id.
     objs: Vec<Obj>,
     obj_ids: rustc_hash::FxHashMap<Obj, u32>,
@@ -198,6 +266,7 @@ impl Engine {
     pub(super) fn new() -> Self {
         Engine {
             nodes: Vec::new(),
+            spilled: Spilled::default(),
             objs: Vec::new(),
             obj_ids: rustc_hash::FxHashMap::default(),
             edges: Vec::new(),
@@ -211,24 +280,13 @@ impl Engine {
 
     pub(super) fn node(&mut self) -> u32 {
         let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
-        self.nodes.push(Node {
-            edges: NONE,
-            constraints: NONE,
-            ..Node::default()
-        });
+        self.nodes.push(Node::EMPTY);
         id
     }
 
     pub(super) fn nodes(&mut self, count: usize) -> u32 {
         let first = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
-        self.nodes.resize(
-            self.nodes.len() + count,
-            Node {
-                edges: NONE,
-                constraints: NONE,
-                ..Node::default()
-            },
-        );
+        self.nodes.resize(self.nodes.len() + count, Node::EMPTY);
         first
     }
 
@@ -239,15 +297,15 @@ impl Engine {
     /// The objects `node` holds.
     pub(super) fn values(&self, node: u32) -> Vec<Obj> {
         self.nodes.get(node as usize).map_or(Vec::new(), |n| {
-            n.values
-                .as_slice()
+            n.ids(&self.spilled)
                 .iter()
                 .filter_map(|id| self.objs.get(*id as usize).copied())
                 .collect()
         })
     }
 
-    fn intern(&mut self, value: Obj) -> u32 {
+    /// The id of `value`, interned on first sight.
+    pub(super) fn intern(&mut self, value: Obj) -> u32 {
         if let Some(id) = self.obj_ids.get(&value) {
             return *id;
         }
@@ -274,15 +332,15 @@ impl Engine {
         let Some(n) = self.nodes.get_mut(node as usize) else {
             return;
         };
-        if n.widened || n.values.as_slice().contains(&id) {
+        if n.widened || n.ids(&self.spilled).contains(&id) {
             return;
         }
-        if n.values.len() >= MAX_VALUES {
+        if usize::from(n.len) >= MAX_VALUES {
             n.widened = true;
             self.widened += 1;
             return;
         }
-        n.values.push(id);
+        n.push(id, &mut self.spilled);
         if !n.queued {
             n.queued = true;
             self.worklist.push(node);
@@ -313,7 +371,7 @@ impl Engine {
         });
         n.edges = id;
         let done = n.processed as usize;
-        for id in n.values.as_slice().iter().take(done) {
+        for id in n.ids(&self.spilled).iter().take(done) {
             out.push(Delivery {
                 to,
                 transform,
@@ -335,7 +393,8 @@ impl Engine {
             next: n.constraints,
         });
         n.constraints = id;
-        n.values.as_slice()[..(n.processed as usize).min(n.values.len())]
+        let ids = n.ids(&self.spilled);
+        ids[..usize::from(n.processed).min(ids.len())]
             .iter()
             .filter_map(|id| self.objs.get(*id as usize).copied())
             .collect()
@@ -351,9 +410,9 @@ impl Engine {
         let node = self.worklist.pop()?;
         let n = self.nodes.get_mut(node as usize)?;
         n.queued = false;
-        let start = n.processed as usize;
-        let end = n.values.len();
-        n.processed = u32::try_from(end).unwrap_or(u32::MAX);
+        let start = usize::from(n.processed);
+        let end = usize::from(n.len);
+        n.processed = n.len;
         self.work += (end - start) as u64;
         Some((node, start, end))
     }
@@ -362,8 +421,7 @@ impl Engine {
     pub(super) fn id_at(&self, node: u32, index: usize) -> Option<u32> {
         self.nodes
             .get(node as usize)?
-            .values
-            .as_slice()
+            .ids(&self.spilled)
             .get(index)
             .copied()
     }
@@ -397,5 +455,42 @@ impl Engine {
 
     pub(super) fn has_pending(&self) -> bool {
         !self.worklist.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nodes that outgrow their inline slots and their blocks, interleaved
+    /// so that blocks are freed and reused, keep every object in order.
+    #[test]
+    fn spilled_values_survive_growth_and_block_reuse() {
+        let mut engine = Engine::new();
+        let first = engine.nodes(3);
+        for round in 0..MAX_VALUES as u32 + 4 {
+            for node in first..first + 3 {
+                engine.add_id(node, node * 1000 + round);
+            }
+        }
+        for node in first..first + 3 {
+            let n = engine.nodes[node as usize];
+            let expected: Vec<u32> = (0..MAX_VALUES as u32).map(|r| node * 1000 + r).collect();
+            assert_eq!(n.ids(&engine.spilled), expected.as_slice());
+            assert!(n.widened);
+        }
+        assert_eq!(engine.widened, 3);
+        // Outgrown blocks were reused: 3 nodes need at most 3 blocks of 32
+        // plus the ones freed on the way (4 + 8 + 16 each), never more.
+        assert!(engine.spilled.items.len() <= 3 * (4 + 8 + 16 + 32));
+        let reused = engine.nodes(1);
+        for v in 0..5 {
+            engine.add_id(reused, v);
+        }
+        assert_eq!(
+            engine.nodes[reused as usize].ids(&engine.spilled),
+            &[0, 1, 2, 3, 4]
+        );
+        assert!(engine.spilled.items.len() <= 3 * (4 + 8 + 16 + 32));
     }
 }
