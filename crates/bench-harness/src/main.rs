@@ -1,5 +1,10 @@
-//! `cargo xtask bench gittaskbench`: thin glue over the `bench-harness`
-//! library (argument parsing, the progress bar, printing the summary).
+//! The `bench-harness` binary: runs repo-agent on a GitTaskBench checkout
+//! and grades the outputs with the benchmark's own scripts. It is glue over
+//! the library (argument parsing, the progress bar, printing the summary);
+//! `cargo xtask bench gittaskbench ...` builds it in release and passes the
+//! flags through, so xtask does not link the agent or the model.
+//!
+//! Usage: `bench-harness gittaskbench --root <CHECKOUT> [...]` (`--help`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,7 +13,7 @@ use anyhow::{Context, bail};
 use bench_harness::{DomainMap, Event, Harness, HarnessConfig, ModelSpec, Models, Selection};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-const USAGE: &str = "usage: cargo xtask bench gittaskbench --root <CHECKOUT> \
+const USAGE: &str = "usage: bench-harness gittaskbench --root <CHECKOUT> \
     [--tasks ID,ID | --repo NAME | --domain NAME] [--model NAME --base-url URL | --model-path FILE.gguf] [--jobs N] \
     [--out DIR] [--resume] [--timeout-per-task SECS] [--max-turns N] [--domain-map FILE.json] \
     [--keep-workspaces] [--grade-only --outputs <DIR>]";
@@ -89,7 +94,20 @@ fn parse(rest: &[&str]) -> anyhow::Result<Args> {
     Ok(args)
 }
 
-pub fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        ["gittaskbench", rest @ ..] => run(rest, PathBuf::from("target/gittaskbench")),
+        ["-h" | "--help"] => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => bail!("unknown or missing command\n{USAGE}"),
+    }
+}
+
+fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
     let args = parse(rest)?;
     let root = args
         .root
