@@ -3,16 +3,16 @@
 
 use std::time::{Duration, Instant};
 
-use context_pack::{BlockKind, ContextBuilder, TokenCounter};
 use llm::{ChatModel, ChatRequest, LlmError, Message, UsageMeter};
-use sandbox::{Isolation, Sandbox, SandboxConfig};
+use sandbox::Isolation;
 use serde_json::json;
 
 use crate::Error;
 use crate::history::History;
+use crate::prepare::Prepared;
 use crate::prompt;
 use crate::task::TaskSpec;
-use crate::tools::{ToolOptions, Tools};
+use crate::tools::ToolOptions;
 use crate::trajectory::{Status, Summary, Trajectory};
 
 /// Limits on an episode.
@@ -58,6 +58,35 @@ pub struct AgentConfig {
     pub exec_timeout: Duration,
     /// Let `pip install` reach the package registry (default true).
     pub package_registry: bool,
+    /// Where each repository's per-file analysis is cached between runs:
+    /// the same cache `repo-agent analyze`, `rank` and `context` use
+    /// (default [`AnalysisCache::None`]).
+    pub analysis_cache: AnalysisCache,
+    /// Who writes the module summaries of the initial context (default
+    /// [`Summaries::Docstrings`]).
+    pub summaries: Summaries,
+}
+
+/// Where the analysis of a repository is cached.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum AnalysisCache {
+    /// Analyse from scratch every time.
+    #[default]
+    None,
+    /// Under this repo-agent home ([`crate::paths::graph_cache_dir_in`]),
+    /// one directory per repository.
+    Home(std::path::PathBuf),
+}
+
+/// Who writes the module summaries listed in the initial context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Summaries {
+    /// The module's docstring, else an outline of its definitions.
+    #[default]
+    Docstrings,
+    /// The model writes one sentence per listed module
+    /// ([`crate::ModelSummarizer`], cached per file content hash).
+    Model,
 }
 
 impl Default for AgentConfig {
@@ -70,6 +99,8 @@ impl Default for AgentConfig {
             isolation: Isolation::Auto,
             exec_timeout: Duration::from_secs(600),
             package_registry: true,
+            analysis_cache: AnalysisCache::None,
+            summaries: Summaries::Docstrings,
         }
     }
 }
@@ -83,118 +114,6 @@ pub struct Progress {
     pub tool: Option<String>,
     /// Tokens used so far.
     pub total_tokens: u64,
-}
-
-/// The tools and the initial context of a task, ready for [`run_episode`].
-#[derive(Debug)]
-pub struct Prepared {
-    /// The tools, bound to the repository and sandbox.
-    pub tools: Tools,
-    /// The initial repository context (Markdown).
-    pub context: String,
-}
-
-/// Analyses and ranks every repository of the task, builds the initial
-/// context and the sandbox. Creates the output directory.
-///
-/// The primary (first) repository gets two thirds of the context budget
-/// when there are others, which share the rest; each repository's context
-/// is headed by its name and path.
-pub async fn prepare(task: &TaskSpec, config: &AgentConfig) -> Result<Prepared, Error> {
-    task.validate()?;
-    if task.repositories.is_empty() {
-        return Err(Error::Task("the task names no repository".into()));
-    }
-    let mut graphs = Vec::with_capacity(task.repositories.len());
-    for repo in &task.repositories {
-        if !repo.path.is_dir() {
-            return Err(Error::Task(format!(
-                "repository {} is not a directory",
-                repo.path.display()
-            )));
-        }
-        graphs.push(repo_graph::Analyzer::new(&repo.path).analyze()?);
-    }
-    let counter = TokenCounter::new(context_pack::Encoding::default())?;
-    let budgets = context_budgets(config.context_budget, graphs.len());
-    let mut contexts = Vec::with_capacity(graphs.len());
-    for ((graph, repo), budget) in graphs.iter().zip(&task.repositories).zip(budgets) {
-        let ranking = importance::Ranker::new().rank(graph);
-        let built = ContextBuilder::new(graph, &ranking)
-            .budget(budget)
-            .task(task.description.clone())
-            .build()?;
-        let text = if config.hierarchical_analysis {
-            built.render_markdown()
-        } else {
-            built
-                .blocks
-                .iter()
-                .filter(|b| b.kind == BlockKind::Readme)
-                .map(|b| b.text.as_str())
-                .collect::<Vec<_>>()
-                .join("\n\n")
-        };
-        contexts.push(if graphs.len() > 1 {
-            format!(
-                "# Repository {} ({})\n\n{text}",
-                repo.name,
-                repo.path.display()
-            )
-        } else {
-            text
-        });
-    }
-    let context = contexts.join("\n\n");
-    std::fs::create_dir_all(&task.output_dir).map_err(|e| {
-        Error::Task(format!(
-            "cannot create the output directory {}: {e}",
-            task.output_dir.display()
-        ))
-    })?;
-    let work_dir = task.effective_work_dir();
-    let mut builder = SandboxConfig::builder(&work_dir)
-        .isolation(config.isolation)
-        .timeout(config.exec_timeout)
-        .package_registry(config.package_registry)
-        .read_write_path(&task.output_dir);
-    for other in task.repositories.iter().skip(1) {
-        builder = builder.read_only_path(&other.path);
-    }
-    // Scripts written anywhere can import the repositories' packages.
-    let python_path = std::env::join_paths(task.repositories.iter().map(|r| r.path.as_os_str()))
-        .map_err(|e| {
-            Error::Task(format!(
-                "a repository path cannot be put on PYTHONPATH: {e}"
-            ))
-        })?;
-    builder = builder.env("PYTHONPATH", python_path);
-    for input in &task.inputs {
-        if let Some(parent) = input.path.parent() {
-            builder = builder.read_only_path(parent);
-        }
-    }
-    let sandbox = Sandbox::new(builder.build()?).await?;
-    Ok(Prepared {
-        tools: Tools::new(graphs, work_dir, sandbox, counter, config.tools),
-        context,
-    })
-}
-
-/// Splits the context budget: all of it for a single repository, else two
-/// thirds for the primary one and an equal share of the rest for each other.
-fn context_budgets(total: usize, repositories: usize) -> Vec<usize> {
-    match repositories {
-        0 => Vec::new(),
-        1 => vec![total],
-        n => {
-            let primary = total * 2 / 3;
-            let other = (total - primary) / (n - 1);
-            std::iter::once(primary)
-                .chain(std::iter::repeat_n(other, n - 1))
-                .collect()
-        }
-    }
 }
 
 fn millis(d: Duration) -> u64 {
@@ -398,7 +317,7 @@ pub async fn run(
     trajectory: &mut Trajectory,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Summary, Error> {
-    let prepared = prepare(task, config).await?;
+    let prepared = crate::prepare::prepare_with_model(task, config, Some(model)).await?;
     run_episode(
         model,
         &prepared,
@@ -408,17 +327,4 @@ pub async fn run(
         progress,
     )
     .await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::context_budgets;
-
-    #[test]
-    fn the_primary_repository_gets_most_of_the_context() {
-        assert_eq!(context_budgets(8_000, 1), vec![8_000]);
-        assert_eq!(context_budgets(8_000, 2), vec![5_333, 2_667]);
-        assert_eq!(context_budgets(9_000, 4), vec![6_000, 1_000, 1_000, 1_000]);
-        assert!(context_budgets(8_000, 0).is_empty());
-    }
 }

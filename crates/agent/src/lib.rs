@@ -38,14 +38,19 @@
 pub mod episode;
 pub mod history;
 pub mod model;
+pub mod paths;
+pub mod prepare;
 pub mod prompt;
+pub mod summaries;
 pub mod task;
 pub mod tools;
 pub mod trajectory;
 
-pub use episode::{AgentConfig, Budgets, Prepared, Progress, prepare, run, run_episode};
+pub use episode::{AgentConfig, AnalysisCache, Budgets, Progress, Summaries, run, run_episode};
 pub use history::History;
 pub use model::{LoadedModel, ModelSpec};
+pub use prepare::{Prepared, prepare};
+pub use summaries::ModelSummarizer;
 pub use task::{InputFile, RepoSpec, TaskSpec};
 pub use tools::{ToolOptions, ToolOutput, Tools};
 pub use trajectory::{Status, Summary, Trajectory};

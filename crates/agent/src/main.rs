@@ -8,7 +8,7 @@
 
 mod cmd;
 mod output;
-mod paths;
+use agent::paths;
 
 use std::process::ExitCode;
 

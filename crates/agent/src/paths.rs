@@ -22,10 +22,30 @@ pub fn graph_cache_dir(root: &Path) -> anyhow::Result<Option<PathBuf>> {
         tracing::warn!("no home directory; the analysis cache is disabled");
         return Ok(None);
     };
+    graph_cache_dir_in(&home, root).map(Some)
+}
+
+/// The analysis cache for the repository at `root` under the repo-agent
+/// home `home`.
+///
+/// ```
+/// let home = tempfile::tempdir()?;
+/// let repo = tempfile::tempdir()?;
+/// let dir = agent::paths::graph_cache_dir_in(home.path(), repo.path())?;
+/// assert!(dir.starts_with(home.path().join("cache").join("graph")));
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+pub fn graph_cache_dir_in(home: &Path, root: &Path) -> anyhow::Result<PathBuf> {
     let root = std::fs::canonicalize(root)
         .with_context(|| format!("cannot read {}; check the path exists", root.display()))?;
     let key = format!("{:016x}", fnv1a(root.to_string_lossy().as_bytes()));
-    Ok(Some(home.join("cache").join("graph").join(key)))
+    Ok(home.join("cache").join("graph").join(key))
+}
+
+/// Where model-written module summaries are cached under the home `home`
+/// (one JSON file, content hash to summary).
+pub fn summary_cache_file(home: &Path) -> PathBuf {
+    home.join("cache").join("summaries.json")
 }
 
 /// FNV-1a: a stable, dependency-free hash for naming cache directories.

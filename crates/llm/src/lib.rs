@@ -87,7 +87,7 @@ mod record;
 mod retry;
 mod scripted;
 mod secret;
-mod summarizer;
+
 mod text_protocol;
 mod tokens;
 mod types;
@@ -104,7 +104,7 @@ pub use openai::config::{
 pub use record::{Exchange, Outcome, Recorder, Replay};
 pub use retry::RetryPolicy;
 pub use scripted::Scripted;
-pub use summarizer::ModelSummarizer;
+
 pub use tokens::{Encoding, Tiktoken, TokenCounter};
 pub use types::{ChatRequest, ChatResponse, FinishReason, Message, Role, ToolCall, ToolDefinition};
 pub use usage::{Metered, ModelPrice, PriceTable, TokenUsage, Usage, UsageMeter};

@@ -4,7 +4,10 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agent::{AgentConfig, InputFile, ModelSpec, Progress, TaskSpec, ToolOptions, Trajectory};
+use agent::{
+    AgentConfig, AnalysisCache, InputFile, ModelSpec, Progress, Summaries, TaskSpec, ToolOptions,
+    Trajectory,
+};
 use anyhow::{Context as _, bail};
 use sandbox::Isolation;
 
@@ -86,6 +89,26 @@ pub struct Args {
     /// (`pip install` then fails).
     #[arg(long)]
     no_network: bool,
+    /// Who writes the module summaries of the initial context: the
+    /// modules' docstrings, or the model (one short request per listed
+    /// module, cached by file content under REPO_AGENT_HOME).
+    #[arg(long, value_enum, default_value_t = SummariesArg::Docstrings)]
+    summaries: SummariesArg,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SummariesArg {
+    Docstrings,
+    Model,
+}
+
+impl From<SummariesArg> for Summaries {
+    fn from(arg: SummariesArg) -> Self {
+        match arg {
+            SummariesArg::Docstrings => Summaries::Docstrings,
+            SummariesArg::Model => Summaries::Model,
+        }
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -165,6 +188,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         isolation: args.isolation.into(),
         exec_timeout: Duration::from_secs(args.exec_timeout.max(1)),
         package_registry: !args.no_network,
+        // The same per-file analysis cache as `analyze`, `rank` and `context`.
+        analysis_cache: agent::paths::repo_agent_home()
+            .map_or(AnalysisCache::None, AnalysisCache::Home),
+        summaries: args.summaries.into(),
         ..AgentConfig::default()
     };
     config.budgets.max_turns = args.max_turns;

@@ -1,13 +1,16 @@
-//! Module summaries written by a chat model, for context-pack's summary table.
+//! Module summaries written by a chat model, for context-pack's summary
+//! table (seed 001, section 3.2: the important modules are summarised in
+//! the initial context). It lives here, where models and context meet, so
+//! that `llm` stays a leaf; `repo-agent run --summaries model` uses it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use context_pack::{StaticSummarizer, Summarizer};
 use repo_graph::{EntityId, ModuleId, RepoGraph};
 
-use crate::{ChatModel, ChatRequest, LlmError, Message, Usage, UsageMeter};
+use llm::{ChatModel, ChatRequest, LlmError, Message, Usage, UsageMeter};
 
 const SYSTEM_PROMPT: &str = "You summarize source files for a developer who must decide which file to read. \
 Answer with one sentence of at most 25 words that says what the module provides. No preamble, no Markdown.";
@@ -26,34 +29,29 @@ const MAX_SOURCE_CHARS: usize = 6_000;
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use std::sync::Arc;
 /// use context_pack::Summarizer;
 /// let dir = tempfile::tempdir()?;
 /// std::fs::write(dir.path().join("m.py"), "def f():\n    return 1\n")?;
 /// let graph = repo_graph::Analyzer::new(dir.path()).analyze()?;
 /// let module = graph.module_by_name("m").unwrap();
 ///
-/// let model = Arc::new(llm::Scripted::new().then_text("Returns the number one."));
-/// let summarizer = llm::ModelSummarizer::new(model);
-/// summarizer.prepare(&graph, &[module]).await?;
+/// let model = llm::Scripted::new().then_text("Returns the number one.");
+/// let summarizer = agent::ModelSummarizer::new();
+/// summarizer.prepare(&model, &graph, &[module]).await?;
 /// assert_eq!(summarizer.summarize(&graph, module)?, "Returns the number one.");
 /// # Ok(())
 /// # }
 /// ```
+#[derive(Default)]
 pub struct ModelSummarizer {
-    model: Arc<dyn ChatModel>,
     cache: Mutex<BTreeMap<String, String>>,
     cache_file: Option<PathBuf>,
 }
 
 impl ModelSummarizer {
-    /// A summarizer asking `model`, with an in-memory cache.
-    pub fn new(model: Arc<dyn ChatModel>) -> Self {
-        ModelSummarizer {
-            model,
-            cache: Mutex::new(BTreeMap::new()),
-            cache_file: None,
-        }
+    /// A summarizer with an in-memory cache.
+    pub fn new() -> Self {
+        ModelSummarizer::default()
     }
 
     /// Also keep the cache in `path` (JSON: content hash → summary); an
@@ -80,23 +78,25 @@ impl ModelSummarizer {
         self
     }
 
-    /// Asks the model to summarise each of `modules` whose content is not
+    /// Asks `model` to summarise each of `modules` whose content is not
     /// cached yet, one request per module, and saves the cache. Returns the
     /// usage of the requests made. A failed request fails the call, keeping
     /// the summaries obtained before it.
     pub async fn prepare(
         &self,
+        model: &dyn ChatModel,
         graph: &RepoGraph,
         modules: &[ModuleId],
     ) -> Result<Usage, LlmError> {
         let meter = UsageMeter::default();
-        let result = self.prepare_inner(graph, modules, &meter).await;
+        let result = self.prepare_inner(model, graph, modules, &meter).await;
         self.save();
         result.map(|()| meter.summary())
     }
 
     async fn prepare_inner(
         &self,
+        model: &dyn ChatModel,
         graph: &RepoGraph,
         modules: &[ModuleId],
         meter: &UsageMeter,
@@ -114,8 +114,8 @@ impl ModelSummarizer {
             ])
             .with_max_tokens(80)
             .with_temperature(0.0);
-            let response = self.model.complete(&request).await?;
-            meter.record_response(self.model.model_name(), &response);
+            let response = model.complete(&request).await?;
+            meter.record_response(model.model_name(), &response);
             let summary = response
                 .content
                 .as_deref()

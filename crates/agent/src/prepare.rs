@@ -1,0 +1,213 @@
+//! Setting an episode up: analyse and rank every repository, build the
+//! initial context (with the model's module summaries when asked), the
+//! tools and the sandbox.
+
+use std::path::Path;
+
+use context_pack::{BlockKind, ContextBuilder, TokenCounter};
+use llm::ChatModel;
+use sandbox::{Sandbox, SandboxConfig};
+
+use crate::Error;
+use crate::episode::{AgentConfig, AnalysisCache, Summaries};
+use crate::summaries::ModelSummarizer;
+use crate::task::TaskSpec;
+use crate::tools::Tools;
+
+/// The tools and the initial context of a task, ready for
+/// [`run_episode`](crate::run_episode).
+#[derive(Debug)]
+pub struct Prepared {
+    /// The tools, bound to the repository and sandbox.
+    pub tools: Tools,
+    /// The initial repository context (Markdown).
+    pub context: String,
+}
+
+/// Analyses and ranks every repository of the task, builds the initial
+/// context and the sandbox. Creates the output directory.
+///
+/// The primary (first) repository gets two thirds of the context budget
+/// when there are others, which share the rest; each repository's context
+/// is headed by its name and path.
+///
+/// Module summaries are the docstrings'; [`prepare_with_model`] lets the
+/// model write them when the configuration asks for it.
+pub async fn prepare(task: &TaskSpec, config: &AgentConfig) -> Result<Prepared, Error> {
+    prepare_with_model(task, config, None).await
+}
+
+/// [`prepare`], with the model that writes the module summaries when
+/// `config.summaries` is [`Summaries::Model`] (else `model` is not used).
+/// A summary request that fails leaves the docstring summary in place and
+/// is logged: the episode can run without it.
+pub async fn prepare_with_model(
+    task: &TaskSpec,
+    config: &AgentConfig,
+    model: Option<&dyn ChatModel>,
+) -> Result<Prepared, Error> {
+    task.validate()?;
+    if task.repositories.is_empty() {
+        return Err(Error::Task("the task names no repository".into()));
+    }
+    let mut graphs = Vec::with_capacity(task.repositories.len());
+    for repo in &task.repositories {
+        if !repo.path.is_dir() {
+            return Err(Error::Task(format!(
+                "repository {} is not a directory",
+                repo.path.display()
+            )));
+        }
+        graphs.push(analyze(&repo.path, &config.analysis_cache)?);
+    }
+    let counter = TokenCounter::new(context_pack::Encoding::default())?;
+    let budgets = context_budgets(config.context_budget, graphs.len());
+    let mut contexts = Vec::with_capacity(graphs.len());
+    for ((graph, repo), budget) in graphs.iter().zip(&task.repositories).zip(budgets) {
+        let ranking = importance::Ranker::new().rank(graph);
+        let summarizer = match (config.summaries, model) {
+            (Summaries::Model, Some(model)) => {
+                Some(model_summaries(model, graph, &ranking, &config.analysis_cache).await)
+            }
+            _ => None,
+        };
+        let mut builder = ContextBuilder::new(graph, &ranking);
+        if let Some(summarizer) = &summarizer {
+            builder = builder.summarizer(summarizer);
+        }
+        let built = builder
+            .budget(budget)
+            .task(task.description.clone())
+            .build()?;
+        let text = if config.hierarchical_analysis {
+            built.render_markdown()
+        } else {
+            built
+                .blocks
+                .iter()
+                .filter(|b| b.kind == BlockKind::Readme)
+                .map(|b| b.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        contexts.push(if graphs.len() > 1 {
+            format!(
+                "# Repository {} ({})\n\n{text}",
+                repo.name,
+                repo.path.display()
+            )
+        } else {
+            text
+        });
+    }
+    let context = contexts.join("\n\n");
+    std::fs::create_dir_all(&task.output_dir).map_err(|e| {
+        Error::Task(format!(
+            "cannot create the output directory {}: {e}",
+            task.output_dir.display()
+        ))
+    })?;
+    let work_dir = task.effective_work_dir();
+    let mut builder = SandboxConfig::builder(&work_dir)
+        .isolation(config.isolation)
+        .timeout(config.exec_timeout)
+        .package_registry(config.package_registry)
+        .read_write_path(&task.output_dir);
+    for other in task.repositories.iter().skip(1) {
+        builder = builder.read_only_path(&other.path);
+    }
+    // Scripts written anywhere can import the repositories' packages.
+    let python_path = std::env::join_paths(task.repositories.iter().map(|r| r.path.as_os_str()))
+        .map_err(|e| {
+            Error::Task(format!(
+                "a repository path cannot be put on PYTHONPATH: {e}"
+            ))
+        })?;
+    builder = builder.env("PYTHONPATH", python_path);
+    for input in &task.inputs {
+        if let Some(parent) = input.path.parent() {
+            builder = builder.read_only_path(parent);
+        }
+    }
+    let sandbox = Sandbox::new(builder.build()?).await?;
+    Ok(Prepared {
+        tools: Tools::new(graphs, work_dir, sandbox, counter, config.tools),
+        context,
+    })
+}
+
+/// Analyses the repository at `root`, from and into the cache when one is
+/// configured (the same cache as `repo-agent analyze`).
+fn analyze(root: &Path, cache: &AnalysisCache) -> Result<repo_graph::RepoGraph, Error> {
+    let mut analyzer = repo_graph::Analyzer::new(root);
+    if let AnalysisCache::Home(home) = cache {
+        match crate::paths::graph_cache_dir_in(home, root) {
+            Ok(dir) => analyzer = analyzer.cache_dir(dir),
+            Err(error) => tracing::warn!(%error, "analysis cache disabled"),
+        }
+    }
+    Ok(analyzer.analyze()?)
+}
+
+/// The model's summaries of the modules the context lists, cached per
+/// file content hash under the home when there is one.
+async fn model_summaries(
+    model: &dyn ChatModel,
+    graph: &repo_graph::RepoGraph,
+    ranking: &importance::Ranking,
+    cache: &AnalysisCache,
+) -> ModelSummarizer {
+    let mut summarizer = ModelSummarizer::new();
+    if let AnalysisCache::Home(home) = cache {
+        summarizer = summarizer.cache_file(crate::paths::summary_cache_file(home));
+    }
+    let modules: Vec<_> = ranking
+        .top_modules(SUMMARISED_MODULES)
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    match summarizer.prepare(model, graph, &modules).await {
+        Ok(usage) => tracing::info!(
+            modules = modules.len(),
+            calls = usage.calls,
+            tokens = usage.total_tokens(),
+            "module summaries written by the model"
+        ),
+        Err(error) => {
+            tracing::warn!(%error, "module summaries by the model failed; docstrings stand in")
+        }
+    }
+    summarizer
+}
+
+/// Modules the context's summary table lists (context-pack's default).
+const SUMMARISED_MODULES: usize = 20;
+
+/// Splits the context budget: all of it for a single repository, else two
+/// thirds for the primary one and an equal share of the rest for each other.
+fn context_budgets(total: usize, repositories: usize) -> Vec<usize> {
+    match repositories {
+        0 => Vec::new(),
+        1 => vec![total],
+        n => {
+            let primary = total * 2 / 3;
+            let other = (total - primary) / (n - 1);
+            std::iter::once(primary)
+                .chain(std::iter::repeat_n(other, n - 1))
+                .collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::context_budgets;
+
+    #[test]
+    fn the_primary_repository_gets_most_of_the_context() {
+        assert_eq!(context_budgets(8_000, 1), vec![8_000]);
+        assert_eq!(context_budgets(8_000, 2), vec![5_333, 2_667]);
+        assert_eq!(context_budgets(9_000, 4), vec![6_000, 1_000, 1_000, 1_000]);
+        assert!(context_budgets(8_000, 0).is_empty());
+    }
+}
