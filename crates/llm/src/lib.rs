@@ -80,7 +80,6 @@
 
 mod error;
 mod json_repair;
-pub mod local;
 mod model;
 mod openai;
 mod record;
@@ -94,7 +93,6 @@ mod types;
 mod usage;
 
 pub use error::LlmError;
-pub use local::{LocalModel, LocalOptions};
 pub use model::ChatModel;
 pub use openai::OpenAiModel;
 pub use openai::config::{

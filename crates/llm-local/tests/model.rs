@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use llm::local::{LocalError, LocalModel, LocalOptions, ToolChoice, configured_model_path};
+use llm_local::{LocalError, LocalModel, LocalOptions, ToolChoice, configured_model_path};
 use llm::{ChatModel, ChatRequest, FinishReason, LlmError, Message, ToolDefinition};
 use serde_json::{Value, json};
 

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use llm::local::{
+use llm_local::{
     DEFAULT_MODEL_FILE, DEFAULT_MODEL_SIZE, InstallError, default_model_path, ensure_default_model,
     install_from_archive, sha256_file,
 };

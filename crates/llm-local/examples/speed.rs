@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use llm::local::{LocalModel, LocalOptions, configured_model_path};
+use llm_local::{LocalModel, LocalOptions, configured_model_path};
 use llm::{ChatRequest, Message};
 
 fn median(mut values: Vec<f64>) -> f64 {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::types::ToolDefinition;
+use llm::ToolDefinition;
 
 /// Deepest schema nesting followed; deeper parts accept any JSON value.
 const MAX_SCHEMA_DEPTH: usize = 12;

@@ -1,13 +1,15 @@
-//! An embedded chat model: any llama-architecture GGUF file (by default
+//! `llm-local`: the embedded chat model of repo-agent: any llama-architecture GGUF file (by default
 //! SmolLM2-135M-Instruct) run in-process on the CPU: candle reads the
 //! file, and the forward pass runs on quantized weights with SIMD kernels
 //! (see `engine.rs` and `kernels.rs`).
 //!
-//! [`LocalModel`] implements [`ChatModel`], so the agent can use it
-//! wherever it uses a server:
+//! [`LocalModel`] implements `llm`'s [`ChatModel`], so the agent can use
+//! it wherever it uses a server. It is its own crate so that only it is
+//! compiled at opt-level 3 in the dev profile, and so that `llm` (the
+//! trait, the HTTP client, usage, record/replay) stays small:
 //!
 //! ```no_run
-//! use llm::local::{LocalModel, LocalOptions, default_models_dir, ensure_default_model};
+//! use llm_local::{LocalModel, LocalOptions, default_models_dir, ensure_default_model};
 //! use llm::{ChatModel, ChatRequest, Message};
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = default_models_dir().ok_or("no home directory")?;
@@ -33,7 +35,7 @@
 //!   offered tool and has arguments of the schema's types, with the
 //!   required properties present. If the output limit cuts a call short,
 //!   it is completed with the smallest valid values and
-//!   [`ToolCall::repair`](crate::ToolCall::repair) says so. By default the
+//!   [`ToolCall::repair`](llm::ToolCall::repair) says so. By default the
 //!   model may also answer in text ([`ToolChoice::Auto`]).
 //! - **Usage** counts the prompt and completion tokens of the model's own
 //!   tokenizer, exactly (`estimated` is false).
@@ -42,6 +44,8 @@
 //!   cache of the previous call is reused for the prompt prefix it shares
 //!   with the next one, so an agent's growing conversation is not
 //!   recomputed each turn.
+
+#![deny(missing_docs)]
 
 mod engine;
 mod gguf;
@@ -78,11 +82,11 @@ use self::gguf::Meta;
 use self::grammar::{CallGrammar, ToolSet};
 use self::sampler::Sampler;
 use self::template::ChatTemplate;
-use crate::error::LlmError;
-use crate::model::ChatModel;
-use crate::tokens::TokenCounter;
-use crate::types::{ChatRequest, ChatResponse, FinishReason, ToolCall};
-use crate::usage::TokenUsage;
+use llm::LlmError;
+use llm::ChatModel;
+use llm::TokenCounter;
+use llm::{ChatRequest, ChatResponse, FinishReason, ToolCall};
+use llm::TokenUsage;
 
 /// Prompt tokens run through the network at once.
 const PREFILL_CHUNK: usize = 512;

@@ -24,7 +24,7 @@ use tracing::{debug, warn};
 
 use super::LocalError;
 use super::tokenizer::Tokenizer;
-use crate::types::{ChatRequest, Message, ToolCall, ToolDefinition};
+use llm::{ChatRequest, Message, ToolCall, ToolDefinition};
 
 /// The chat template of a model.
 #[derive(Debug, Clone)]

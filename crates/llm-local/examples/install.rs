@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use llm::local::{default_models_dir, ensure_default_model, sha256_file};
+use llm_local::{default_models_dir, ensure_default_model, sha256_file};
 
 fn main() -> ExitCode {
     let dir = match std::env::args_os().skip(1).find(|a| a != "--verify") {
