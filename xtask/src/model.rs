@@ -31,26 +31,22 @@ pub(crate) fn run(rest: &[&str]) -> anyhow::Result<()> {
             }
         }
     }
-    let dir = match dir {
-        Some(dir) => dir,
-        None => default_models_dir().context(
-            "cannot tell where to install the model: set REPO_AGENT_HOME or HOME, or pass --dir",
-        )?,
-    };
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut command = Command::new(cargo);
-    command
-        .current_dir(super::workspace_root())
-        .args([
-            "run",
-            "--quiet",
-            "-p",
-            "llm-local",
-            "--example",
-            "install",
-            "--",
-        ])
-        .arg(&dir);
+    command.current_dir(super::workspace_root()).args([
+        "run",
+        "--quiet",
+        "-p",
+        "llm-local",
+        "--example",
+        "install",
+        "--",
+    ]);
+    // Without --dir the installer uses repo-agent's home rule itself
+    // (`llm_local::repo_agent_home`): xtask keeps no copy of it.
+    if let Some(dir) = &dir {
+        command.arg(dir);
+    }
     if verify {
         command.arg("--verify");
     }
@@ -59,17 +55,4 @@ pub(crate) fn run(rest: &[&str]) -> anyhow::Result<()> {
         bail!("installing the default model failed ({status})");
     }
     Ok(())
-}
-
-/// `$REPO_AGENT_HOME/models`, else `$XDG_CACHE_HOME/repo-agent/models`,
-/// else `~/.cache/repo-agent/models` (the same rule as the `llm` crate).
-fn default_models_dir() -> Option<PathBuf> {
-    let nonempty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(home) = nonempty("REPO_AGENT_HOME") {
-        return Some(PathBuf::from(home).join("models"));
-    }
-    let base = nonempty("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| nonempty("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
-    Some(base.join("repo-agent").join("models"))
 }

@@ -170,7 +170,7 @@ mod tests {
 
     use super::*;
 
-    fn history() -> Result<History, context_pack::Error> {
+    fn history() -> Result<History, llm::LlmError> {
         let counter = TokenCounter::new(context_pack::Encoding::default())?;
         let mut h = History::new(
             counter,
@@ -188,7 +188,7 @@ mod tests {
     }
 
     #[test]
-    fn compact_digests_oldest_and_keeps_calls() -> Result<(), context_pack::Error> {
+    fn compact_digests_oldest_and_keeps_calls() -> Result<(), llm::LlmError> {
         let mut h = history()?;
         let before = h.tokens();
         let n = h.compact(before / 2, 1);
@@ -208,7 +208,7 @@ mod tests {
     }
 
     #[test]
-    fn shrink_digests_then_drops() -> Result<(), context_pack::Error> {
+    fn shrink_digests_then_drops() -> Result<(), llm::LlmError> {
         let mut h = history()?;
         assert!(h.shrink());
         assert_eq!(h.messages().len(), 10);

@@ -21,8 +21,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use llm_local::{LocalModel, LocalOptions, ToolChoice};
 use llm::{ChatModel, OpenAiConfig, OpenAiModel};
+use llm_local::{LocalModel, LocalOptions, ToolChoice};
 
 use crate::{AgentConfig, Error};
 

@@ -4,16 +4,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-/// `$REPO_AGENT_HOME`, else `$XDG_CACHE_HOME/repo-agent`, else `~/.cache/repo-agent`.
-pub fn repo_agent_home() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("REPO_AGENT_HOME") {
-        return Some(PathBuf::from(home));
-    }
-    if let Some(cache) = std::env::var_os("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(cache).join("repo-agent"));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("repo-agent"))
-}
+/// repo-agent's per-user home: one rule for the whole workspace, kept with
+/// the model installer that also needs it.
+pub use llm_local::repo_agent_home;
 
 /// The analysis cache for the repository at `root`: one directory per
 /// canonical root path under `<home>/cache/graph/`. `None` without a home.

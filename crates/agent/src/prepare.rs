@@ -60,7 +60,9 @@ pub async fn prepare_with_model(
         }
         graphs.push(analyze(&repo.path, &config.analysis_cache)?);
     }
-    let counter = TokenCounter::new(context_pack::Encoding::default())?;
+    let encoding = context_pack::Encoding::default();
+    let counter = TokenCounter::new(encoding)
+        .map_err(|_| Error::Context(context_pack::Error::Tokenizer(encoding)))?;
     let budgets = context_budgets(config.context_budget, graphs.len());
     let mut contexts = Vec::with_capacity(graphs.len());
     for ((graph, repo), budget) in graphs.iter().zip(&task.repositories).zip(budgets) {

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bm25::Bm25;
 use crate::summary::{StaticSummarizer, Summarizer};
-use crate::tokens::{Encoding, TokenCounter};
+use crate::{Encoding, TokenCounter};
 
 /// Which of the four blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,7 +159,8 @@ impl<'g> ContextBuilder<'g> {
 
     /// Renders the four blocks within the budget.
     pub fn build(&self) -> Result<RepoContext, crate::Error> {
-        let counter = TokenCounter::new(self.encoding)?;
+        let counter =
+            TokenCounter::new(self.encoding).map_err(|_| crate::Error::Tokenizer(self.encoding))?;
         let (modules, classes) = self.order();
         let mut blocks = Vec::new();
         let mut carry = 0usize;

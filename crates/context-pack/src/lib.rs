@@ -35,11 +35,11 @@ pub mod bm25;
 mod context;
 pub mod select;
 mod summary;
-mod tokens;
 
 pub use context::{Block, BlockKind, ContextBuilder, RepoContext};
+/// Token counting is `llm`'s: one type for context budgets and usage.
+pub use llm::{Encoding, TokenCounter};
 pub use summary::{StaticSummarizer, Summarizer};
-pub use tokens::{Encoding, TokenCounter};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

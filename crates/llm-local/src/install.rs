@@ -84,18 +84,31 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> InstallError + '_ {
     }
 }
 
-/// repo-agent's models directory: `$REPO_AGENT_HOME/models`, else
-/// `$XDG_CACHE_HOME/repo-agent/models`, else `~/.cache/repo-agent/models`;
-/// `None` when none of these variables is set.
-pub fn default_models_dir() -> Option<PathBuf> {
+/// repo-agent's per-user home, the one rule for every piece of per-user
+/// state (models here; the analysis and summary caches in `agent`):
+/// `$REPO_AGENT_HOME`, else `$XDG_CACHE_HOME/repo-agent`, else
+/// `~/.cache/repo-agent`. A variable set to the empty string counts as
+/// unset. `None` when none of these variables is set.
+///
+/// ```
+/// if let Some(home) = llm_local::repo_agent_home() {
+///     assert_eq!(llm_local::default_models_dir(), Some(home.join("models")));
+/// }
+/// ```
+pub fn repo_agent_home() -> Option<PathBuf> {
     let nonempty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     if let Some(home) = nonempty(ENV_HOME) {
-        return Some(PathBuf::from(home).join("models"));
+        return Some(PathBuf::from(home));
     }
     let base = nonempty("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| nonempty("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
-    Some(base.join("repo-agent").join("models"))
+    Some(base.join("repo-agent"))
+}
+
+/// repo-agent's models directory: `models` under [`repo_agent_home`].
+pub fn default_models_dir() -> Option<PathBuf> {
+    repo_agent_home().map(|home| home.join("models"))
 }
 
 /// Where the default model lives in `models_dir`.

@@ -73,7 +73,7 @@ pub use self::install::{
     DEFAULT_MODEL_FILE, DEFAULT_MODEL_MEMBER, DEFAULT_MODEL_PACKAGE, DEFAULT_MODEL_SHA256,
     DEFAULT_MODEL_SIZE, ENV_HOME, ENV_MODEL_PATH, InstallError, configured_model_path,
     default_model_path, default_models_dir, ensure_default_model, install_from_archive,
-    sha256_file,
+    repo_agent_home, sha256_file,
 };
 pub use self::tokenizer::Tokenizer;
 
@@ -82,11 +82,11 @@ use self::gguf::Meta;
 use self::grammar::{CallGrammar, ToolSet};
 use self::sampler::Sampler;
 use self::template::ChatTemplate;
-use llm::LlmError;
 use llm::ChatModel;
-use llm::TokenCounter;
-use llm::{ChatRequest, ChatResponse, FinishReason, ToolCall};
+use llm::CountTokens;
+use llm::LlmError;
 use llm::TokenUsage;
+use llm::{ChatRequest, ChatResponse, FinishReason, ToolCall};
 
 /// Prompt tokens run through the network at once.
 const PREFILL_CHUNK: usize = 512;
@@ -350,9 +350,9 @@ impl LocalModel {
         &self.inner.tokenizer
     }
 
-    /// A [`TokenCounter`] with this model's tokenizer, for context
+    /// A [`CountTokens`] with this model's tokenizer, for context
     /// budgeting.
-    pub fn token_counter(&self) -> Arc<dyn TokenCounter> {
+    pub fn token_counter(&self) -> Arc<dyn CountTokens> {
         Arc::new(LocalTokenCounter(self.inner.tokenizer.clone()))
     }
 
@@ -712,7 +712,7 @@ impl fmt::Debug for LocalTokenCounter {
     }
 }
 
-impl TokenCounter for LocalTokenCounter {
+impl CountTokens for LocalTokenCounter {
     fn count_text(&self, text: &str) -> u64 {
         self.0.encode(text).len() as u64
     }

@@ -9,8 +9,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use llm_local::{LocalError, LocalModel, LocalOptions, ToolChoice, configured_model_path};
 use llm::{ChatModel, ChatRequest, FinishReason, LlmError, Message, ToolDefinition};
+use llm_local::{LocalError, LocalModel, LocalOptions, ToolChoice, configured_model_path};
 use serde_json::{Value, json};
 
 fn model_path() -> Option<PathBuf> {

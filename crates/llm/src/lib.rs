@@ -70,7 +70,7 @@
 //!   [`LlmError::MalformedToolCall`], which carries the raw text to show the
 //!   model.
 //! - **Tokens** come from the server's `usage`; when it has none they are
-//!   counted with tiktoken ([`Tiktoken`], o200k_base or cl100k_base) and
+//!   counted with tiktoken ([`TokenCounter`], o200k_base or cl100k_base) and
 //!   marked [`TokenUsage::estimated`]. [`PriceTable`] turns them into dollars.
 //! - **Secrets**: the API key and secret headers are kept out of `Debug`
 //!   output, and removed from every server message and HTTP error before it
@@ -103,6 +103,6 @@ pub use record::{Exchange, Outcome, Recorder, Replay};
 pub use retry::RetryPolicy;
 pub use scripted::Scripted;
 
-pub use tokens::{Encoding, Tiktoken, TokenCounter};
+pub use tokens::{CountTokens, Encoding, TokenCounter};
 pub use types::{ChatRequest, ChatResponse, FinishReason, Message, Role, ToolCall, ToolDefinition};
 pub use usage::{Metered, ModelPrice, PriceTable, TokenUsage, Usage, UsageMeter};

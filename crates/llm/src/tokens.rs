@@ -1,5 +1,7 @@
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rustc_hash::FxHashMap;
 
 use serde::{Deserialize, Serialize};
 use tiktoken_rs::CoreBPE;
@@ -7,13 +9,15 @@ use tiktoken_rs::CoreBPE;
 use crate::error::LlmError;
 use crate::types::{ChatRequest, Message, ToolCall};
 
-/// Counts tokens locally, for servers that report no usage and for context
-/// budgeting.
+/// How a model's tokens are counted: for servers that report no usage, and
+/// for fitting a conversation into a model's window. [`TokenCounter`]
+/// (tiktoken) implements it, and so does an embedded model's own
+/// tokenizer (`llm-local`).
 ///
-/// Only [`count_text`](TokenCounter::count_text) is required; the chat
+/// Only [`count_text`](CountTokens::count_text) is required; the chat
 /// counts follow OpenAI's published accounting (3 tokens of framing per
 /// message, 3 to prime the reply), which other chat templates approximate.
-pub trait TokenCounter: Send + Sync + fmt::Debug {
+pub trait CountTokens: Send + Sync + fmt::Debug {
     /// Tokens in a piece of text.
     fn count_text(&self, text: &str) -> u64;
 
@@ -82,53 +86,138 @@ impl Encoding {
     }
 }
 
-/// [`TokenCounter`] with OpenAI's tiktoken encodings (`tiktoken-rs`).
-///
-/// The encoding tables are built once per process and shared; building one
-/// takes a fraction of a second.
-#[derive(Clone, Copy)]
-pub struct Tiktoken {
-    encoding: Encoding,
-    bpe: &'static CoreBPE,
+fn bpe(encoding: Encoding) -> Result<&'static CoreBPE, LlmError> {
+    static O200K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
+    static CL100K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
+    let cell = match encoding {
+        Encoding::O200kBase => {
+            O200K.get_or_init(|| tiktoken_rs::o200k_base().map_err(|e| format!("o200k_base: {e}")))
+        }
+        Encoding::Cl100kBase => CL100K
+            .get_or_init(|| tiktoken_rs::cl100k_base().map_err(|e| format!("cl100k_base: {e}"))),
+    };
+    cell.as_ref()
+        .map_err(|message| LlmError::config(format!("cannot load the tiktoken encoding {message}")))
 }
 
-impl fmt::Debug for Tiktoken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tiktoken")
+/// Texts at most this long are counted without touching the cache.
+const UNCACHED_LEN: usize = 256;
+
+/// Counts tokens with OpenAI's tiktoken encodings (`tiktoken-rs`): the one
+/// token-counting type of the workspace (context budgets in context-pack,
+/// usage estimates here). Clones share one cache of counts keyed by a hash
+/// of the text, so re-counting an unchanged observation is a hash lookup;
+/// the encoding tables are built once per process.
+///
+/// ```
+/// let counter = llm::TokenCounter::new(llm::Encoding::default()).unwrap();
+/// assert_eq!(counter.count("hello world"), 2);
+/// assert_eq!(counter.count(""), 0);
+/// ```
+#[derive(Clone)]
+pub struct TokenCounter {
+    bpe: &'static CoreBPE,
+    encoding: Encoding,
+    cache: Arc<Mutex<FxHashMap<u64, usize>>>,
+}
+
+impl std::fmt::Debug for TokenCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenCounter")
             .field("encoding", &self.encoding)
             .finish()
     }
 }
 
-impl Tiktoken {
-    /// A counter with `encoding`.
+impl TokenCounter {
+    /// A counter for `encoding` (loading it the first time takes ~0.1 s).
     pub fn new(encoding: Encoding) -> Result<Self, LlmError> {
-        static O200K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
-        static CL100K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
-        let cell = match encoding {
-            Encoding::O200kBase => O200K
-                .get_or_init(|| tiktoken_rs::o200k_base().map_err(|e| format!("o200k_base: {e}"))),
-            Encoding::Cl100kBase => CL100K.get_or_init(|| {
-                tiktoken_rs::cl100k_base().map_err(|e| format!("cl100k_base: {e}"))
-            }),
-        };
-        match cell {
-            Ok(bpe) => Ok(Self { encoding, bpe }),
-            Err(message) => Err(LlmError::config(format!(
-                "cannot load the tiktoken encoding {message}"
-            ))),
-        }
+        Ok(TokenCounter {
+            bpe: bpe(encoding)?,
+            encoding,
+            cache: Arc::new(Mutex::new(FxHashMap::default())),
+        })
     }
 
-    /// The encoding in use.
+    /// The encoding this counter measures in.
     pub fn encoding(&self) -> Encoding {
         self.encoding
     }
+
+    /// Number of tokens in `text`.
+    pub fn count(&self, text: &str) -> usize {
+        if text.len() <= UNCACHED_LEN {
+            return self.bpe.encode_ordinary(text).len();
+        }
+        let key = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        if let Ok(cache) = self.cache.lock()
+            && let Some(count) = cache.get(&key)
+        {
+            return *count;
+        }
+        let count = self.bpe.encode_ordinary(text).len();
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.insert(key, count);
+        }
+        count
+    }
+
+    /// `Some(count)` when `text` holds at most `limit` tokens, else `None`,
+    /// without tokenizing all of a text that is far over the limit: if a
+    /// prefix already holds more than `limit` (plus a margin for merges at
+    /// the cut), the whole does too.
+    ///
+    /// ```
+    /// let counter = llm::TokenCounter::new(Default::default()).unwrap();
+    /// assert_eq!(counter.count_within("hello world", 5), Some(2));
+    /// assert_eq!(counter.count_within(&"word ".repeat(100_000), 50), None);
+    /// ```
+    pub fn count_within(&self, text: &str, limit: usize) -> Option<usize> {
+        let probe = limit.saturating_add(16).saturating_mul(12);
+        if text.len() > probe {
+            let mut end = probe;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            if self.count(&text[..end]) > limit.saturating_add(16) {
+                return None;
+            }
+        }
+        let count = self.count(text);
+        (count <= limit).then_some(count)
+    }
+
+    /// The longest prefix of `text` that fits in `max_tokens`, cut at a
+    /// line boundary when one exists in the last quarter of the prefix.
+    pub fn truncate<'t>(&self, text: &'t str, max_tokens: usize) -> &'t str {
+        if self.count(text) <= max_tokens {
+            return text;
+        }
+        let tokens = self.bpe.encode_ordinary(text);
+        let kept = tokens.get(..max_tokens).unwrap_or(&tokens);
+        let prefix_len = self.bpe.decode(kept).map(|s| s.len()).unwrap_or(0);
+        let mut end = prefix_len.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        // Decoding may merge differently; shrink until it really fits.
+        while end > 0 && self.count(&text[..end]) > max_tokens {
+            end -= 1;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+        }
+        let prefix = &text[..end];
+        match prefix.rfind('\n') {
+            Some(nl) if nl >= prefix.len() * 3 / 4 => &prefix[..=nl],
+            _ => prefix,
+        }
+    }
 }
 
-impl TokenCounter for Tiktoken {
+impl CountTokens for TokenCounter {
     fn count_text(&self, text: &str) -> u64 {
-        self.bpe.encode_ordinary(text).len() as u64
+        self.count(text) as u64
     }
 }
 
@@ -141,8 +230,8 @@ mod tests {
 
     #[test]
     fn counts_match_tiktoken() {
-        let o200k = Tiktoken::new(Encoding::O200kBase).unwrap();
-        let cl100k = Tiktoken::new(Encoding::Cl100kBase).unwrap();
+        let o200k = TokenCounter::new(Encoding::O200kBase).unwrap();
+        let cl100k = TokenCounter::new(Encoding::Cl100kBase).unwrap();
         assert_eq!(o200k.count_text("hello world"), 2);
         assert_eq!(cl100k.count_text("hello world"), 2);
         assert_eq!(o200k.count_text(""), 0);
@@ -152,7 +241,7 @@ mod tests {
 
     #[test]
     fn prompt_count_follows_openai_framing() {
-        let counter = Tiktoken::new(Encoding::O200kBase).unwrap();
+        let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
         let request = ChatRequest::new(vec![Message::user("hello world")]);
         // 3 reply priming + 3 framing + 1 for "user" + 2 for the text.
         assert_eq!(counter.count_prompt(&request), 9);

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use common::{API_KEY, Reply, TestServer, completion, fast_retries, text_answer, tool_call, usage};
 use llm::{
-    ChatModel, ChatRequest, Encoding, FinishReason, LlmError, Message, Metered, ModelPrice,
-    OpenAiModel, PriceTable, Tiktoken, TokenCounter, TokenUsage, ToolCall, ToolDefinition,
+    ChatModel, ChatRequest, CountTokens, Encoding, FinishReason, LlmError, Message, Metered,
+    ModelPrice, OpenAiModel, PriceTable, TokenCounter, TokenUsage, ToolCall, ToolDefinition,
     ToolMode, UsageMeter,
 };
 use serde_json::json;
@@ -129,7 +129,7 @@ async fn missing_usage_is_counted_with_tiktoken() {
     let request = question();
     let answer = model.complete(&request).await.unwrap();
 
-    let counter = Tiktoken::new(Encoding::Cl100kBase).unwrap();
+    let counter = TokenCounter::new(Encoding::Cl100kBase).unwrap();
     assert!(answer.usage.estimated);
     assert_eq!(
         answer.usage.completion_tokens,

@@ -7,8 +7,8 @@ use repo_graph::{EntityId, ModuleId, RepoGraph};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{SelectOptions, View};
+use crate::TokenCounter;
 use crate::bm25::Bm25;
-use crate::tokens::TokenCounter;
 
 /// What a code view shows: a whole module, or one class or function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

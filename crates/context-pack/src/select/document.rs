@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::{SelectOptions, View};
+use crate::TokenCounter;
 use crate::bm25::{self, Bm25};
-use crate::tokens::TokenCounter;
 
 /// Tokens an omission marker line costs, rounded up.
 const MARKER_TOKENS: usize = 12;

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use super::document::{bounded_view, fitting_tokens, plural, push_normalized, split_point};
 use super::{SelectOptions, View};
-use crate::tokens::TokenCounter;
+use crate::TokenCounter;
 
 /// Substrings that make a line an error line.
 const ERROR_MARKERS: [&str; 6] = [

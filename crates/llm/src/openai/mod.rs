@@ -27,7 +27,7 @@ use crate::json_repair::parse_tool_arguments;
 use crate::model::ChatModel;
 use crate::retry::retry_after;
 use crate::text_protocol;
-use crate::tokens::{Tiktoken, TokenCounter};
+use crate::tokens::{CountTokens, TokenCounter};
 use crate::types::{ChatRequest, ChatResponse, ToolCall};
 use crate::usage::TokenUsage;
 
@@ -45,7 +45,7 @@ pub struct OpenAiModel {
     config: OpenAiConfig,
     http: reqwest::Client,
     endpoint: String,
-    counter: Arc<dyn TokenCounter>,
+    counter: Arc<dyn CountTokens>,
 }
 
 /// A failed attempt and how long the server asked to wait.
@@ -84,7 +84,7 @@ impl OpenAiModel {
         let http = builder
             .build()
             .map_err(|e| LlmError::config(format!("cannot create the HTTP client: {e}")))?;
-        let counter = Arc::new(Tiktoken::new(config.encoding)?);
+        let counter = Arc::new(TokenCounter::new(config.encoding)?);
         let endpoint = format!(
             "{}/chat/completions",
             config.base_url.as_str().trim_end_matches('/')
@@ -98,7 +98,7 @@ impl OpenAiModel {
     }
 
     /// Uses `counter` instead of tiktoken for servers that report no usage.
-    pub fn with_token_counter(mut self, counter: Arc<dyn TokenCounter>) -> Self {
+    pub fn with_token_counter(mut self, counter: Arc<dyn CountTokens>) -> Self {
         self.counter = counter;
         self
     }
