@@ -3,17 +3,21 @@
 
 use std::time::{Duration, Instant};
 
-use llm::{ChatModel, ChatRequest, LlmError, Message, UsageMeter};
+use llm::{
+    ChatModel, ChatRequest, ChatResponse, LlmError, Message, ToolCall, ToolDefinition, UsageMeter,
+};
 use sandbox::Isolation;
-use serde_json::json;
 
 use crate::Error;
 use crate::history::History;
 use crate::prepare::Prepared;
 use crate::prompt;
 use crate::task::TaskSpec;
-use crate::tools::ToolOptions;
-use crate::trajectory::{Status, Summary, Trajectory};
+use crate::tools::{ToolOptions, ToolOutput, Tools};
+use crate::trajectory::{
+    ContextExceededEvent, DigestEvent, ModelErrorEvent, ModelEvent, RequestEvent, StartEvent,
+    Status, Summary, ToolEvent, ToolOutcome, Trajectory, TrajectoryEvent,
+};
 
 /// Limits on an episode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,9 +124,23 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The user message that answers a turn with no tool call: the loop only
+/// advances through tools.
+const NUDGE: &str = "Continue with the tools. When the outputs are written and checked, call `finish` with a summary.";
+
+/// How many times a context overflow may shrink the conversation before the
+/// episode gives up.
+const MAX_SHRINKS: u32 = 20;
+
 /// Runs the loop until `finish` or a budget ends it. Model failures that
 /// retrying cannot fix end it with [`Status::Error`]; only a trajectory
 /// that cannot be written is an `Err`.
+///
+/// This is the loop of seed 001 figure 2: the model reads the context and
+/// chooses its next actions; each tool call runs, and its observation
+/// (reduced by information selection) joins the context; until the model
+/// calls `finish` or a budget runs out. The bookkeeping (trajectory,
+/// budgets, token meter, context window) lives in `Episode`.
 pub async fn run_episode(
     model: &dyn ChatModel,
     prepared: &Prepared,
@@ -131,182 +149,295 @@ pub async fn run_episode(
     trajectory: &mut Trajectory,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Summary, Error> {
-    let started = Instant::now();
-    let tools = &prepared.tools;
-    let definitions = tools.definitions();
-    let system = prompt::system_prompt(tools.options().exploration);
-    let task_prompt = prompt::task_prompt(task, Some(&prepared.context));
-    let mut history = History::new(
-        tools.counter().clone(),
-        vec![Message::system(system), Message::user(task_prompt)],
-    );
-    trajectory.record(
-        "start",
-        json!({
-            "task": task,
-            "model": model.model_name(),
-            "tools": definitions.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
-            "max_turns": budgets.max_turns,
-            "max_tokens": budgets.max_tokens,
-            "timeout_ms": budgets.timeout.map(millis),
-            "exploration_tools": tools.options().exploration,
-            "info_selection": tools.options().info_selection,
-            "context_tokens": tools.counter().count(&prepared.context),
-        }),
-    )?;
-    let meter = UsageMeter::default();
-    let mut turns = 0u32;
-    let mut sent = 0usize;
-    let mut shrinks = 0u32;
-    let remaining = |budget: Option<Duration>| budget.map(|t| t.saturating_sub(started.elapsed()));
+    let mut episode = Episode::start(model, prepared, task, budgets, trajectory)?;
     let (status, message) = 'episode: loop {
-        let used = meter.summary().total_tokens();
-        if turns >= budgets.max_turns {
-            break (Status::MaxTurns, None);
+        if let Some(status) = episode.budget_spent() {
+            break (status, None);
         }
-        if budgets.max_tokens.is_some_and(|max| used >= max) {
-            break (Status::MaxTokens, None);
-        }
-        if remaining(budgets.timeout).is_some_and(|r| r.is_zero()) {
-            break (Status::Timeout, None);
-        }
-        let window = budgets.context_window;
-        let digested = history.compact(window / 10 * 8, 2);
-        if digested > 0 {
-            trajectory.record(
-                "digest",
-                json!({"turn": turns + 1, "digested": digested, "history_tokens": history.tokens()}),
-            )?;
-        }
-        let request = ChatRequest::new(history.messages().to_vec()).with_tools(definitions.clone());
-        let new_messages = &history.messages()[sent.min(history.messages().len())..];
-        trajectory.record(
-            "request",
-            json!({"turn": turns + 1, "messages": request.messages.len(), "new_messages": new_messages, "history_tokens": history.tokens()}),
-        )?;
-        sent = history.messages().len();
-        progress(&Progress {
-            turn: turns + 1,
-            tool: None,
-            total_tokens: used,
-        });
-        let call_started = Instant::now();
-        let answer = match remaining(budgets.timeout) {
-            Some(left) => match tokio::time::timeout(left, model.complete(&request)).await {
-                Ok(answer) => answer,
-                Err(_) => break (Status::Timeout, None),
-            },
-            None => model.complete(&request).await,
+        // The model reads the context and answers.
+        let response = match episode.ask_model(progress).await? {
+            Answer::Response(response) => response,
+            Answer::Retry => continue,
+            Answer::Stop(status, message) => break (status, message),
         };
-        let response = match answer {
-            Ok(response) => response,
-            Err(error @ LlmError::ContextLengthExceeded { .. }) => {
-                meter.record_error(model.model_name(), &error);
-                let message = error.to_string();
-                shrinks += 1;
-                let shrunk = history.shrink();
-                trajectory.record(
-                    "context_exceeded",
-                    json!({"turn": turns + 1, "message": message, "shrunk": shrunk, "history_tokens": history.tokens()}),
-                )?;
-                if !shrunk || shrinks > 20 {
-                    break (
-                        Status::Error,
-                        Some(format!(
-                            "the conversation does not fit the model's context window: {message}"
-                        )),
-                    );
-                }
-                sent = 0;
-                continue;
-            }
-            Err(error) => {
-                meter.record_error(model.model_name(), &error);
-                trajectory.record("model_error", json!({"turn": turns + 1, "error": error}))?;
-                break (Status::Error, Some(error.to_string()));
-            }
-        };
-        turns += 1;
-        meter.record_response(model.model_name(), &response);
-        trajectory.record(
-            "model",
-            json!({
-                "turn": turns,
-                "content": response.content,
-                "tool_calls": response.tool_calls,
-                "finish_reason": response.finish_reason,
-                "usage": response.usage,
-                "model": response.model,
-                "latency_ms": millis(response.latency),
-                "wall_ms": millis(call_started.elapsed()),
-            }),
-        )?;
-        history.push(response.to_message());
         if response.tool_calls.is_empty() {
-            history.push(Message::user(
-                "Continue with the tools. When the outputs are written and checked, call `finish` with a summary.",
-            ));
+            episode.history.push(Message::user(NUDGE));
             continue;
         }
+        // Each call runs; its observation joins the context.
         let mut finished = None;
         for call in &response.tool_calls {
-            progress(&Progress {
-                turn: turns,
-                tool: Some(call.name.clone()),
-                total_tokens: meter.summary().total_tokens(),
-            });
-            let output = match remaining(budgets.timeout) {
-                Some(left) => match tokio::time::timeout(left, tools.call(call)).await {
-                    Ok(output) => output,
-                    Err(_) => {
-                        trajectory.record(
-                            "tool",
-                            json!({"turn": turns, "id": call.id, "name": call.name, "arguments": call.arguments, "timed_out": true}),
-                        )?;
-                        break 'episode (Status::Timeout, None);
-                    }
-                },
-                None => tools.call(call).await,
+            let Some(output) = episode.run_tool(call, progress).await? else {
+                break 'episode (Status::Timeout, None);
             };
-            trajectory.record(
-                "tool",
-                json!({
-                    "turn": turns,
-                    "id": call.id,
-                    "name": call.name,
-                    "arguments": call.arguments,
-                    "observation": output.text,
-                    "is_error": output.is_error,
-                    "tokens": output.tokens,
-                    "ms": output.ms,
-                }),
-            )?;
-            history.push(Message::tool(call.id.clone(), output.text));
-            if let Some(summary) = output.finish {
-                finished = Some(summary);
-            }
+            finished = output.finish.or(finished);
         }
         if let Some(summary) = finished {
             break (Status::Finished, Some(summary));
         }
     };
-    let usage = meter.summary();
-    let summary = Summary {
-        status,
-        turns,
-        prompt_tokens: usage.prompt_tokens,
-        completion_tokens: usage.completion_tokens,
-        total_tokens: usage.total_tokens(),
-        cost: usage.cost_usd,
-        wall_ms: millis(started.elapsed()),
-        outputs: task.outputs(),
-        message,
-    };
-    trajectory.record(
-        "summary",
-        serde_json::to_value(&summary).map_err(|e| Error::Trajectory(e.to_string()))?,
-    )?;
-    Ok(summary)
+    episode.end(status, message)
+}
+
+/// What [`Episode::ask_model`] got.
+enum Answer {
+    /// An answer to act on.
+    Response(ChatResponse),
+    /// The prompt was too long and the conversation was shrunk: ask again.
+    Retry,
+    /// The episode ends.
+    Stop(Status, Option<String>),
+}
+
+/// The state of one episode and the bookkeeping of each step: the
+/// conversation, the budgets, the token meter and the trajectory.
+struct Episode<'a> {
+    model: &'a dyn ChatModel,
+    tools: &'a Tools,
+    task: &'a TaskSpec,
+    budgets: &'a Budgets,
+    trajectory: &'a mut Trajectory,
+    definitions: Vec<ToolDefinition>,
+    history: History,
+    meter: UsageMeter,
+    started: Instant,
+    /// Model turns answered so far.
+    turns: u32,
+    /// Messages of the history already sent (written to the trajectory).
+    sent: usize,
+    /// Context overflows so far.
+    shrinks: u32,
+}
+
+impl<'a> Episode<'a> {
+    /// The system and task prompts with the initial context; records `start`.
+    fn start(
+        model: &'a dyn ChatModel,
+        prepared: &'a Prepared,
+        task: &'a TaskSpec,
+        budgets: &'a Budgets,
+        trajectory: &'a mut Trajectory,
+    ) -> Result<Self, Error> {
+        let tools = &prepared.tools;
+        let definitions = tools.definitions();
+        let system = prompt::system_prompt(tools.options().exploration);
+        let task_prompt = prompt::task_prompt(task, Some(&prepared.context));
+        let history = History::new(
+            tools.counter().clone(),
+            vec![Message::system(system), Message::user(task_prompt)],
+        );
+        trajectory.record(&TrajectoryEvent::Start(StartEvent {
+            task: task.clone(),
+            model: model.model_name().to_owned(),
+            tools: definitions.iter().map(|d| d.name.clone()).collect(),
+            max_turns: budgets.max_turns,
+            max_tokens: budgets.max_tokens,
+            timeout_ms: budgets.timeout.map(millis),
+            exploration_tools: tools.options().exploration,
+            info_selection: tools.options().info_selection,
+            context_tokens: tools.counter().count(&prepared.context),
+        }))?;
+        Ok(Episode {
+            model,
+            tools,
+            task,
+            budgets,
+            trajectory,
+            definitions,
+            history,
+            meter: UsageMeter::default(),
+            started: Instant::now(),
+            turns: 0,
+            sent: 0,
+            shrinks: 0,
+        })
+    }
+
+    /// Time left of the wall-clock limit, if there is one.
+    fn time_left(&self) -> Option<Duration> {
+        self.budgets
+            .timeout
+            .map(|t| t.saturating_sub(self.started.elapsed()))
+    }
+
+    fn tokens_used(&self) -> u64 {
+        self.meter.summary().total_tokens()
+    }
+
+    /// The status to end with when a budget is spent before the next turn.
+    fn budget_spent(&self) -> Option<Status> {
+        if self.turns >= self.budgets.max_turns {
+            Some(Status::MaxTurns)
+        } else if self
+            .budgets
+            .max_tokens
+            .is_some_and(|max| self.tokens_used() >= max)
+        {
+            Some(Status::MaxTokens)
+        } else if self.time_left().is_some_and(|left| left.is_zero()) {
+            Some(Status::Timeout)
+        } else {
+            None
+        }
+    }
+
+    /// One model turn: keeps the conversation within the context window,
+    /// sends it, and records the request and the answer.
+    async fn ask_model(&mut self, progress: &mut dyn FnMut(&Progress)) -> Result<Answer, Error> {
+        let turn = self.turns + 1;
+        let digested = self
+            .history
+            .compact(self.budgets.context_window / 10 * 8, 2);
+        if digested > 0 {
+            self.trajectory
+                .record(&TrajectoryEvent::Digest(DigestEvent {
+                    turn,
+                    digested,
+                    history_tokens: self.history.tokens(),
+                }))?;
+        }
+        let request =
+            ChatRequest::new(self.history.messages().to_vec()).with_tools(self.definitions.clone());
+        let new_messages =
+            self.history.messages()[self.sent.min(self.history.messages().len())..].to_vec();
+        self.trajectory
+            .record(&TrajectoryEvent::Request(RequestEvent {
+                turn,
+                messages: request.messages.len(),
+                new_messages,
+                history_tokens: self.history.tokens(),
+            }))?;
+        self.sent = self.history.messages().len();
+        progress(&Progress {
+            turn,
+            tool: None,
+            total_tokens: self.tokens_used(),
+        });
+        let call_started = Instant::now();
+        let answer = match self.time_left() {
+            Some(left) => match tokio::time::timeout(left, self.model.complete(&request)).await {
+                Ok(answer) => answer,
+                Err(_) => return Ok(Answer::Stop(Status::Timeout, None)),
+            },
+            None => self.model.complete(&request).await,
+        };
+        let response = match answer {
+            Ok(response) => response,
+            Err(error @ LlmError::ContextLengthExceeded { .. }) => {
+                return self.context_exceeded(turn, &error);
+            }
+            Err(error) => {
+                self.meter.record_error(self.model.model_name(), &error);
+                let message = error.to_string();
+                self.trajectory
+                    .record(&TrajectoryEvent::ModelError(ModelErrorEvent {
+                        turn,
+                        error,
+                    }))?;
+                return Ok(Answer::Stop(Status::Error, Some(message)));
+            }
+        };
+        self.turns = turn;
+        self.meter
+            .record_response(self.model.model_name(), &response);
+        self.trajectory.record(&TrajectoryEvent::Model(ModelEvent {
+            turn,
+            content: response.content.clone(),
+            tool_calls: response.tool_calls.clone(),
+            finish_reason: response.finish_reason.clone(),
+            usage: response.usage,
+            model: response.model.clone(),
+            latency_ms: millis(response.latency),
+            wall_ms: millis(call_started.elapsed()),
+        }))?;
+        self.history.push(response.to_message());
+        Ok(Answer::Response(response))
+    }
+
+    /// The model refused the prompt as too long: shrink the conversation
+    /// and retry with all of it, or give up when nothing more can go.
+    fn context_exceeded(&mut self, turn: u32, error: &LlmError) -> Result<Answer, Error> {
+        self.meter.record_error(self.model.model_name(), error);
+        let message = error.to_string();
+        self.shrinks += 1;
+        let shrunk = self.history.shrink();
+        self.trajectory
+            .record(&TrajectoryEvent::ContextExceeded(ContextExceededEvent {
+                turn,
+                message: message.clone(),
+                shrunk,
+                history_tokens: self.history.tokens(),
+            }))?;
+        if !shrunk || self.shrinks > MAX_SHRINKS {
+            return Ok(Answer::Stop(
+                Status::Error,
+                Some(format!(
+                    "the conversation does not fit the model's context window: {message}"
+                )),
+            ));
+        }
+        self.sent = 0;
+        Ok(Answer::Retry)
+    }
+
+    /// Runs one tool call within the time left, records it and adds its
+    /// observation to the conversation. `None` when the wall-clock limit
+    /// interrupted it.
+    async fn run_tool(
+        &mut self,
+        call: &ToolCall,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<Option<ToolOutput>, Error> {
+        progress(&Progress {
+            turn: self.turns,
+            tool: Some(call.name.clone()),
+            total_tokens: self.tokens_used(),
+        });
+        let output = match self.time_left() {
+            Some(left) => tokio::time::timeout(left, self.tools.call(call)).await.ok(),
+            None => Some(self.tools.call(call).await),
+        };
+        let outcome = match &output {
+            Some(output) => ToolOutcome::Observed {
+                observation: output.text.clone(),
+                is_error: output.is_error,
+                tokens: output.tokens,
+                ms: output.ms,
+            },
+            None => ToolOutcome::TimedOut { timed_out: true },
+        };
+        self.trajectory.record(&TrajectoryEvent::Tool(ToolEvent {
+            turn: self.turns,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            outcome,
+        }))?;
+        if let Some(output) = &output {
+            self.history
+                .push(Message::tool(call.id.clone(), output.text.clone()));
+        }
+        Ok(output)
+    }
+
+    /// The summary, recorded as the trajectory's last line.
+    fn end(self, status: Status, message: Option<String>) -> Result<Summary, Error> {
+        let usage = self.meter.summary();
+        let summary = Summary {
+            status,
+            turns: self.turns,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            total_tokens: usage.total_tokens(),
+            cost: usage.cost_usd,
+            wall_ms: millis(self.started.elapsed()),
+            outputs: self.task.outputs(),
+            message,
+        };
+        self.trajectory
+            .record(&TrajectoryEvent::Summary(summary.clone()))?;
+        Ok(summary)
+    }
 }
 
 /// [`prepare`] then [`run_episode`].

@@ -52,8 +52,8 @@ pub use model::{LoadedModel, ModelSpec};
 pub use prepare::{Prepared, prepare};
 pub use summaries::ModelSummarizer;
 pub use task::{InputFile, RepoSpec, TaskSpec};
-pub use tools::{ToolOptions, ToolOutput, Tools};
-pub use trajectory::{Status, Summary, Trajectory};
+pub use tools::{Tool, ToolCallError, ToolName, ToolOptions, ToolOutput, Tools};
+pub use trajectory::{Status, Summary, Trajectory, TrajectoryEvent};
 
 /// Errors that stop an episode before or outside the loop. Failures inside
 /// the loop (tools, the model) are observations or a final status instead.

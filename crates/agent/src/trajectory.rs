@@ -1,13 +1,22 @@
 //! The trajectory of an episode: one JSON object per line for every step,
 //! and the final [`Summary`].
+//!
+//! Every line is a [`TrajectoryEvent`], tagged by its `type` field; the
+//! format is documented, kind by kind, in `docs/TRAJECTORY.md`. Events are
+//! typed so that the writer ([`Trajectory::record`]) and the readers
+//! ([`Trajectory::read`], the bench harness, people with `jq`) cannot drift
+//! apart: a field renamed here is renamed everywhere, and a test reads a
+//! recorded episode back.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use llm::{FinishReason, LlmError, Message, TokenUsage, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Error;
+use crate::task::TaskSpec;
 
 /// How an episode ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,12 +58,183 @@ pub struct Summary {
     pub message: Option<String>,
 }
 
+/// One line of a trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TrajectoryEvent {
+    /// The episode's setup, before the first model call.
+    Start(StartEvent),
+    /// Older observations were digested to keep the conversation in the
+    /// context window.
+    Digest(DigestEvent),
+    /// A request is about to be sent to the model.
+    Request(RequestEvent),
+    /// The model said the prompt is too long; the conversation was shrunk.
+    ContextExceeded(ContextExceededEvent),
+    /// The model failed in a way retrying cannot fix; the episode ends.
+    ModelError(ModelErrorEvent),
+    /// The model answered.
+    Model(ModelEvent),
+    /// A tool call ran (or was interrupted by the wall-clock limit).
+    Tool(ToolEvent),
+    /// The episode ended; always the last line.
+    Summary(Summary),
+}
+
+impl TrajectoryEvent {
+    /// The `type` field this event is written with.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TrajectoryEvent::Start(_) => "start",
+            TrajectoryEvent::Digest(_) => "digest",
+            TrajectoryEvent::Request(_) => "request",
+            TrajectoryEvent::ContextExceeded(_) => "context_exceeded",
+            TrajectoryEvent::ModelError(_) => "model_error",
+            TrajectoryEvent::Model(_) => "model",
+            TrajectoryEvent::Tool(_) => "tool",
+            TrajectoryEvent::Summary(_) => "summary",
+        }
+    }
+}
+
+/// `start`: what the episode was asked and with which limits, so a
+/// trajectory can be understood without the command line that made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartEvent {
+    /// The task.
+    pub task: TaskSpec,
+    /// The model's name.
+    pub model: String,
+    /// The names of the tools offered, in order.
+    pub tools: Vec<String>,
+    /// The turn budget.
+    pub max_turns: u32,
+    /// The token budget, if any (`null` when none).
+    pub max_tokens: Option<u64>,
+    /// The wall-clock limit in milliseconds, if any (`null` when none).
+    pub timeout_ms: Option<u64>,
+    /// Whether the exploration tools were offered.
+    pub exploration_tools: bool,
+    /// Whether observations went through information selection.
+    pub info_selection: bool,
+    /// Tokens of the initial repository context.
+    pub context_tokens: usize,
+}
+
+/// `digest`: older observations replaced by short digests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DigestEvent {
+    /// The turn about to be requested (1-based).
+    pub turn: u32,
+    /// How many observations were digested.
+    pub digested: usize,
+    /// Estimated tokens of the conversation afterwards.
+    pub history_tokens: usize,
+}
+
+/// `request`: what is sent to the model. Only the messages added since the
+/// previous request are written, so the trajectory grows linearly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestEvent {
+    /// The turn being requested (1-based).
+    pub turn: u32,
+    /// Messages in the request.
+    pub messages: usize,
+    /// The messages added since the previous request (all of them after the
+    /// conversation was shrunk).
+    pub new_messages: Vec<Message>,
+    /// Estimated tokens of the conversation.
+    pub history_tokens: usize,
+}
+
+/// `context_exceeded`: the model refused the prompt as too long.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextExceededEvent {
+    /// The turn being requested (1-based).
+    pub turn: u32,
+    /// The model's error message.
+    pub message: String,
+    /// Whether the conversation could be shrunk (when not, the episode ends).
+    pub shrunk: bool,
+    /// Estimated tokens of the conversation afterwards.
+    pub history_tokens: usize,
+}
+
+/// `model_error`: a model failure that ends the episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelErrorEvent {
+    /// The turn being requested (1-based).
+    pub turn: u32,
+    /// The error, as `llm` serializes it (tagged by `kind`).
+    pub error: LlmError,
+}
+
+/// `model`: one answer of the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelEvent {
+    /// The turn (1-based).
+    pub turn: u32,
+    /// The text, if any (`null` when none).
+    pub content: Option<String>,
+    /// The tool calls (`[]` when none).
+    pub tool_calls: Vec<ToolCall>,
+    /// Why the model stopped.
+    pub finish_reason: FinishReason,
+    /// Tokens of this call.
+    pub usage: TokenUsage,
+    /// The model that answered, as the server named it.
+    pub model: String,
+    /// The call's latency as the client measured it (retries included).
+    pub latency_ms: u64,
+    /// Wall-clock time of the call as the episode saw it.
+    pub wall_ms: u64,
+}
+
+/// `tool`: one tool call and what it produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolEvent {
+    /// The turn whose answer made the call.
+    pub turn: u32,
+    /// The call's id.
+    pub id: String,
+    /// The tool's name as the model sent it (possibly not a tool).
+    pub name: String,
+    /// The arguments as the model sent them.
+    pub arguments: Value,
+    /// What came of it.
+    #[serde(flatten)]
+    pub outcome: ToolOutcome,
+}
+
+/// How a tool call ended. Written as fields of the `tool` line: either the
+/// observation's four fields, or `timed_out`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ToolOutcome {
+    /// The tool ran (successfully or not).
+    Observed {
+        /// The observation shown to the model.
+        observation: String,
+        /// Whether it is an error message.
+        is_error: bool,
+        /// Tokens of the observation.
+        tokens: usize,
+        /// Time the tool took, in milliseconds.
+        ms: u64,
+    },
+    /// The wall-clock limit interrupted it; the episode ends.
+    TimedOut {
+        /// Always true.
+        timed_out: bool,
+    },
+}
+
 /// Writes trajectory events as JSON lines (or keeps them in memory).
 #[derive(Debug, Default)]
 pub struct Trajectory {
     file: Option<std::io::BufWriter<std::fs::File>>,
     path: Option<PathBuf>,
-    events: Vec<Value>,
+    events: Vec<TrajectoryEvent>,
 }
 
 impl Trajectory {
@@ -82,24 +262,37 @@ impl Trajectory {
         self.path.as_deref()
     }
 
-    /// Records an event: an object with a `type` field.
-    pub fn record(&mut self, kind: &str, mut event: Value) -> Result<(), Error> {
-        if let Some(object) = event.as_object_mut() {
-            object.insert("type".into(), Value::String(kind.to_owned()));
-        }
+    /// Records an event. Each line is flushed as it is written, so a
+    /// trajectory of a run that is killed is whole up to its last step.
+    pub fn record(&mut self, event: &TrajectoryEvent) -> Result<(), Error> {
         if let Some(file) = &mut self.file {
-            serde_json::to_writer(&mut *file, &event)
+            serde_json::to_writer(&mut *file, event)
                 .map_err(|e| Error::Trajectory(e.to_string()))?;
             file.write_all(b"\n")
                 .and_then(|()| file.flush())
                 .map_err(|e| Error::Trajectory(e.to_string()))?;
         }
-        self.events.push(event);
+        self.events.push(event.clone());
         Ok(())
     }
 
     /// The events recorded so far.
-    pub fn events(&self) -> &[Value] {
+    pub fn events(&self) -> &[TrajectoryEvent] {
         &self.events
+    }
+
+    /// Reads a trajectory file back. A line that is not an event is an
+    /// error naming the line; blank lines are skipped.
+    pub fn read(path: &Path) -> Result<Vec<TrajectoryEvent>, Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Trajectory(format!("cannot read {}: {e}", path.display())))?;
+        text.lines()
+            .enumerate()
+            .filter(|(_, line)| !line.trim().is_empty())
+            .map(|(i, line)| {
+                serde_json::from_str(line)
+                    .map_err(|e| Error::Trajectory(format!("{}:{}: {e}", path.display(), i + 1)))
+            })
+            .collect()
     }
 }

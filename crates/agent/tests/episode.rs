@@ -4,7 +4,8 @@ mod common;
 
 use std::time::Duration;
 
-use agent::{Budgets, Status, Trajectory};
+use agent::trajectory::ContextExceededEvent;
+use agent::{Budgets, Status, Trajectory, TrajectoryEvent};
 use llm::{ChatResponse, LlmError, Message, Scripted, TokenUsage, ToolCall};
 use serde_json::{Value, json};
 
@@ -212,13 +213,12 @@ fn endless(n: usize, prompt: u64) -> Scripted {
 
 fn assert_complete(trajectory: &Trajectory, status: &str) {
     let events = trajectory.events();
-    assert_eq!(
-        events.first().map(|e| e["type"].clone()),
-        Some(json!("start"))
-    );
-    let end = events.last().cloned().unwrap_or_default();
-    assert_eq!(end["type"], "summary");
-    assert_eq!(end["status"], status);
+    assert!(matches!(events.first(), Some(TrajectoryEvent::Start(_))));
+    let end = match events.last() {
+        Some(TrajectoryEvent::Summary(summary)) => serde_json::to_value(summary.status).ok(),
+        _ => None,
+    };
+    assert_eq!(end, Some(json!(status)), "the last event is the summary");
 }
 
 #[tokio::test]
@@ -313,11 +313,10 @@ async fn context_overflow_shrinks_and_retries_and_text_turns_are_nudged() -> Tes
         "{:?}",
         s.message
     );
-    assert!(
-        t.events()
-            .iter()
-            .any(|e| e["type"] == "context_exceeded" && e["shrunk"] == true)
-    );
+    assert!(t.events().iter().any(|e| matches!(
+        e,
+        TrajectoryEvent::ContextExceeded(ContextExceededEvent { shrunk: true, .. })
+    )));
     let requests_before = model.requests();
     let retried = requests_before[2]
         .messages
@@ -376,7 +375,11 @@ async fn older_observations_are_digested_near_the_context_window() -> TestResult
     let s =
         agent::run_episode(&model, &prepared, &fx.task(), &budgets, &mut t, &mut |_| {}).await?;
     assert_eq!(s.status, Status::Finished);
-    assert!(t.events().iter().any(|e| e["type"] == "digest"));
+    assert!(
+        t.events()
+            .iter()
+            .any(|e| matches!(e, TrajectoryEvent::Digest(_)))
+    );
     let requests = model.requests();
     let last = &requests[4].messages;
     let tools: Vec<&str> = last

@@ -1,5 +1,7 @@
-//! The agent's tools: their JSON Schemas and their execution against the
-//! real repository graph, context-pack's views and the sandbox.
+//! The agent's tools: their declaration ([`Tool`], in `args.rs`), the JSON
+//! Schemas offered to the model and the parsing of its calls (`schema.rs`),
+//! and their execution (here) against the real repository graph,
+//! context-pack's views and the sandbox.
 //!
 //! Every failure of a tool (a bad path, an unknown name, an edit that does
 //! not match exactly once) becomes a [`ToolOutput`] with `is_error` set and a
@@ -15,7 +17,16 @@ use context_pack::select::{self, SelectOptions};
 use llm::{ToolCall, ToolDefinition};
 use repo_graph::{EntityId, ModuleId, RepoGraph};
 use sandbox::{PythonScript, Sandbox};
-use serde_json::{Value, json};
+
+mod args;
+mod schema;
+
+pub use args::{
+    CallGraphArgs, DependencyPathArgs, Direction, EXPLORATION_TOOLS, EditFileArgs, FinishArgs,
+    ListDirectoryArgs, ModuleDependenciesArgs, ReadDocumentArgs, RunPythonArgs, RunShellArgs,
+    SearchCodeArgs, Tool, ToolGroup, ToolName, ViewCodeArgs, ViewFileArgs, WriteFileArgs,
+};
+pub use schema::{ToolCallError, parse};
 
 /// Which tools are offered and how observations are reduced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,147 +66,24 @@ pub struct ToolOutput {
     pub ms: u64,
 }
 
-/// The names of the exploration tools (removed by `--no-exploration-tools`).
-pub const EXPLORATION_TOOLS: [&str; 7] = [
-    "list_directory",
-    "view_code",
-    "search_code",
-    "find_callers",
-    "find_callees",
-    "module_dependencies",
-    "dependency_path",
-];
-
-fn schema(properties: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+/// Every tool's definition, in a fixed order, generated from [`ToolName`].
+pub fn all_definitions() -> Vec<ToolDefinition> {
+    ToolName::ALL.iter().map(|t| definition(*t)).collect()
 }
 
-/// Every tool's definition, in a fixed order.
-pub fn all_definitions() -> Vec<ToolDefinition> {
-    let depth = json!({"type": "integer", "minimum": 1, "maximum": 5, "description": "How many call edges to follow (default 1)."});
-    vec![
-        ToolDefinition::new(
-            "list_directory",
-            "Show the directory tree under a path (ignoring what the repository ignores).",
-            schema(
-                json!({"path": {"type": "string", "description": "Absolute path, or relative to the working directory."},
-                       "depth": {"type": "integer", "minimum": 1, "maximum": 6, "description": "Levels to show (default 2)."}}),
-                &["path"],
-            ),
-        ),
-        ToolDefinition::new(
-            "view_code",
-            "Show a repository file or entity (qualified name like pkg.mod.Class.method) as code: whole when it fits, else imports, signatures with line numbers and the bodies most relevant to the query.",
-            schema(
-                json!({"target": {"type": "string", "description": "A file path or a qualified name."},
-                       "query": {"type": "string", "description": "What you are looking for, to choose which bodies to show."}}),
-                &["target"],
-            ),
-        ),
-        ToolDefinition::new(
-            "view_file",
-            "Show raw lines of any text file, with line numbers.",
-            schema(
-                json!({"path": {"type": "string"},
-                       "start_line": {"type": "integer", "minimum": 1},
-                       "end_line": {"type": "integer", "minimum": 1}}),
-                &["path"],
-            ),
-        ),
-        ToolDefinition::new(
-            "search_code",
-            "Search entity names, docstrings and source of the repository for keywords (or a regex); ranked hits with qualified names and locations.",
-            schema(
-                json!({"query": {"type": "string"},
-                       "regex": {"type": "boolean", "description": "Treat the query as a regular expression over source lines (default false)."}}),
-                &["query"],
-            ),
-        ),
-        ToolDefinition::new(
-            "find_callers",
-            "Functions that call the named function or class, from the call graph.",
-            schema(
-                json!({"name": {"type": "string", "description": "Qualified or short name."}, "depth": depth.clone()}),
-                &["name"],
-            ),
-        ),
-        ToolDefinition::new(
-            "find_callees",
-            "Functions and classes the named function calls, from the call graph.",
-            schema(
-                json!({"name": {"type": "string", "description": "Qualified or short name."}, "depth": depth}),
-                &["name"],
-            ),
-        ),
-        ToolDefinition::new(
-            "module_dependencies",
-            "Internal modules a module imports, or the modules that import it.",
-            schema(
-                json!({"module": {"type": "string", "description": "Dotted module name or file path."},
-                       "direction": {"type": "string", "enum": ["imports", "imported_by"]}}),
-                &["module", "direction"],
-            ),
-        ),
-        ToolDefinition::new(
-            "dependency_path",
-            "The shortest chain of imports from one module to another.",
-            schema(
-                json!({"from": {"type": "string"}, "to": {"type": "string"}}),
-                &["from", "to"],
-            ),
-        ),
-        ToolDefinition::new(
-            "read_document",
-            "Read a document, text or CSV/TSV file: whole when it fits, else the chunks most relevant to the query (tables get a preview).",
-            schema(
-                json!({"path": {"type": "string"}, "query": {"type": "string"}}),
-                &["path"],
-            ),
-        ),
-        ToolDefinition::new(
-            "write_file",
-            "Create or overwrite a file with this content (parent directories are created).",
-            schema(
-                json!({"path": {"type": "string"}, "content": {"type": "string"}}),
-                &["path", "content"],
-            ),
-        ),
-        ToolDefinition::new(
-            "edit_file",
-            "Replace the only occurrence of old_text in a file with new_text.",
-            schema(
-                json!({"path": {"type": "string"}, "old_text": {"type": "string"}, "new_text": {"type": "string"}}),
-                &["path", "old_text", "new_text"],
-            ),
-        ),
-        ToolDefinition::new(
-            "run_python",
-            "Run Python code or a script file in the sandbox, in the working directory.",
-            schema(
-                json!({"code": {"type": "string", "description": "Source to run (python -c)."},
-                       "path": {"type": "string", "description": "A script file to run instead."},
-                       "args": {"type": "array", "items": {"type": "string"}}}),
-                &[],
-            ),
-        ),
-        ToolDefinition::new(
-            "run_shell",
-            "Run a bash command in the sandbox, in the working directory.",
-            schema(json!({"command": {"type": "string"}}), &["command"]),
-        ),
-        ToolDefinition::new(
-            "finish",
-            "End the task once the outputs are written and checked.",
-            schema(
-                json!({"summary": {"type": "string", "description": "What was done and where the outputs are."}}),
-                &["summary"],
-            ),
-        ),
-    ]
+/// The definition offered to the model for one tool.
+pub fn definition(tool: ToolName) -> ToolDefinition {
+    ToolDefinition::new(tool.as_str(), tool.description(), tool.parameters())
 }
 
 /// A tool failure: a message for the model.
-struct Fail(String);
+pub(crate) struct Fail(String);
+
+/// A tool's successful observation, and the summary when it was `finish`.
+pub(crate) struct Done {
+    text: String,
+    finish: Option<String>,
+}
 
 impl From<context_pack::Error> for Fail {
     fn from(e: context_pack::Error) -> Self {
@@ -264,44 +152,31 @@ impl Tools {
         &self.options
     }
 
-    /// The definitions offered to the model under these options.
-    pub fn definitions(&self) -> Vec<ToolDefinition> {
-        all_definitions()
-            .into_iter()
-            .filter(|d| self.options.exploration || !EXPLORATION_TOOLS.contains(&d.name.as_str()))
+    /// The tools offered under these options, in their fixed order.
+    pub fn offered(&self) -> Vec<ToolName> {
+        ToolName::ALL
+            .iter()
+            .copied()
+            .filter(|t| self.options.exploration || t.group() != ToolGroup::Exploration)
             .collect()
     }
 
-    /// Runs one tool call. Never fails: errors are observations.
+    /// The definitions offered to the model under these options.
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.offered().into_iter().map(definition).collect()
+    }
+
+    /// Runs one tool call. Never fails: a call that does not parse and a
+    /// tool that fails are both observations the model can act on.
     pub async fn call(&self, call: &ToolCall) -> ToolOutput {
         let started = Instant::now();
-        let offered = self.definitions().iter().any(|d| d.name == call.name);
-        let mut finish = None;
-        let result = if !offered {
-            let names: Vec<String> = self.definitions().into_iter().map(|d| d.name).collect();
-            Err(Fail(format!(
-                "unknown tool `{}`; the tools are: {}",
-                call.name,
-                names.join(", ")
-            )))
-        } else if !call.arguments.is_object() {
-            Err(Fail(
-                "the arguments must be a JSON object; see the tool's schema".into(),
-            ))
-        } else {
-            let args = &call.arguments;
-            match call.name.as_str() {
-                "finish" => {
-                    let summary = opt_str(args, "summary").unwrap_or("").to_owned();
-                    finish = Some(summary);
-                    Ok("Finished.".to_owned())
-                }
-                name => self.dispatch(name, args).await,
-            }
+        let result = match parse(call, &self.offered()) {
+            Ok(tool) => self.run(&tool).await,
+            Err(e) => Err(Fail(e.to_string())),
         };
-        let (mut text, is_error) = match result {
-            Ok(text) => (text, false),
-            Err(Fail(message)) => (format!("Error: {message}"), true),
+        let (mut text, is_error, finish) = match result {
+            Ok(Done { text, finish }) => (text, false, finish),
+            Err(Fail(message)) => (format!("Error: {message}"), true, None),
         };
         if let Some(repair) = &call.repair {
             text = format!(
@@ -318,6 +193,32 @@ impl Tools {
         }
     }
 
+    /// Runs a parsed tool.
+    pub(crate) async fn run(&self, tool: &Tool) -> Result<Done, Fail> {
+        let text = match tool {
+            Tool::ListDirectory(args) => self.list_directory(args),
+            Tool::ViewCode(args) => self.view_code(args),
+            Tool::ViewFile(args) => self.view_file(args),
+            Tool::SearchCode(args) => self.search_code(args),
+            Tool::FindCallers(args) => self.find_calls(args, true),
+            Tool::FindCallees(args) => self.find_calls(args, false),
+            Tool::ModuleDependencies(args) => self.module_dependencies(args),
+            Tool::DependencyPath(args) => self.dependency_path(args),
+            Tool::ReadDocument(args) => self.read_document(args),
+            Tool::WriteFile(args) => self.write_file(args),
+            Tool::EditFile(args) => self.edit_file(args),
+            Tool::RunPython(args) => self.run_python(args).await,
+            Tool::RunShell(args) => self.run_shell(args).await,
+            Tool::Finish(args) => {
+                return Ok(Done {
+                    text: "Finished.".to_owned(),
+                    finish: Some(args.summary.clone()),
+                });
+            }
+        }?;
+        Ok(Done { text, finish: None })
+    }
+
     /// Keeps any observation under L (head and tail), unless information
     /// selection is off.
     fn bound(&self, text: String) -> String {
@@ -326,25 +227,6 @@ impl Tools {
         }
         let view = select::log(&self.counter, &text, &self.options.select);
         view.text
-    }
-
-    async fn dispatch(&self, name: &str, args: &Value) -> ToolResult {
-        match name {
-            "list_directory" => self.list_directory(args),
-            "view_code" => self.view_code(args),
-            "view_file" => self.view_file(args),
-            "search_code" => self.search_code(args),
-            "find_callers" => self.find_calls(args, true),
-            "find_callees" => self.find_calls(args, false),
-            "module_dependencies" => self.module_dependencies(args),
-            "dependency_path" => self.dependency_path(args),
-            "read_document" => self.read_document(args),
-            "write_file" => self.write_file(args),
-            "edit_file" => self.edit_file(args),
-            "run_python" => self.run_python(args).await,
-            "run_shell" => self.run_shell(args).await,
-            other => Err(Fail(format!("unknown tool `{other}`"))),
-        }
     }
 
     fn resolve(&self, path: &str) -> PathBuf {
@@ -356,9 +238,9 @@ impl Tools {
         }
     }
 
-    fn list_directory(&self, args: &Value) -> ToolResult {
-        let path = self.resolve(req_str(args, "path")?);
-        let depth = opt_u64(args, "depth")?.unwrap_or(2).clamp(1, 6) as usize;
+    fn list_directory(&self, args: &ListDirectoryArgs) -> ToolResult {
+        let path = self.resolve(&args.path);
+        let depth = args.depth.unwrap_or(2).clamp(1, 6) as usize;
         if !path.is_dir() {
             return Err(Fail(format!(
                 "{} is not a directory; list its parent to see what exists",
@@ -403,9 +285,9 @@ impl Tools {
         Ok(out)
     }
 
-    fn view_code(&self, args: &Value) -> ToolResult {
-        let target = req_str(args, "target")?;
-        let query = opt_str(args, "query");
+    fn view_code(&self, args: &ViewCodeArgs) -> ToolResult {
+        let target = args.target.as_str();
+        let query = args.query.as_deref();
         let mut first_error = None;
         for graph in &self.graphs {
             let resolved = match select::CodeTarget::resolve(graph, target) {
@@ -440,12 +322,13 @@ impl Tools {
         Err(Fail(message))
     }
 
-    fn view_file(&self, args: &Value) -> ToolResult {
-        let path = self.resolve(req_str(args, "path")?);
+    fn view_file(&self, args: &ViewFileArgs) -> ToolResult {
+        let path = self.resolve(&args.path);
         let text = read_text(&path)?;
         let lines: Vec<&str> = text.lines().collect();
-        let start = opt_u64(args, "start_line")?.unwrap_or(1).max(1) as usize;
-        let end = opt_u64(args, "end_line")?
+        let start = args.start_line.unwrap_or(1).max(1) as usize;
+        let end = args
+            .end_line
             .map_or(lines.len(), |e| e as usize)
             .min(lines.len());
         if lines.is_empty() {
@@ -465,9 +348,9 @@ impl Tools {
         Ok(out)
     }
 
-    fn search_code(&self, args: &Value) -> ToolResult {
-        let query = req_str(args, "query")?;
-        let use_regex = args.get("regex").and_then(Value::as_bool).unwrap_or(false);
+    fn search_code(&self, args: &SearchCodeArgs) -> ToolResult {
+        let query = args.query.as_str();
+        let use_regex = args.regex.unwrap_or(false);
         let mut out = String::new();
         let mut count = 0usize;
         if !use_regex {
@@ -628,9 +511,9 @@ impl Tools {
         }
     }
 
-    fn find_calls(&self, args: &Value, callers: bool) -> ToolResult {
-        let name = req_str(args, "name")?;
-        let depth = opt_u64(args, "depth")?.unwrap_or(1).clamp(1, 5) as u32;
+    fn find_calls(&self, args: &CallGraphArgs, callers: bool) -> ToolResult {
+        let name = args.name.as_str();
+        let depth = args.depth.unwrap_or(1).clamp(1, 5) as u32;
         let (graph, entity) = self.find_entity(name)?;
         let reach = if callers {
             graph.callers(entity, depth)
@@ -681,17 +564,12 @@ impl Tools {
             .unwrap_or_default()
     }
 
-    fn module_dependencies(&self, args: &Value) -> ToolResult {
-        let (graph, module) = self.find_module(req_str(args, "module")?)?;
-        let direction = req_str(args, "direction")?;
-        let edges = match direction {
-            "imports" => graph.imports_of(module),
-            "imported_by" => graph.imported_by(module),
-            other => {
-                return Err(Fail(format!(
-                    "direction must be `imports` or `imported_by`, not `{other}`"
-                )));
-            }
+    fn module_dependencies(&self, args: &ModuleDependenciesArgs) -> ToolResult {
+        let (graph, module) = self.find_module(&args.module)?;
+        let direction = args.direction.as_str();
+        let edges = match args.direction {
+            Direction::Imports => graph.imports_of(module),
+            Direction::ImportedBy => graph.imported_by(module),
         };
         let name = self.module_name(graph, module);
         if edges.is_empty() {
@@ -710,9 +588,9 @@ impl Tools {
         Ok(out)
     }
 
-    fn dependency_path(&self, args: &Value) -> ToolResult {
-        let (graph, from) = self.find_module(req_str(args, "from")?)?;
-        let (to_graph, to) = self.find_module(req_str(args, "to")?)?;
+    fn dependency_path(&self, args: &DependencyPathArgs) -> ToolResult {
+        let (graph, from) = self.find_module(&args.from)?;
+        let (to_graph, to) = self.find_module(&args.to)?;
         if !std::ptr::eq(graph, to_graph) {
             return Ok(format!(
                 "{} and {} are in different repositories; imports are only followed within one.",
@@ -733,8 +611,8 @@ impl Tools {
         }
     }
 
-    fn read_document(&self, args: &Value) -> ToolResult {
-        let path = self.resolve(req_str(args, "path")?);
+    fn read_document(&self, args: &ReadDocumentArgs) -> ToolResult {
+        let path = self.resolve(&args.path);
         let text = read_text(&path)?;
         if !self.options.info_selection {
             return Ok(text);
@@ -744,15 +622,15 @@ impl Tools {
             &self.counter,
             &name,
             &text,
-            opt_str(args, "query"),
+            args.query.as_deref(),
             &self.options.select,
         );
         Ok(view.text)
     }
 
-    fn write_file(&self, args: &Value) -> ToolResult {
-        let path = self.resolve(req_str(args, "path")?);
-        let content = req_str(args, "content")?;
+    fn write_file(&self, args: &WriteFileArgs) -> ToolResult {
+        let path = self.resolve(&args.path);
+        let content = args.content.as_str();
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Fail(format!("cannot create {}: {e}", parent.display())))?;
@@ -767,10 +645,10 @@ impl Tools {
         ))
     }
 
-    fn edit_file(&self, args: &Value) -> ToolResult {
-        let path = self.resolve(req_str(args, "path")?);
-        let old = req_str(args, "old_text")?;
-        let new = req_str(args, "new_text")?;
+    fn edit_file(&self, args: &EditFileArgs) -> ToolResult {
+        let path = self.resolve(&args.path);
+        let old = args.old_text.as_str();
+        let new = args.new_text.as_str();
         if old.is_empty() {
             return Err(Fail(
                 "old_text is empty; give the exact text to replace".into(),
@@ -811,8 +689,8 @@ impl Tools {
         )
     }
 
-    async fn run_python(&self, args: &Value) -> ToolResult {
-        let script = match (opt_str(args, "code"), opt_str(args, "path")) {
+    async fn run_python(&self, args: &RunPythonArgs) -> ToolResult {
+        let script = match (args.code.as_deref(), args.path.as_deref()) {
             (Some(code), None) => PythonScript::code(code),
             (None, Some(path)) => {
                 let path = self.resolve(path);
@@ -827,27 +705,17 @@ impl Tools {
             (Some(_), Some(_)) => return Err(Fail("give either code or path, not both".into())),
             (None, None) => return Err(Fail("give code or path".into())),
         };
-        let run_args: Vec<String> = match args.get("args") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
-                .collect(),
-            Some(_) => return Err(Fail("args must be an array of strings".into())),
-        };
+        let run_args = args.args.as_deref().unwrap_or_default();
         let result = self
             .sandbox
-            .run_python(script, &run_args)
+            .run_python(script, run_args)
             .await
             .map_err(|e| Fail(format!("the sandbox could not run Python: {e}")))?;
         Ok(self.exec_report(&result))
     }
 
-    async fn run_shell(&self, args: &Value) -> ToolResult {
-        let command = req_str(args, "command")?;
+    async fn run_shell(&self, args: &RunShellArgs) -> ToolResult {
+        let command = args.command.as_str();
         let result = self
             .sandbox
             .run_shell(command)
@@ -900,27 +768,4 @@ fn read_text(path: &Path) -> Result<String, Fail> {
         )));
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-fn opt_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str)
-}
-
-fn req_str<'a>(args: &'a Value, key: &str) -> Result<&'a str, Fail> {
-    match args.get(key) {
-        Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(Fail(format!("`{key}` must be a string, got {other}"))),
-        None => Err(Fail(format!("missing required argument `{key}`"))),
-    }
-}
-
-fn opt_u64(args: &Value, key: &str) -> Result<Option<u64>, Fail> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-            .map(Some)
-            .ok_or_else(|| Fail(format!("`{key}` must be a positive integer, got {v}"))),
-    }
 }

@@ -1,0 +1,205 @@
+//! A recorded trajectory reads back into the same typed events, and every
+//! line matches docs/TRAJECTORY.md: its kind is documented, its fields are
+//! the documented ones, and every documented example parses.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::Duration;
+
+use agent::{Budgets, Status, Trajectory, TrajectoryEvent};
+use llm::{ChatResponse, LlmError, Scripted, TokenUsage, ToolCall};
+use serde_json::{Value, json};
+
+use common::{Fixture, config};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn call(id: &str, name: &str, args: Value) -> ChatResponse {
+    ChatResponse::with_tool_calls(vec![ToolCall::new(id, name, args)])
+        .with_usage(TokenUsage::new(100, 10))
+}
+
+/// One documented kind: its fields and its example line.
+#[derive(Debug, Default)]
+struct Documented {
+    fields: BTreeSet<String>,
+    example: Option<String>,
+}
+
+/// Reads docs/TRAJECTORY.md: a `## \`kind\`` heading per kind, a table whose
+/// rows start with the field name in backquotes, and a ```json example.
+fn documented() -> Result<BTreeMap<String, Documented>, Box<dyn std::error::Error>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/TRAJECTORY.md");
+    let text = std::fs::read_to_string(path)?;
+    let mut kinds: BTreeMap<String, Documented> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    let mut in_example = false;
+    for line in text.lines() {
+        if let Some(kind) = line
+            .strip_prefix("## `")
+            .and_then(|rest| rest.strip_suffix('`'))
+        {
+            current = Some(kind.to_owned());
+            kinds.entry(kind.to_owned()).or_default();
+            continue;
+        }
+        if line.starts_with("## ") {
+            current = None;
+            continue;
+        }
+        let Some(doc) = current.as_ref().and_then(|k| kinds.get_mut(k)) else {
+            continue;
+        };
+        if line.trim() == "```json" {
+            in_example = true;
+        } else if line.trim() == "```" {
+            in_example = false;
+        } else if in_example && doc.example.is_none() {
+            doc.example = Some(line.to_owned());
+        } else if let Some(field) = line
+            .strip_prefix("| `")
+            .and_then(|rest| rest.split('`').next())
+        {
+            doc.fields.insert(field.to_owned());
+        }
+    }
+    Ok(kinds)
+}
+
+fn keys(value: &Value) -> BTreeSet<String> {
+    value
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// Runs an episode into a file, reads it back, and checks every line.
+async fn record_and_check(
+    model: &Scripted,
+    fx: &Fixture,
+    budgets: &Budgets,
+    context_budget: usize,
+    docs: &BTreeMap<String, Documented>,
+) -> Result<(Status, BTreeSet<String>), Box<dyn std::error::Error>> {
+    let mut cfg = config();
+    cfg.context_budget = context_budget;
+    let prepared = agent::prepare(&fx.task(), &cfg).await?;
+    let path = fx.dir.path().join("trajectory.jsonl");
+    let mut trajectory = Trajectory::to_file(&path)?;
+    let summary = agent::run_episode(
+        model,
+        &prepared,
+        &fx.task(),
+        budgets,
+        &mut trajectory,
+        &mut |_| {},
+    )
+    .await?;
+    drop(prepared);
+
+    let read = Trajectory::read(&path)?;
+    assert_eq!(read, trajectory.events(), "the file reads back as recorded");
+    assert!(matches!(read.first(), Some(TrajectoryEvent::Start(_))));
+    assert!(matches!(read.last(), Some(TrajectoryEvent::Summary(s)) if *s == summary));
+
+    let mut seen = BTreeSet::new();
+    for (line, event) in std::fs::read_to_string(&path)?.lines().zip(&read) {
+        let raw: Value = serde_json::from_str(line)?;
+        // The typed event writes back exactly the line that was read.
+        assert_eq!(serde_json::to_value(event)?, raw);
+        let kind = raw["type"].as_str().unwrap_or_default();
+        assert_eq!(kind, event.kind());
+        let doc = docs
+            .get(kind)
+            .ok_or_else(|| format!("kind `{kind}` is not documented"))?;
+        let undocumented: Vec<String> = keys(&raw).difference(&doc.fields).cloned().collect();
+        assert!(
+            undocumented.is_empty(),
+            "`{kind}` fields not in docs/TRAJECTORY.md: {undocumented:?}"
+        );
+        seen.insert(kind.to_owned());
+    }
+    Ok((summary.status, seen))
+}
+
+#[tokio::test]
+async fn recorded_trajectories_read_back_and_match_the_documentation() -> TestResult {
+    let docs = documented()?;
+    let fx = Fixture::new()?;
+    let script = fx.dir.path().join("s.py");
+
+    // Start, digests, requests, answers (one text only), tool calls (one
+    // unknown, one with bad arguments), a context overflow, the summary.
+    let mut model = Scripted::new()
+        .then(call("c1", "search_code", json!({"query": "WordCounter"})))
+        .then(ChatResponse::with_tool_calls(vec![
+            ToolCall::new("c2", "rm_rf", json!({})),
+            ToolCall::new("c3", "view_file", json!("nope")),
+        ]))
+        .then_error(LlmError::ContextLengthExceeded {
+            message: "too long".into(),
+            limit: Some(10),
+            requested: Some(20),
+        })
+        .then(ChatResponse::text("Let me write the script."))
+        .then(call(
+            "c4",
+            "write_file",
+            json!({"path": script, "content": "print('hi')\n"}),
+        ));
+    for i in 0..3 {
+        model = model.then(call(
+            &format!("p{i}"),
+            "run_python",
+            json!({"code": format!("for i in range(1500): print('step {i}', i)")}),
+        ));
+    }
+    let model = model.then(call("c9", "finish", json!({"summary": "done"})));
+    let budgets = Budgets {
+        context_window: 4_000,
+        ..Budgets::default()
+    };
+    let (status, mut seen) = record_and_check(&model, &fx, &budgets, 500, &docs).await?;
+    assert_eq!(status, Status::Finished);
+
+    // A model failure that retrying cannot fix (the script runs out).
+    let model = Scripted::new().then(call("c1", "search_code", json!({"query": "x"})));
+    let (status, more) = record_and_check(&model, &fx, &Budgets::default(), 8_000, &docs).await?;
+    assert_eq!(status, Status::Error);
+    seen.extend(more);
+
+    // A tool interrupted by the wall-clock limit.
+    let model = Scripted::new().then(call("c1", "run_shell", json!({"command": "sleep 5"})));
+    let budgets = Budgets {
+        timeout: Some(Duration::from_millis(700)),
+        ..Budgets::default()
+    };
+    let (status, more) = record_and_check(&model, &fx, &budgets, 8_000, &docs).await?;
+    assert_eq!(status, Status::Timeout);
+    seen.extend(more);
+
+    let documented_kinds: BTreeSet<String> = docs.keys().cloned().collect();
+    assert_eq!(seen, documented_kinds, "every documented kind was recorded");
+    Ok(())
+}
+
+#[test]
+fn every_documented_example_parses_as_its_kind() -> TestResult {
+    let docs = documented()?;
+    assert_eq!(docs.len(), 8, "{:?}", docs.keys());
+    for (kind, doc) in &docs {
+        let example = doc
+            .example
+            .as_deref()
+            .ok_or_else(|| format!("`{kind}` has no example"))?;
+        let raw: Value = serde_json::from_str(example)?;
+        let event: TrajectoryEvent = serde_json::from_value(raw.clone())?;
+        assert_eq!(event.kind(), kind);
+        assert_eq!(serde_json::to_value(&event)?, raw, "`{kind}` round-trips");
+        let undocumented: Vec<String> = keys(&raw).difference(&doc.fields).cloned().collect();
+        assert!(undocumented.is_empty(), "`{kind}`: {undocumented:?}");
+    }
+    Ok(())
+}
