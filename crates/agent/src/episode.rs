@@ -440,7 +440,7 @@ impl<'a> Episode<'a> {
     }
 }
 
-/// [`prepare`] then [`run_episode`].
+/// [`prepare`](crate::prepare::prepare_with_model) then [`run_episode`].
 pub async fn run(
     model: &dyn ChatModel,
     task: &TaskSpec,

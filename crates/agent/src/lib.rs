@@ -2,7 +2,7 @@
 //! code repository (RepoMaster, seed 001, section 3.3).
 //!
 //! An episode starts from a [`TaskSpec`] (flags, or a GitTaskBench
-//! `query.json`): [`prepare`] analyses and ranks the repository, builds the
+//! `query.json`): [`prepare()`] analyses and ranks the repository, builds the
 //! token-budgeted initial context and a sandbox; [`run_episode`] then
 //! alternates model turns and tool calls ([`tools`]) until the model calls
 //! `finish` or a [`Budgets`] limit ends it, keeping every observation under
