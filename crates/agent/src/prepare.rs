@@ -13,6 +13,7 @@ use crate::episode::{AgentConfig, AnalysisCache, Summaries};
 use crate::summaries::ModelSummarizer;
 use crate::task::TaskSpec;
 use crate::tools::Tools;
+use crate::tools::policy::{Access, PathPolicy, RootKind};
 
 /// The tools and the initial context of a task, ready for
 /// [`run_episode`](crate::run_episode).
@@ -133,9 +134,26 @@ pub async fn prepare_with_model(
     }
     let sandbox = Sandbox::new(builder.build()?).await?;
     Ok(Prepared {
-        tools: Tools::new(graphs, work_dir, sandbox, counter, config.tools),
+        tools: Tools::new(graphs, &work_dir, sandbox, counter, config.tools)
+            .with_policy(path_policy(task, &work_dir)),
         context,
     })
+}
+
+/// What the file tools may touch: the same roots, with the same access, as
+/// the sandbox gets (the repositories and inputs read-only, the working and
+/// output directories read-write).
+fn path_policy(task: &TaskSpec, work_dir: &Path) -> PathPolicy {
+    let mut policy = PathPolicy::new(work_dir)
+        .root(work_dir, RootKind::WorkDir, Access::ReadWrite)
+        .root(&task.output_dir, RootKind::OutputDir, Access::ReadWrite);
+    for repo in &task.repositories {
+        policy = policy.root(&repo.path, RootKind::Repository, Access::Read);
+    }
+    for input in &task.inputs {
+        policy = policy.root(&input.path, RootKind::Input, Access::Read);
+    }
+    policy
 }
 
 /// Analyses the repository at `root`, from and into the cache when one is

@@ -32,7 +32,9 @@ fn read_trajectory(path: &std::path::Path) -> Result<Vec<Value>, Box<dyn std::er
 async fn scripted_episode_uses_the_repository_and_writes_the_output() -> TestResult {
     let fx = Fixture::new()?;
     let task = fx.task();
-    let script = fx.dir.path().join("count.py");
+    // Scripts go in the working directory (the repository): the file
+    // tools reach only the task's roots.
+    let script = fx.repo().join("count.py");
     let output = fx.out().join("output.csv");
     let model = Scripted::new()
         .then(call(
@@ -138,7 +140,9 @@ async fn scripted_episode_uses_the_repository_and_writes_the_output() -> TestRes
 #[tokio::test]
 async fn a_failing_script_shows_its_traceback_and_a_fix_succeeds() -> TestResult {
     let fx = Fixture::new()?;
-    let script = fx.dir.path().join("count.py");
+    // Scripts go in the working directory (the repository): the file
+    // tools reach only the task's roots.
+    let script = fx.repo().join("count.py");
     let output = fx.out().join("output.csv");
     let broken = SCRIPT.replace("WordCounter(lowercase", "WordCountr(lowercase");
     let model = Scripted::new()

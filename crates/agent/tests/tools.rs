@@ -110,7 +110,7 @@ async fn exploration_tools_answer_from_the_graph() -> TestResult {
     );
     let out = call(&p, "list_directory", json!({"path": "/no/such/dir"})).await;
     assert!(
-        out.is_error && out.text.contains("not a directory"),
+        out.is_error && out.text.contains("outside the task's files"),
         "{}",
         out.text
     );
@@ -235,7 +235,7 @@ async fn exploration_tools_answer_from_the_graph() -> TestResult {
 #[tokio::test]
 async fn file_tools_view_write_and_edit() -> TestResult {
     let (fixture, p) = setup().await?;
-    let script = fixture.dir.path().join("s.py");
+    let script = fixture.repo().join("s.py");
     let path = script.to_string_lossy().into_owned();
 
     let out = call(
@@ -285,7 +285,13 @@ async fn file_tools_view_write_and_edit() -> TestResult {
 
     let out = call(&p, "view_file", json!({"path": "/no/such/file"})).await;
     assert!(
-        out.is_error && out.text.contains("cannot read /no/such/file"),
+        out.is_error && out.text.contains("outside the task's files"),
+        "{}",
+        out.text
+    );
+    let out = call(&p, "view_file", json!({"path": "no_such_file.py"})).await;
+    assert!(
+        out.is_error && out.text.contains("no_such_file.py does not exist"),
         "{}",
         out.text
     );

@@ -128,7 +128,7 @@ async fn record_and_check(
 async fn recorded_trajectories_read_back_and_match_the_documentation() -> TestResult {
     let docs = documented()?;
     let fx = Fixture::new()?;
-    let script = fx.dir.path().join("s.py");
+    let script = fx.repo().join("s.py");
 
     // Start, digests, requests, answers (one text only), tool calls (one
     // unknown, one with bad arguments), a context overflow, the summary.

@@ -19,6 +19,7 @@ use repo_graph::{EntityId, ModuleId, RepoGraph};
 use sandbox::{PythonScript, Sandbox};
 
 mod args;
+pub mod policy;
 mod schema;
 
 pub use args::{
@@ -85,6 +86,12 @@ pub(crate) struct Done {
     finish: Option<String>,
 }
 
+impl From<policy::PathError> for Fail {
+    fn from(e: policy::PathError) -> Self {
+        Fail(e.to_string())
+    }
+}
+
 impl From<context_pack::Error> for Fail {
     fn from(e: context_pack::Error) -> Self {
         Fail(e.to_string())
@@ -105,6 +112,7 @@ pub struct Tools {
     sandbox: Sandbox,
     counter: TokenCounter,
     options: ToolOptions,
+    policy: policy::PathPolicy,
 }
 
 impl std::fmt::Debug for Tools {
@@ -128,13 +136,35 @@ impl Tools {
         counter: TokenCounter,
         options: ToolOptions,
     ) -> Self {
+        let work_dir = work_dir.into();
+        let mut policy = policy::PathPolicy::new(&work_dir).root(
+            &work_dir,
+            policy::RootKind::WorkDir,
+            policy::Access::ReadWrite,
+        );
+        for graph in &graphs {
+            policy = policy.root(
+                graph.root(),
+                policy::RootKind::Repository,
+                policy::Access::Read,
+            );
+        }
         Tools {
             graphs,
-            work_dir: work_dir.into(),
+            work_dir,
             sandbox,
             counter,
             options,
+            policy,
         }
+    }
+
+    /// Replaces the path policy (by default: the repositories read-only and
+    /// the working directory read-write); `prepare` adds the output
+    /// directory and the input files.
+    pub fn with_policy(mut self, policy: policy::PathPolicy) -> Self {
+        self.policy = policy;
+        self
     }
 
     /// The graphs of the task's repositories, the primary one first.
@@ -229,17 +259,8 @@ impl Tools {
         view.text
     }
 
-    fn resolve(&self, path: &str) -> PathBuf {
-        let p = Path::new(path.trim());
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.work_dir.join(p)
-        }
-    }
-
     fn list_directory(&self, args: &ListDirectoryArgs) -> ToolResult {
-        let path = self.resolve(&args.path);
+        let path = self.policy.read(&args.path)?;
         let depth = args.depth.unwrap_or(2).clamp(1, 6) as usize;
         if !path.is_dir() {
             return Err(Fail(format!(
@@ -323,7 +344,7 @@ impl Tools {
     }
 
     fn view_file(&self, args: &ViewFileArgs) -> ToolResult {
-        let path = self.resolve(&args.path);
+        let path = self.policy.read(&args.path)?;
         let text = read_text(&path)?;
         let lines: Vec<&str> = text.lines().collect();
         let start = args.start_line.unwrap_or(1).max(1) as usize;
@@ -612,7 +633,7 @@ impl Tools {
     }
 
     fn read_document(&self, args: &ReadDocumentArgs) -> ToolResult {
-        let path = self.resolve(&args.path);
+        let path = self.policy.read(&args.path)?;
         let text = read_text(&path)?;
         if !self.options.info_selection {
             return Ok(text);
@@ -629,14 +650,13 @@ impl Tools {
     }
 
     fn write_file(&self, args: &WriteFileArgs) -> ToolResult {
-        let path = self.resolve(&args.path);
+        let path = self.policy.write(&args.path)?;
         let content = args.content.as_str();
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Fail(format!("cannot create {}: {e}", parent.display())))?;
         }
-        std::fs::write(&path, content)
-            .map_err(|e| Fail(format!("cannot write {}: {e}", path.display())))?;
+        write_no_follow(&path, content.as_bytes())?;
         Ok(format!(
             "Wrote {} ({} bytes, {} lines).",
             path.display(),
@@ -646,7 +666,7 @@ impl Tools {
     }
 
     fn edit_file(&self, args: &EditFileArgs) -> ToolResult {
-        let path = self.resolve(&args.path);
+        let path = self.policy.write(&args.path)?;
         let old = args.old_text.as_str();
         let new = args.new_text.as_str();
         if old.is_empty() {
@@ -663,8 +683,7 @@ impl Tools {
             ))),
             1 => {
                 let edited = text.replacen(old, new, 1);
-                std::fs::write(&path, &edited)
-                    .map_err(|e| Fail(format!("cannot write {}: {e}", path.display())))?;
+                write_no_follow(&path, edited.as_bytes())?;
                 Ok(format!("Edited {}.", path.display()))
             }
             n => Err(Fail(format!(
@@ -693,12 +712,14 @@ impl Tools {
         let script = match (args.code.as_deref(), args.path.as_deref()) {
             (Some(code), None) => PythonScript::code(code),
             (None, Some(path)) => {
-                let path = self.resolve(path);
+                let path = self.policy.read(path).map_err(|e| match e {
+                    policy::PathError::Missing(p) => Fail(format!(
+                        "{p} does not exist; write it first with write_file"
+                    )),
+                    other => Fail::from(other),
+                })?;
                 if !path.is_file() {
-                    return Err(Fail(format!(
-                        "{} does not exist; write it first with write_file",
-                        path.display()
-                    )));
+                    return Err(Fail(format!("{} is not a file", path.display())));
                 }
                 PythonScript::file(path)
             }
@@ -751,6 +772,22 @@ fn innermost(g: &RepoGraph, module: ModuleId, line: u32) -> String {
         || g.qualname(EntityId::Module(module)).to_owned(),
         |(_, n)| n.to_owned(),
     )
+}
+
+/// Writes `bytes` to `path` (checked by the policy), refusing to follow a
+/// symlink put in its place since the check.
+fn write_no_follow(path: &Path, bytes: &[u8]) -> Result<(), Fail> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let fail = |e: std::io::Error| Fail(format!("cannot write {}: {e}", path.display()));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+        .map_err(fail)?;
+    file.write_all(bytes).map_err(fail)
 }
 
 fn read_text(path: &Path) -> Result<String, Fail> {
