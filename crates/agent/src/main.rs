@@ -47,6 +47,14 @@ fn parse_with_mimalloc() {
     }
 }
 
+/// `repo-agent run`'s exit codes (also in the README).
+const EXIT_CODES: &str = "Exit codes:\n  \
+    0  the model finished the task (called `finish`)\n  \
+    1  an error: the task, the model or the sandbox could not be set up, or the model failed\n  \
+    2  a usage error (bad flags)\n  \
+    3  the wall-clock limit (--timeout) was reached\n  \
+    4  a budget ran out (--max-turns or --max-tokens)";
+
 // Parsed once per process: the size of the largest variant does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
@@ -60,6 +68,7 @@ enum Command {
     /// Print the structure-preserving code view of a file or entity.
     View(cmd::context::ViewArgs),
     /// Solve a task with a repository: explore it, write and run code, produce the outputs.
+    #[command(after_help = EXIT_CODES)]
     Run(cmd::run::Args),
 }
 
@@ -73,14 +82,14 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let result = match cli.command {
-        Command::Analyze(args) => cmd::analyze::run(args),
-        Command::Rank(args) => cmd::rank::run(args),
-        Command::Context(args) => cmd::context::run_context(args),
-        Command::View(args) => cmd::context::run_view(args),
-        Command::Run(args) => cmd::run::run(args),
+        Command::Analyze(args) => cmd::analyze::run(args).map(|()| 0),
+        Command::Rank(args) => cmd::rank::run(args).map(|()| 0),
+        Command::Context(args) => cmd::context::run_context(args).map(|()| 0),
+        Command::View(args) => cmd::context::run_view(args).map(|()| 0),
+        Command::Run(args) => cmd::run::run(args).map(|status| status.exit_code()),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE

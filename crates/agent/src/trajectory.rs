@@ -34,6 +34,26 @@ pub enum Status {
     Error,
 }
 
+impl Status {
+    /// The process exit code `repo-agent run` ends with: 0 only when the
+    /// model finished, so a script or a CI job can tell the endings apart
+    /// (1 is also any error before the loop, 2 a usage error).
+    ///
+    /// ```
+    /// use agent::Status;
+    /// assert_eq!(Status::Finished.exit_code(), 0);
+    /// assert_eq!(Status::Timeout.exit_code(), 3);
+    /// ```
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Status::Finished => 0,
+            Status::Error => 1,
+            Status::Timeout => 3,
+            Status::MaxTurns | Status::MaxTokens => 4,
+        }
+    }
+}
+
 /// The final summary of an episode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {

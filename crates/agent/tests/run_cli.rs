@@ -64,12 +64,14 @@ fn serve(answers: Vec<Value>) -> std::io::Result<(String, Arc<Mutex<Vec<Value>>>
             if let Ok(mut seen) = seen.lock() {
                 seen.push(serde_json::from_slice(&body).unwrap_or(Value::Null));
             }
-            let answer = answers.next().map(|a| a.to_string()).unwrap_or_default();
-            let status = if answer.is_empty() {
-                "500 Internal Server Error"
-            } else {
-                "200 OK"
+            let next = answers.next();
+            // `{"__status": "401 Unauthorized", ...}` answers with that status.
+            let status = match next.as_ref().and_then(|a| a["__status"].as_str()) {
+                Some(status) => status.to_owned(),
+                None if next.is_none() => "500 Internal Server Error".to_owned(),
+                None => "200 OK".to_owned(),
             };
+            let answer = next.map(|a| a.to_string()).unwrap_or_default();
             let _ = write!(
                 stream,
                 "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
@@ -260,12 +262,13 @@ fn without_a_model_the_embedded_model_runs_the_episode() -> TestResult {
         .arg(&trajectory)
         .output()?;
     let stderr = String::from_utf8_lossy(&result.stderr);
-    assert!(result.status.success(), "{stderr}");
     let summary: Value = serde_json::from_slice(&result.stdout)?;
-    assert!(
-        ["finished", "max_turns", "max_tokens"].contains(&summary["status"].as_str().unwrap_or("")),
-        "{summary}"
-    );
+    let expected_code = match summary["status"].as_str().unwrap_or("") {
+        "finished" => 0,
+        "max_turns" | "max_tokens" => 4,
+        other => panic!("unexpected status {other}: {stderr}"),
+    };
+    assert_eq!(result.status.code(), Some(expected_code), "{stderr}");
     assert!(
         summary["prompt_tokens"].as_u64().unwrap_or(0) > 100,
         "{summary}"
@@ -329,5 +332,94 @@ fn a_query_json_task_file_is_accepted() -> TestResult {
     );
     let summary: Value = serde_json::from_slice(&result.stdout)?;
     assert_eq!(summary["status"], "finished");
+    Ok(())
+}
+
+/// Runs `repo-agent run` on the fixture against a scripted server and
+/// returns the exit code and the JSON summary (if one was printed).
+fn run_with(
+    answers: Vec<Value>,
+    extra: &[&str],
+) -> Result<(Option<i32>, Value, String), Box<dyn std::error::Error>> {
+    let fx = Fixture::new()?;
+    let (url, _) = serve(answers)?;
+    let result = repo_agent()
+        .env("REPO_AGENT_HOME", fx.dir.path().join("home"))
+        .args(["run", "--repo"])
+        .arg(fx.repo())
+        .args(["--task", "Count the words.", "--output-dir"])
+        .arg(fx.out())
+        .args([
+            "--base-url",
+            &url,
+            "--model",
+            "test-model",
+            "--json",
+            "--isolation",
+            "process",
+        ])
+        .args(extra)
+        .output()?;
+    let summary = serde_json::from_slice(&result.stdout).unwrap_or(Value::Null);
+    Ok((
+        result.status.code(),
+        summary,
+        String::from_utf8_lossy(&result.stderr).into_owned(),
+    ))
+}
+
+/// The documented exit codes: 0 only for `finished`; 1 error, 3 timeout,
+/// 4 budget.
+#[test]
+fn exit_codes_tell_the_endings_apart() -> TestResult {
+    let search = || completion("s", "search_code", json!({"query": "count"}), 100);
+    let (code, summary, stderr) = run_with(
+        vec![completion("f", "finish", json!({"summary": "done"}), 100)],
+        &[],
+    )?;
+    assert_eq!(
+        (code, summary["status"].as_str()),
+        (Some(0), Some("finished")),
+        "{stderr}"
+    );
+
+    let (code, summary, stderr) = run_with(vec![search(), search()], &["--max-turns", "1"])?;
+    assert_eq!(
+        (code, summary["status"].as_str()),
+        (Some(4), Some("max_turns")),
+        "{stderr}"
+    );
+
+    let (code, summary, stderr) = run_with(vec![search(), search()], &["--max-tokens", "50"])?;
+    assert_eq!(
+        (code, summary["status"].as_str()),
+        (Some(4), Some("max_tokens")),
+        "{stderr}"
+    );
+
+    let sleep = completion(
+        "p",
+        "run_python",
+        json!({"code": "import time\ntime.sleep(2)\n"}),
+        100,
+    );
+    let (code, summary, stderr) = run_with(vec![sleep, search()], &["--timeout", "1"])?;
+    assert_eq!(
+        (code, summary["status"].as_str()),
+        (Some(3), Some("timeout")),
+        "{stderr}"
+    );
+
+    let refused = json!({"__status": "401 Unauthorized", "error": {"message": "bad key", "type": "invalid_request_error"}});
+    let (code, summary, stderr) = run_with(vec![refused], &[])?;
+    assert_eq!(
+        (code, summary["status"].as_str()),
+        (Some(1), Some("error")),
+        "{stderr}"
+    );
+
+    // Bad flags are clap's usage error.
+    let result = repo_agent().args(["run", "--max-turns", "many"]).output()?;
+    assert_eq!(result.status.code(), Some(2));
     Ok(())
 }

@@ -167,7 +167,8 @@ fn task_spec(args: &Args) -> anyhow::Result<TaskSpec> {
     Ok(spec)
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// Runs the episode; its status decides the exit code.
+pub fn run(args: Args) -> anyhow::Result<agent::Status> {
     let task = task_spec(&args)?;
     let model = ModelSpec {
         base_url: args.base_url.clone(),
@@ -245,5 +246,5 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.json {
         crate::output::emit(&format!("{}\n", serde_json::to_string(&summary)?), None)?;
     }
-    Ok(())
+    Ok(summary.status)
 }
