@@ -184,12 +184,15 @@ pub enum LlmError {
 
 impl LlmError {
     /// Whether trying the same request again may succeed: connection errors,
-    /// timeouts, rate limits and HTTP 500, 502, 503, 504 and 529 (overloaded).
+    /// timeouts, rate limits, HTTP 500, 502, 503, 504 and 529 (overloaded),
+    /// and a body that is not a chat completion (a proxy's error page, a
+    /// reply cut off mid-JSON), which is as transient as a 5xx.
     pub fn is_retryable(&self) -> bool {
         match self {
             LlmError::Timeout { .. }
             | LlmError::Connection { .. }
-            | LlmError::RateLimited { .. } => true,
+            | LlmError::RateLimited { .. }
+            | LlmError::InvalidResponse { .. } => true,
             LlmError::Server { status, .. } => matches!(status, 500 | 502 | 503 | 504 | 529),
             _ => false,
         }

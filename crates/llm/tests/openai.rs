@@ -598,17 +598,32 @@ async fn gateway_errors_inside_a_200_are_classified() {
 }
 
 #[tokio::test]
-async fn garbage_bodies_are_invalid_responses() {
+async fn garbage_bodies_are_retried_like_server_errors() {
+    // Once: the retry gets the answer.
     let server = TestServer::start(vec![
         Reply::raw(200, "<html>captive portal</html>"),
-        text_answer("should not be reached", 1, 1),
+        text_answer("ok", 4, 1),
+    ])
+    .await;
+    let model = metered(server.config());
+    let answer = model.complete(&question()).await.unwrap();
+    assert_eq!(answer.content.as_deref(), Some("ok"));
+    assert_eq!(answer.attempts, 2);
+    assert_eq!(server.count(), 2);
+
+    // Always: the retries run out and the last error says what came back.
+    let server = TestServer::start(vec![
+        Reply::raw(200, "<html>captive portal</html>"),
+        Reply::raw(200, "{\"choices\": [{\"message\": "),
+        Reply::raw(200, "<html>captive portal</html>"),
+        Reply::raw(200, "<html>captive portal</html>"),
     ])
     .await;
     let model = metered(server.config());
     let err = model.complete(&question()).await.unwrap_err();
     assert!(
-        matches!(&err, LlmError::InvalidResponse { message } if message.contains("captive portal")),
+        matches!(err.last_error(), LlmError::InvalidResponse { message } if message.contains("captive portal")),
         "{err:?}"
     );
-    assert_eq!(server.count(), 1);
+    assert!(server.count() >= 2, "{}", server.count());
 }
