@@ -179,6 +179,29 @@ pub async fn run_episode(
     episode.end(status, message)
 }
 
+/// Characters of a model's text reply kept in the history; the rest is
+/// cut, and the model is told so in the reply itself.
+const MAX_REPLY_CHARS: usize = 16_000;
+
+/// Cuts a text reply longer than [`MAX_REPLY_CHARS`], saying so at the cut.
+fn cap_reply(response: &mut ChatResponse) {
+    let Some(content) = response.content.as_mut() else {
+        return;
+    };
+    let total = content.chars().count();
+    if total <= MAX_REPLY_CHARS {
+        return;
+    }
+    let end = content
+        .char_indices()
+        .nth(MAX_REPLY_CHARS)
+        .map_or(content.len(), |(i, _)| i);
+    content.truncate(end);
+    content.push_str(&format!(
+        "\n[reply cut at {MAX_REPLY_CHARS} of {total} characters: keep replies short and put long text in files with write_file]"
+    ));
+}
+
 /// What [`Episode::ask_model`] got.
 enum Answer {
     /// An answer to act on.
@@ -340,6 +363,10 @@ impl<'a> Episode<'a> {
         self.turns = turn;
         self.meter
             .record_response(self.model.model_name(), &response);
+        // Before the trajectory and the history see it: a reply of
+        // megabytes would otherwise be stored twice and sent back every turn.
+        let mut response = response;
+        cap_reply(&mut response);
         self.trajectory.record(&TrajectoryEvent::Model(ModelEvent {
             turn,
             content: response.content.clone(),

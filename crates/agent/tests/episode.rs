@@ -440,3 +440,43 @@ async fn the_wall_clock_limit_interrupts_a_slow_model() -> TestResult {
     assert_complete(&t, "timeout");
     Ok(())
 }
+
+/// A model that answers with megabytes of text gets it cut before the
+/// history and the trajectory keep it, and is told so.
+#[tokio::test]
+async fn an_oversized_reply_is_cut_before_it_enters_the_history() -> TestResult {
+    let fx = Fixture::new()?;
+    let huge = "word ".repeat(400_000);
+    let model = Scripted::new()
+        .then(ChatResponse::text(huge.clone()).with_usage(TokenUsage::new(100, 10)))
+        .then(call("f", "finish", json!({"summary": "done"}), 100));
+    let mut trajectory = Trajectory::in_memory();
+    let summary = agent::run(&model, &fx.task(), &config(), &mut trajectory, &mut |_| {}).await?;
+    assert_eq!(summary.status, Status::Finished);
+    let requests = model.requests();
+    let sent: usize = requests[1]
+        .messages
+        .iter()
+        .filter_map(Message::text)
+        .map(str::len)
+        .sum();
+    assert!(sent < 100_000, "the second request carried {sent} bytes");
+    let replayed = requests[1]
+        .messages
+        .iter()
+        .filter(|m| matches!(m, Message::Assistant { .. }))
+        .filter_map(Message::text)
+        .next()
+        .unwrap_or("");
+    assert!(
+        replayed.contains("[reply cut at 16000 of 2000000 characters"),
+        "{}",
+        &replayed[replayed.len().saturating_sub(200)..]
+    );
+    let recorded = trajectory.events().iter().find_map(|e| match e {
+        TrajectoryEvent::Model(m) => m.content.clone(),
+        _ => None,
+    });
+    assert!(recorded.is_some_and(|c| c.len() < 17_000));
+    Ok(())
+}
