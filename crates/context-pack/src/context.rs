@@ -25,6 +25,7 @@ use repo_graph::{ClassId, EntityId, ModuleId, RepoGraph};
 use serde::{Deserialize, Serialize};
 
 use crate::bm25::Bm25;
+use crate::markdown;
 use crate::summary::{StaticSummarizer, Summarizer};
 use crate::{Encoding, TokenCounter};
 
@@ -349,9 +350,9 @@ impl<'g> ContextBuilder<'g> {
             };
             let summary = self.summarizer.summarize(self.graph, id)?;
             let row = format!(
-                "| `{}` | `{}` | {:.2} | {} |\n",
-                m.name,
-                m.path,
+                "| {} | {} | {:.2} | {} |\n",
+                markdown::cell_code(&m.name),
+                markdown::cell_code(&m.path),
                 score.score,
                 escape_cell(&summary)
             );
@@ -380,8 +381,11 @@ impl<'g> ContextBuilder<'g> {
             };
             let path = graph.module(class.module).map_or("", |m| m.path.as_str());
             let header = format!(
-                "\n### `{}` ({path}, lines {}-{})\n\n",
-                class.qualname, class.span.start_line, class.span.end_line
+                "\n### {} ({}, lines {}-{})\n\n",
+                markdown::code_span(&class.qualname),
+                markdown::one_line(path),
+                class.span.start_line,
+                class.span.end_line
             );
             let full = graph.source(EntityId::Class(id)).unwrap_or("");
             let remaining = share.saturating_sub(counter.count(&text));
@@ -451,7 +455,13 @@ fn render_dirs(by_dir: &BTreeMap<&str, Vec<&str>>) -> String {
     let mut out = String::new();
     for (dir, files) in by_dir {
         let dir = if dir.is_empty() { "." } else { dir };
-        let _ = writeln!(out, "- `{dir}/`: {}", files.join(", "));
+        let files: Vec<String> = files.iter().map(|f| markdown::one_line(f)).collect();
+        let _ = writeln!(
+            out,
+            "- {}: {}",
+            markdown::code_span(&format!("{dir}/")),
+            files.join(", ")
+        );
     }
     out
 }
@@ -498,7 +508,7 @@ fn normalised(scores: Vec<f64>) -> Vec<f64> {
 }
 
 fn escape_cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    markdown::cell_text(&text.replace('\n', " "))
 }
 
 /// Closes an unterminated code fence left by truncation.

@@ -33,6 +33,7 @@
 
 pub mod bm25;
 mod context;
+pub mod markdown;
 pub mod select;
 mod summary;
 

@@ -299,7 +299,8 @@ impl Tools {
                 out,
                 "{}{}{}",
                 "  ".repeat(entry.depth()),
-                entry.file_name().to_string_lossy(),
+                // A name is one line: a newline in it cannot fake entries.
+                context_pack::markdown::one_line(&entry.file_name().to_string_lossy()),
                 if is_dir { "/" } else { "" }
             );
         }
