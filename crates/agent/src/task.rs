@@ -136,6 +136,9 @@ enum QueryInput {
     Bare(PathBuf),
 }
 
+/// The largest task file read.
+const MAX_TASK_FILE: u64 = 1024 * 1024;
+
 impl TaskSpec {
     /// A task to do `description` with the repository at `repo`, writing to
     /// `output_dir`.
@@ -243,10 +246,23 @@ impl TaskSpec {
         Ok(spec)
     }
 
-    /// Reads and parses a task file (see [`TaskSpec::from_json`]).
+    /// Reads and parses a task file (see [`TaskSpec::from_json`]); one past
+    /// 1 MiB (say `/dev/zero`) is refused before it is read whole.
     pub fn from_file(path: &Path, output_dir: Option<&Path>) -> Result<Self, Error> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Task(format!("cannot read {}: {e}", path.display())))?;
+        use std::io::Read as _;
+        let cannot = |e: String| Error::Task(format!("cannot read {}: {e}", path.display()));
+        let file = std::fs::File::open(path).map_err(|e| cannot(e.to_string()))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_TASK_FILE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| cannot(e.to_string()))?;
+        if bytes.len() as u64 > MAX_TASK_FILE {
+            return Err(cannot(format!(
+                "larger than {} KiB; a task file is a short JSON object",
+                MAX_TASK_FILE / 1024
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| cannot("not UTF-8 text".into()))?;
         Self::from_json(&text, output_dir)
     }
 

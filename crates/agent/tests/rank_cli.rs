@@ -67,3 +67,12 @@ fn table_and_weight_presets() {
     assert!(!ok);
     assert!(stderr.contains("weights file"), "{stderr}");
 }
+
+/// `--weights /dev/zero` (or any huge file) is refused after a bounded
+/// read instead of growing without limit.
+#[test]
+fn endless_weight_files_are_refused() {
+    let (_, stderr, ok) = rank(&["--weights", "/dev/zero"]);
+    assert!(!ok);
+    assert!(stderr.contains("larger than 64 KiB"), "{stderr}");
+}

@@ -423,3 +423,21 @@ fn exit_codes_tell_the_endings_apart() -> TestResult {
     assert_eq!(result.status.code(), Some(2));
     Ok(())
 }
+
+/// A task file that never ends (`/dev/zero`) is refused after a bounded read.
+#[test]
+fn endless_task_files_are_refused() -> TestResult {
+    let result = repo_agent()
+        .args([
+            "run",
+            "--task-file",
+            "/dev/zero",
+            "--output-dir",
+            "/tmp/unused-out",
+        ])
+        .output()?;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("larger than 1024 KiB"), "{stderr}");
+    Ok(())
+}
