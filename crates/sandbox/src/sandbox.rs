@@ -492,6 +492,39 @@ async fn probe(inner: &mut Inner) -> Result<()> {
     Err(SandboxError::NamespacesUnavailable { reason })
 }
 
+/// Removes the sandbox homes in `dir` whose process is gone (a killed
+/// agent cannot clean up after itself); returns how many. A home whose
+/// process lives (or whose name has no process id) is left alone.
+pub(crate) fn remove_stale_homes(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let own = std::process::id();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(HOME_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if pid == own || !is_dir || std::path::Path::new("/proc").join(pid.to_string()).exists() {
+            continue;
+        }
+        match std::fs::remove_dir_all(entry.path()) {
+            Ok(()) => removed += 1,
+            Err(error) => {
+                tracing::debug!(path = %entry.path().display(), %error, "stale sandbox home kept");
+            }
+        }
+    }
+    removed
+}
+
 /// Checks whether namespace isolation works on this machine, with a default
 /// configuration rooted at `/tmp`. Tests and diagnostics use it to decide whether to
 /// run namespace-specific checks.
@@ -507,9 +540,21 @@ pub async fn namespaces_available() -> Result<()> {
     Sandbox::new(config).await.map(drop)
 }
 
+/// Sandbox homes are named `sandbox-home-<pid>-<random>` after the process
+/// that made them, so that homes left by a killed agent can be told apart
+/// from live ones and removed by the next sandbox.
+const HOME_PREFIX: &str = "sandbox-home-";
+
 fn make_home(run_as: Option<RunAs>) -> Result<TempDir> {
+    let removed = remove_stale_homes(&std::env::temp_dir());
+    if removed > 0 {
+        tracing::info!(
+            removed,
+            "removed sandbox homes left by agents that were killed"
+        );
+    }
     let home = tempfile::Builder::new()
-        .prefix("sandbox-home-")
+        .prefix(&format!("{HOME_PREFIX}{}-", std::process::id()))
         .tempdir()
         .map_err(|e| SandboxError::io("creating the sandbox home directory", e))?;
     if let Some(identity) = run_as {
@@ -574,4 +619,32 @@ fn futures_are_send(sandbox: &Sandbox, session: &mut ShellSession, env: &PythonE
     is_send(&sandbox.create_venv("v"));
     is_send(&session.run("true"));
     is_send(&Sandbox::new(sandbox.config().clone()));
+}
+
+#[cfg(test)]
+mod stale_home_tests {
+    use super::*;
+
+    #[test]
+    fn homes_of_dead_processes_are_removed_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let own = std::process::id();
+        // 4,000,000,000 is above any Linux pid_max, so no process has it.
+        let names = [
+            "sandbox-home-4000000000-abc".to_string(),
+            format!("sandbox-home-{own}-def"),
+            "sandbox-home-1-ghi".to_string(),
+            "sandbox-home-xyz".to_string(),
+            "unrelated-4000000000-abc".to_string(),
+        ];
+        for name in &names {
+            std::fs::create_dir_all(dir.path().join(name).join("inner"))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert_eq!(remove_stale_homes(dir.path()), 1);
+        assert!(!dir.path().join(&names[0]).exists());
+        for name in &names[1..] {
+            assert!(dir.path().join(name).exists(), "{name} was removed");
+        }
+    }
 }
