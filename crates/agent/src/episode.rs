@@ -62,6 +62,10 @@ pub struct AgentConfig {
     pub exec_timeout: Duration,
     /// Let `pip install` reach the package registry (default true).
     pub package_registry: bool,
+    /// The user asked that code have no network at all (`--no-network`):
+    /// setting up fails where the isolation cannot enforce it (process
+    /// mode) instead of running with the network on (default false).
+    pub require_no_network: bool,
     /// Where each repository's per-file analysis is cached between runs:
     /// the same cache `repo-agent analyze`, `rank` and `context` use
     /// (default [`AnalysisCache::None`]).
@@ -103,6 +107,7 @@ impl Default for AgentConfig {
             isolation: Isolation::Auto,
             exec_timeout: Duration::from_secs(600),
             package_registry: true,
+            require_no_network: false,
             analysis_cache: AnalysisCache::None,
             summaries: Summaries::Docstrings,
         }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use context_pack::{BlockKind, ContextBuilder, TokenCounter};
 use llm::ChatModel;
-use sandbox::{Sandbox, SandboxConfig};
+use sandbox::{Isolation, Sandbox, SandboxConfig};
 
 use crate::Error;
 use crate::episode::{AgentConfig, AnalysisCache, Summaries};
@@ -133,11 +133,39 @@ pub async fn prepare_with_model(
         }
     }
     let sandbox = Sandbox::new(builder.build()?).await?;
+    check_isolation(config, sandbox.isolation())?;
     Ok(Prepared {
         tools: Tools::new(graphs, &work_dir, sandbox, counter, config.tools)
             .with_policy(path_policy(task, &work_dir)),
         context,
     })
+}
+
+/// Says which isolation `auto` chose and what it cannot contain, and
+/// refuses `--no-network` where nothing can enforce it.
+fn check_isolation(config: &AgentConfig, chosen: Isolation) -> Result<(), Error> {
+    if chosen == Isolation::Process && config.require_no_network {
+        return Err(Error::Task(
+            "--no-network needs namespace isolation (bubblewrap), which is not available here; \
+             process isolation cannot keep code off the network. Install bubblewrap or drop \
+             --no-network"
+                .into(),
+        ));
+    }
+    if config.isolation == Isolation::Auto {
+        match chosen {
+            Isolation::Process => tracing::warn!(
+                "sandbox: --isolation auto chose process isolation (no bubblewrap or user \
+                 namespaces here): model-written code keeps the network, sees the host's \
+                 files its user can read, and is limited by rlimits only"
+            ),
+            other => tracing::warn!(
+                "sandbox: --isolation auto chose {other} isolation: the code sees only the \
+                 task's files, with no network beyond the package registry"
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// What the file tools may touch: the same roots, with the same access, as

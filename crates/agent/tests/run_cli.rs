@@ -441,3 +441,18 @@ fn endless_task_files_are_refused() -> TestResult {
     assert!(stderr.contains("larger than 1024 KiB"), "{stderr}");
     Ok(())
 }
+
+/// `--no-network` where nothing can enforce it is an error, not a warning.
+#[test]
+fn no_network_without_namespaces_is_refused() -> TestResult {
+    let (code, _, stderr) = run_with(
+        vec![completion("f", "finish", json!({"summary": "done"}), 100)],
+        &["--no-network"],
+    )?;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--no-network needs namespace isolation"),
+        "{stderr}"
+    );
+    Ok(())
+}

@@ -189,6 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<agent::Status> {
         isolation: args.isolation.into(),
         exec_timeout: Duration::from_secs(args.exec_timeout.max(1)),
         package_registry: !args.no_network,
+        require_no_network: args.no_network,
         // The same per-file analysis cache as `analyze`, `rank` and `context`.
         analysis_cache: agent::paths::repo_agent_home()
             .map_or(AnalysisCache::None, AnalysisCache::Home),
