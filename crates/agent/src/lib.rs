@@ -41,6 +41,7 @@ pub mod model;
 pub mod paths;
 pub mod prepare;
 pub mod prompt;
+pub mod redact;
 pub mod summaries;
 pub mod task;
 pub mod tools;

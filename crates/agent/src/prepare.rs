@@ -10,6 +10,7 @@ use sandbox::{Isolation, Sandbox, SandboxConfig};
 
 use crate::Error;
 use crate::episode::{AgentConfig, AnalysisCache, Summaries};
+use crate::redact::Redactor;
 use crate::summaries::ModelSummarizer;
 use crate::task::TaskSpec;
 use crate::tools::Tools;
@@ -136,7 +137,8 @@ pub async fn prepare_with_model(
     check_isolation(config, sandbox.isolation())?;
     Ok(Prepared {
         tools: Tools::new(graphs, &work_dir, sandbox, counter, config.tools)
-            .with_policy(path_policy(task, &work_dir)),
+            .with_policy(path_policy(task, &work_dir))
+            .with_redactor(Redactor::from_env()),
         context,
     })
 }

@@ -456,3 +456,54 @@ fn no_network_without_namespaces_is_refused() -> TestResult {
     );
     Ok(())
 }
+
+/// A secret that model-run code finds (here: a file holding the API key)
+/// is redacted from the observations: it reaches neither the requests sent
+/// to the model nor the trajectory.
+#[test]
+fn secrets_found_by_code_stay_out_of_requests_and_trajectory() -> TestResult {
+    let fx = Fixture::new()?;
+    let key = "sk-test-5ecret-0123456789abcdef";
+    std::fs::write(
+        fx.repo().join("leak.txt"),
+        format!("OPENAI_API_KEY={key}\n"),
+    )?;
+    let (url, bodies) = serve(vec![
+        completion(
+            "p",
+            "run_python",
+            json!({"code": "print(open('leak.txt').read())"}),
+            100,
+        ),
+        completion("v", "view_file", json!({"path": "leak.txt"}), 100),
+        completion("f", "finish", json!({"summary": "done"}), 100),
+    ])?;
+    let trajectory = fx.dir.path().join("t.jsonl");
+    let result = repo_agent()
+        .env("OPENAI_API_KEY", key)
+        .env("REPO_AGENT_HOME", fx.dir.path().join("home"))
+        .args(["run", "--repo"])
+        .arg(fx.repo())
+        .args(["--task", "Print the file.", "--output-dir"])
+        .arg(fx.out())
+        .args([
+            "--base-url",
+            &url,
+            "--model",
+            "test-model",
+            "--isolation",
+            "process",
+        ])
+        .arg("--trajectory")
+        .arg(&trajectory)
+        .output()?;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(0), "{stderr}");
+    let recorded = std::fs::read_to_string(&trajectory)?;
+    assert!(recorded.contains("[redacted]"), "{recorded}");
+    assert!(!recorded.contains(key), "the key is in the trajectory");
+    let sent = serde_json::to_string(&*bodies.lock().map_err(|e| e.to_string())?)?;
+    assert!(sent.contains("[redacted]"), "{sent}");
+    assert!(!sent.contains(key), "the key was sent to the model");
+    Ok(())
+}

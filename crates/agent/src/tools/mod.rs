@@ -113,6 +113,7 @@ pub struct Tools {
     counter: TokenCounter,
     options: ToolOptions,
     policy: policy::PathPolicy,
+    redactor: crate::redact::Redactor,
 }
 
 impl std::fmt::Debug for Tools {
@@ -156,7 +157,15 @@ impl Tools {
             counter,
             options,
             policy,
+            redactor: crate::redact::Redactor::default(),
         }
+    }
+
+    /// Redacts these secrets from every observation (by default none;
+    /// `prepare` passes the agent's own credentials).
+    pub fn with_redactor(mut self, redactor: crate::redact::Redactor) -> Self {
+        self.redactor = redactor;
+        self
     }
 
     /// Replaces the path policy (by default: the repositories read-only and
@@ -213,7 +222,9 @@ impl Tools {
                 "Note: your arguments were not valid JSON and were repaired ({repair}); check they are complete.\n{text}"
             );
         }
-        let text = self.bound(text);
+        // Before anything keeps or shows the text: a secret that model-run
+        // code found never reaches the history or the trajectory.
+        let text = self.bound(self.redactor.redact(&text).into_owned());
         ToolOutput {
             tokens: self.counter.count(&text),
             text,
