@@ -117,8 +117,13 @@ pub async fn prepare_with_model(
         .timeout(config.exec_timeout)
         .package_registry(config.package_registry)
         .read_write_path(&task.output_dir);
-    for other in task.repositories.iter().skip(1) {
-        builder = builder.read_only_path(&other.path);
+    // Every repository the working directory is not: with `--work-dir`
+    // elsewhere, the primary one must be mounted too, or its package
+    // cannot be imported inside the container.
+    for repo in &task.repositories {
+        if !same_dir(&repo.path, &work_dir) {
+            builder = builder.read_only_path(&repo.path);
+        }
     }
     // Scripts written anywhere can import the repositories' packages.
     let python_path = std::env::join_paths(task.repositories.iter().map(|r| r.path.as_os_str()))
@@ -128,10 +133,10 @@ pub async fn prepare_with_model(
             ))
         })?;
     builder = builder.env("PYTHONPATH", python_path);
+    // The input files themselves, not their directories: a sibling of an
+    // input (another task's files, the repository's parent) stays hidden.
     for input in &task.inputs {
-        if let Some(parent) = input.path.parent() {
-            builder = builder.read_only_path(parent);
-        }
+        builder = builder.read_only_path(&input.path);
     }
     let sandbox = Sandbox::new(builder.build()?).await?;
     check_isolation(config, sandbox.isolation())?;
@@ -141,6 +146,13 @@ pub async fn prepare_with_model(
             .with_redactor(Redactor::from_env()),
         context,
     })
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 /// Says which isolation `auto` chose and what it cannot contain, and

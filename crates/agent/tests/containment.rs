@@ -223,3 +223,60 @@ async fn run_python_runs_only_scripts_inside_the_roots() -> TestResult {
     assert!(Path::new(&path).exists());
     Ok(())
 }
+
+/// With `--work-dir` elsewhere, the primary repository is still mounted in
+/// the namespace sandbox, so its package imports (issue 17).
+#[tokio::test]
+async fn the_primary_repository_is_importable_from_another_work_dir() -> TestResult {
+    if let Err(reason) = sandbox::namespaces_available().await {
+        eprintln!("skipping: namespaces unavailable here ({reason})");
+        return Ok(());
+    }
+    let fixture = Fixture::new()?;
+    let work = tempfile::tempdir()?;
+    let mut task = fixture.task();
+    task.work_dir = Some(work.path().to_path_buf());
+    // The input's directory holds the repository: mounting it would hide
+    // the bug this shows.
+    task.inputs.clear();
+    let config = agent::AgentConfig {
+        isolation: sandbox::Isolation::Namespaces,
+        ..config()
+    };
+    let prepared = agent::prepare(&task, &config).await?;
+    let out = call(
+        &prepared,
+        "run_python",
+        json!({"code": "import os, sys\nprint(sys.path)\nprint(os.listdir('/'))\nimport textstats.core\nprint('imported', textstats.core.__name__, textstats.core.__file__)"}),
+    )
+    .await;
+    eprintln!("OUT: {}", out.text.replace('\n', " // "));
+    assert!(!out.is_error, "{}", out.text);
+    assert!(out.text.contains("imported textstats.core"), "{}", out.text);
+    Ok(())
+}
+
+/// In the namespace sandbox an input file is visible, its siblings are not.
+#[tokio::test]
+async fn only_the_input_files_are_mounted_not_their_directories() -> TestResult {
+    if let Err(reason) = sandbox::namespaces_available().await {
+        eprintln!("skipping: namespaces unavailable here ({reason})");
+        return Ok(());
+    }
+    let fixture = Fixture::new()?;
+    std::fs::write(fixture.dir.path().join("sibling.txt"), "TOP-SECRET-VALUE\n")?;
+    let config = agent::AgentConfig {
+        isolation: sandbox::Isolation::Namespaces,
+        ..config()
+    };
+    let prepared = agent::prepare(&fixture.task(), &config).await?;
+    let code = format!(
+        "import os\nprint(open({input:?}).read()[:20])\nprint('sibling visible:', os.path.exists({sibling:?}))",
+        input = fixture.input().display().to_string(),
+        sibling = fixture.dir.path().join("sibling.txt").display().to_string(),
+    );
+    let out = call(&prepared, "run_python", json!({"code": code})).await;
+    assert!(!out.is_error, "{}", out.text);
+    assert!(out.text.contains("sibling visible: False"), "{}", out.text);
+    Ok(())
+}
