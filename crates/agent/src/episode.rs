@@ -473,6 +473,9 @@ impl<'a> Episode<'a> {
 }
 
 /// [`prepare`](crate::prepare::prepare_with_model) then [`run_episode`].
+/// The wall-clock limit covers both: the setup (analysing large
+/// repositories can take long) counts against it, and a limit reached
+/// during the setup ends the run with [`Status::Timeout`] and its summary.
 pub async fn run(
     model: &dyn ChatModel,
     task: &TaskSpec,
@@ -480,14 +483,39 @@ pub async fn run(
     trajectory: &mut Trajectory,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Summary, Error> {
-    let prepared = crate::prepare::prepare_with_model(task, config, Some(model)).await?;
-    run_episode(
-        model,
-        &prepared,
-        task,
-        &config.budgets,
-        trajectory,
-        progress,
-    )
-    .await
+    let started = Instant::now();
+    let setup = crate::prepare::prepare_with_model(task, config, Some(model));
+    let prepared = match config.budgets.timeout {
+        Some(limit) => match tokio::time::timeout(limit, setup).await {
+            Ok(prepared) => prepared?,
+            Err(_) => return timed_out_in_setup(task, trajectory, started),
+        },
+        None => setup.await?,
+    };
+    let mut budgets = config.budgets;
+    budgets.timeout = budgets
+        .timeout
+        .map(|limit| limit.saturating_sub(started.elapsed()));
+    run_episode(model, &prepared, task, &budgets, trajectory, progress).await
+}
+
+/// The summary of a run whose time ran out before the first model turn.
+fn timed_out_in_setup(
+    task: &TaskSpec,
+    trajectory: &mut Trajectory,
+    started: Instant,
+) -> Result<Summary, Error> {
+    let summary = Summary {
+        status: Status::Timeout,
+        turns: 0,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        total_tokens: 0,
+        cost: 0.0,
+        wall_ms: millis(started.elapsed()),
+        outputs: task.outputs(),
+        message: Some("the time limit ran out while the repositories were being analysed".into()),
+    };
+    trajectory.record(&TrajectoryEvent::Summary(summary.clone()))?;
+    Ok(summary)
 }

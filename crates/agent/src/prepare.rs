@@ -60,7 +60,13 @@ pub async fn prepare_with_model(
                 repo.path.display()
             )));
         }
-        graphs.push(analyze(&repo.path, &config.analysis_cache)?);
+        // On a blocking thread, so that a time limit around `prepare` can
+        // end the run while a large repository is still being analysed.
+        let (path, cache) = (repo.path.clone(), config.analysis_cache.clone());
+        let graph = tokio::task::spawn_blocking(move || analyze(&path, &cache))
+            .await
+            .map_err(|e| Error::Task(format!("the analysis stopped: {e}")))??;
+        graphs.push(graph);
     }
     let encoding = context_pack::Encoding::default();
     let counter = TokenCounter::new(encoding)

@@ -507,3 +507,43 @@ fn secrets_found_by_code_stay_out_of_requests_and_trajectory() -> TestResult {
     assert!(!sent.contains(key), "the key was sent to the model");
     Ok(())
 }
+
+/// `--timeout` covers the analysis: a limit that runs out while the
+/// repositories are analysed ends the run with the timeout code and a
+/// summary, before any model request.
+#[test]
+fn the_time_limit_covers_the_analysis() -> TestResult {
+    let fx = Fixture::new()?;
+    let (url, bodies) = serve(vec![completion(
+        "f",
+        "finish",
+        json!({"summary": "done"}),
+        100,
+    )])?;
+    let trajectory = fx.dir.path().join("t.jsonl");
+    let result = repo_agent()
+        .env("REPO_AGENT_HOME", fx.dir.path().join("home"))
+        .args(["run", "--repo"])
+        .arg(fx.repo())
+        .args(["--task", "Count the words.", "--output-dir"])
+        .arg(fx.out())
+        .args(["--base-url", &url, "--model", "test-model", "--json"])
+        .args(["--isolation", "process", "--timeout", "0", "--trajectory"])
+        .arg(&trajectory)
+        .output()?;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(3), "{stderr}");
+    let summary: Value = serde_json::from_slice(&result.stdout)?;
+    assert_eq!(summary["status"], "timeout");
+    assert_eq!(summary["turns"], 0);
+    assert!(
+        summary["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("being analysed")),
+        "{summary}"
+    );
+    assert!(bodies.lock().map_err(|e| e.to_string())?.is_empty());
+    let recorded = std::fs::read_to_string(&trajectory)?;
+    assert!(recorded.contains("\"type\":\"summary\""), "{recorded}");
+    Ok(())
+}

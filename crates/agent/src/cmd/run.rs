@@ -234,7 +234,11 @@ pub fn run(args: Args) -> anyhow::Result<agent::Status> {
             &mut progress,
         )
         .await
-    })?;
+    });
+    // An analysis cut short by --timeout may still be running on a
+    // blocking thread: do not wait for it.
+    runtime.shutdown_background();
+    let summary = summary?;
     eprintln!(
         "{:?} after {} turns, {} tokens, ${:.4}, {:.1}s; outputs: {:?}",
         summary.status,
