@@ -337,29 +337,29 @@ fn a_query_json_task_file_is_accepted() -> TestResult {
 
 /// Runs `repo-agent run` on the fixture against a scripted server and
 /// returns the exit code and the JSON summary (if one was printed).
+/// `repo-agent run` on the fixture against the server at `url`, in process
+/// isolation, with a private home and the trajectory in `t.jsonl`.
+fn run_on_fixture(fx: &Fixture, url: &str) -> Command {
+    let mut command = repo_agent();
+    command
+        .env("REPO_AGENT_HOME", fx.dir.path().join("home"))
+        .args(["run", "--repo"])
+        .arg(fx.repo())
+        .args(["--task", "Count the words.", "--output-dir"])
+        .arg(fx.out())
+        .args(["--base-url", url, "--model", "test-model", "--json"])
+        .args(["--isolation", "process", "--trajectory"])
+        .arg(fx.dir.path().join("t.jsonl"));
+    command
+}
+
 fn run_with(
     answers: Vec<Value>,
     extra: &[&str],
 ) -> Result<(Option<i32>, Value, String), Box<dyn std::error::Error>> {
     let fx = Fixture::new()?;
     let (url, _) = serve(answers)?;
-    let result = repo_agent()
-        .env("REPO_AGENT_HOME", fx.dir.path().join("home"))
-        .args(["run", "--repo"])
-        .arg(fx.repo())
-        .args(["--task", "Count the words.", "--output-dir"])
-        .arg(fx.out())
-        .args([
-            "--base-url",
-            &url,
-            "--model",
-            "test-model",
-            "--json",
-            "--isolation",
-            "process",
-        ])
-        .args(extra)
-        .output()?;
+    let result = run_on_fixture(&fx, &url).args(extra).output()?;
     let summary = serde_json::from_slice(&result.stdout).unwrap_or(Value::Null);
     Ok((
         result.status.code(),
@@ -479,23 +479,8 @@ fn secrets_found_by_code_stay_out_of_requests_and_trajectory() -> TestResult {
         completion("f", "finish", json!({"summary": "done"}), 100),
     ])?;
     let trajectory = fx.dir.path().join("t.jsonl");
-    let result = repo_agent()
+    let result = run_on_fixture(&fx, &url)
         .env("OPENAI_API_KEY", key)
-        .env("REPO_AGENT_HOME", fx.dir.path().join("home"))
-        .args(["run", "--repo"])
-        .arg(fx.repo())
-        .args(["--task", "Print the file.", "--output-dir"])
-        .arg(fx.out())
-        .args([
-            "--base-url",
-            &url,
-            "--model",
-            "test-model",
-            "--isolation",
-            "process",
-        ])
-        .arg("--trajectory")
-        .arg(&trajectory)
         .output()?;
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert_eq!(result.status.code(), Some(0), "{stderr}");
@@ -521,15 +506,8 @@ fn the_time_limit_covers_the_analysis() -> TestResult {
         100,
     )])?;
     let trajectory = fx.dir.path().join("t.jsonl");
-    let result = repo_agent()
-        .env("REPO_AGENT_HOME", fx.dir.path().join("home"))
-        .args(["run", "--repo"])
-        .arg(fx.repo())
-        .args(["--task", "Count the words.", "--output-dir"])
-        .arg(fx.out())
-        .args(["--base-url", &url, "--model", "test-model", "--json"])
-        .args(["--isolation", "process", "--timeout", "0", "--trajectory"])
-        .arg(&trajectory)
+    let result = run_on_fixture(&fx, &url)
+        .args(["--timeout", "0"])
         .output()?;
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert_eq!(result.status.code(), Some(3), "{stderr}");
