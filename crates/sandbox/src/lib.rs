@@ -64,6 +64,7 @@ mod error;
 mod limits;
 mod output;
 mod python;
+mod reaper;
 mod runner;
 mod sandbox;
 mod session;

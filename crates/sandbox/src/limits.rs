@@ -18,6 +18,10 @@ pub(crate) struct Limits {
     pub(crate) file_size: Option<u64>,
     /// Absolute RLIMIT_NPROC value (already includes the user's existing tasks).
     pub(crate) processes: Option<u64>,
+    /// Set `no_new_privs`: no setuid binary or file capability gives the
+    /// code more than it started with. Process mode only: a setuid
+    /// bubblewrap needs its privileges to build the namespaces.
+    pub(crate) no_new_privs: bool,
 }
 
 impl Limits {
@@ -36,6 +40,10 @@ impl Limits {
         set(Resource::Cpu, self.cpu_seconds, CPU_HARD_MARGIN_SECS)?;
         set(Resource::Fsize, self.file_size, 0)?;
         set(Resource::Nproc, self.processes, 0)?;
+        if self.no_new_privs {
+            rustix::thread::set_no_new_privs(true)
+                .map_err(|e| io::Error::from_raw_os_error(e.raw_os_error()))?;
+        }
         Ok(())
     }
 }
@@ -62,7 +70,7 @@ fn set(resource: Resource, value: Option<u64>, hard_margin: u64) -> io::Result<(
 pub(crate) fn install(command: &mut tokio::process::Command, limits: Limits) {
     // SAFETY: the closure runs in the forked child of a possibly multi-threaded parent,
     // where only async-signal-safe operations are allowed. It captures a `Copy` value,
-    // allocates nothing and only issues raw `setrlimit` syscalls (rustix's linux_raw
+    // allocates nothing and only issues raw `setrlimit` and `prctl` syscalls (rustix's linux_raw
     // backend); errors are built with `from_raw_os_error`, which does not allocate.
     unsafe {
         command.pre_exec(move || limits.apply_in_child());

@@ -153,6 +153,12 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.signal(Signal::KILL);
+        // A cancelled call leaves the set of running calls too.
+        if let Some(pgid) = self.pgid
+            && let Ok(pid) = u32::try_from(pgid.as_raw_nonzero().get())
+        {
+            crate::reaper::finished(pid);
+        }
     }
 }
 
@@ -178,11 +184,20 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
     }
     limits::install(&mut command, spec.limits);
 
-    let mut child = command.spawn().map_err(|source| SandboxError::Spawn {
-        program: spec.display_name.clone(),
-        source,
-    })?;
-    let pid = child.id();
+    // Registered as a running call before anyone can see it: the reaper
+    // takes any other child of this process for an escaped descendant.
+    let (mut child, pid) = {
+        let mut live = crate::reaper::live();
+        let child = command.spawn().map_err(|source| SandboxError::Spawn {
+            program: spec.display_name.clone(),
+            source,
+        })?;
+        let pid = child.id();
+        if let Some(pid) = pid {
+            live.insert(pid);
+        }
+        (child, pid)
+    };
     tracing::debug!(program = %spec.display_name, pid, "spawned sandboxed child");
     let guard = GroupGuard {
         pgid: pid
@@ -233,6 +248,11 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
         // Whatever the main process left behind in its group goes now; this is what
         // keeps backgrounded children from outliving the call.
         guard.kill_and_disarm();
+        if let Some(pid) = pid {
+            crate::reaper::finished(pid);
+        }
+        // And what left the group (`setsid`, double forks), in process mode.
+        crate::reaper::kill_escaped().await;
         let _ = done_tx.send(true);
         outcome
     };

@@ -101,6 +101,12 @@ impl Sandbox {
             }
         }
 
+        if inner.isolation == Isolation::Process {
+            // Descendants that leave their call's process group come back
+            // here to be killed (`reaper.rs`); namespaces have a PID
+            // namespace for that.
+            crate::reaper::enable();
+        }
         if inner.isolation == Isolation::Process && !inner.config.network {
             tracing::warn!(
                 "process isolation cannot block network access; the code will have the \
@@ -403,6 +409,7 @@ impl Sandbox {
             processes: config
                 .max_processes
                 .map(|n| limits::tasks_of_user(inner.child_uid) + n + bwrap_tasks),
+            no_new_privs: inner.isolation == Isolation::Process,
         };
         Ok(Spec {
             program,

@@ -309,3 +309,54 @@ async fn missing_bwrap_is_an_error_naming_the_package_and_auto_falls_back() {
     .unwrap();
     assert_eq!(auto.isolation(), Isolation::Process);
 }
+
+/// A `setsid` child and a double-forked daemon leave the call's process
+/// group; in process mode they are killed when the call ends anyway.
+#[tokio::test]
+async fn descendants_that_leave_the_group_die_with_the_call() {
+    let dir = workdir();
+    let setsid_mark = marker("setsid");
+    let daemon_mark = marker("daemon");
+    let sandbox = Sandbox::new(builder(dir.path(), Isolation::Process).build().unwrap())
+        .await
+        .unwrap();
+    let script = format!(
+        "setsid sh -c 'sleep 1000; : {setsid_mark}' < /dev/null > /dev/null 2>&1 & \
+         (sh -c 'sleep 1000; : {daemon_mark}' < /dev/null > /dev/null 2>&1 &) ; \
+         sleep 0.3; echo started"
+    );
+    let result = sandbox
+        .exec(Command::new("bash").arg("-c").arg(&script))
+        .await
+        .unwrap();
+    assert!(result.success(), "{result:?}");
+    assert!(result.stdout.contains("started"));
+    for mark in [&setsid_mark, &daemon_mark] {
+        assert_eq!(
+            survivors_after(mark, Duration::from_secs(2)),
+            Vec::<u32>::new(),
+            "{mark} survived its call"
+        );
+    }
+}
+
+/// Code in process mode cannot gain privileges through setuid binaries.
+#[tokio::test]
+async fn process_mode_sets_no_new_privs() {
+    let dir = workdir();
+    let sandbox = Sandbox::new(builder(dir.path(), Isolation::Process).build().unwrap())
+        .await
+        .unwrap();
+    let result = sandbox
+        .exec(
+            Command::new("grep")
+                .arg("NoNewPrivs")
+                .arg("/proc/self/status"),
+        )
+        .await
+        .unwrap();
+    assert!(
+        result.stdout.to_string().contains("NoNewPrivs:\t1"),
+        "{result:?}"
+    );
+}
