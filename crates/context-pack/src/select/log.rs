@@ -9,14 +9,18 @@ use super::document::{bounded_view, fitting_tokens, plural, push_normalized, spl
 use super::{SelectOptions, View};
 use crate::TokenCounter;
 
-/// Substrings that make a line an error line.
-const ERROR_MARKERS: [&str; 6] = [
+/// Substrings that make a line an error line. The last is the note the
+/// sandbox's capture leaves where it dropped the middle of a huge output
+/// (`[... N bytes omitted ...]`): it is kept like an error, or a view of a
+/// 1 GB output would count only the lines it saw.
+const ERROR_MARKERS: [&str; 7] = [
     "Error",
     "Exception",
     "FAILED",
     "error:",
     "Killed",
     "Segmentation fault",
+    " bytes omitted ...]",
 ];
 /// The first line of a Python traceback.
 const TRACEBACK: &str = "Traceback (most recent call last):";
@@ -43,8 +47,9 @@ const BYTES_PER_TOKEN_BOUND: usize = 64;
 /// The view keeps the first `options.head_lines` and the last
 /// `options.tail_lines` lines, every Python traceback (from
 /// `Traceback (most recent call last):` to the exception line), and each
-/// line containing `Error`, `Exception`, `FAILED`, `error:`, `Killed` or
-/// `Segmentation fault` with `options.context_lines` lines around it, and
+/// line containing `Error`, `Exception`, `FAILED`, `error:`, `Killed`,
+/// `Segmentation fault` or the sandbox capture's `[... N bytes omitted ...]`
+/// note with `options.context_lines` lines around it, and
 /// replaces each gap with `[... N lines omitted ...]`. When that is still
 /// too long, error context goes first, then error lines and tracebacks
 /// (oldest first, the last traceback is kept), then head and tail. Lines
@@ -616,5 +621,21 @@ mod tests {
         let flags = [true, true, false, true, false, false];
         assert_eq!(runs(&flags, true).collect::<Vec<_>>(), [0..2, 3..4]);
         assert_eq!(runs(&flags, false).collect::<Vec<_>>(), [2..3, 4..6]);
+    }
+
+    #[test]
+    fn the_capture_note_of_a_huge_output_survives_the_view() {
+        let counter =
+            TokenCounter::new(crate::Encoding::default()).unwrap_or_else(|e| panic!("{e}"));
+        let mut text: String = (1..=3_000).map(|i| format!("row {i}\n")).collect();
+        text.push_str("[... 1073741824 bytes omitted ...]\n");
+        text.extend((3_001..=6_000).map(|i| format!("row {i}\n")));
+        let view = log(&counter, &text, &SelectOptions::default());
+        assert!(view.reduced);
+        assert!(
+            view.text.contains("[... 1073741824 bytes omitted ...]"),
+            "{}",
+            view.text
+        );
     }
 }
