@@ -9,6 +9,13 @@ use std::time::Duration;
 use common::{builder, marker, processes_with_marker, survivors_after, workdir};
 use sandbox::{Command, Isolation, OutputStream, PythonScript, RunAs, Sandbox, SandboxError};
 
+/// A process-mode sandbox with the tests' default configuration.
+async fn process_sandbox(dir: &std::path::Path) -> Sandbox {
+    Sandbox::new(builder(dir, Isolation::Process).build().unwrap())
+        .await
+        .unwrap()
+}
+
 const SIGKILL: i32 = 9;
 const SIGXCPU: i32 = 24;
 const SIGXFSZ: i32 = 25;
@@ -83,9 +90,7 @@ async fn a_program_ignoring_sigterm_is_killed_after_the_grace_period() {
 async fn background_children_do_not_outlive_a_normal_exit() {
     let dir = workdir();
     let mark = marker("orphan");
-    let sandbox = Sandbox::new(builder(dir.path(), Isolation::Process).build().unwrap())
-        .await
-        .unwrap();
+    let sandbox = process_sandbox(dir.path()).await;
     let result = sandbox
         .run_shell(&format!("sh -c 'sleep 1000; : {mark}' & echo $!"))
         .await
@@ -229,9 +234,7 @@ async fn file_size_limit_stops_a_big_write() {
 #[tokio::test]
 async fn exit_codes_stdin_and_streams_come_back() {
     let dir = workdir();
-    let sandbox = Sandbox::new(builder(dir.path(), Isolation::Process).build().unwrap())
-        .await
-        .unwrap();
+    let sandbox = process_sandbox(dir.path()).await;
     let result = sandbox
         .exec(
             Command::new("bash")
@@ -260,9 +263,7 @@ async fn exit_codes_stdin_and_streams_come_back() {
 async fn relative_current_dir_is_taken_from_the_working_directory() {
     let dir = workdir();
     std::fs::create_dir(dir.path().join("sub")).unwrap();
-    let sandbox = Sandbox::new(builder(dir.path(), Isolation::Process).build().unwrap())
-        .await
-        .unwrap();
+    let sandbox = process_sandbox(dir.path()).await;
     let result = sandbox
         .exec(Command::new("pwd").current_dir("sub"))
         .await
@@ -274,9 +275,7 @@ async fn relative_current_dir_is_taken_from_the_working_directory() {
 #[tokio::test]
 async fn a_missing_program_is_reported_as_a_spawn_error() {
     let dir = workdir();
-    let sandbox = Sandbox::new(builder(dir.path(), Isolation::Process).build().unwrap())
-        .await
-        .unwrap();
+    let sandbox = process_sandbox(dir.path()).await;
     let err = sandbox
         .exec(Command::new("no-such-program-xyz"))
         .await
@@ -317,9 +316,7 @@ async fn descendants_that_leave_the_group_die_with_the_call() {
     let dir = workdir();
     let setsid_mark = marker("setsid");
     let daemon_mark = marker("daemon");
-    let sandbox = Sandbox::new(builder(dir.path(), Isolation::Process).build().unwrap())
-        .await
-        .unwrap();
+    let sandbox = process_sandbox(dir.path()).await;
     let script = format!(
         "setsid sh -c 'sleep 1000; : {setsid_mark}' < /dev/null > /dev/null 2>&1 & \
          (sh -c 'sleep 1000; : {daemon_mark}' < /dev/null > /dev/null 2>&1 &) ; \
@@ -344,9 +341,7 @@ async fn descendants_that_leave_the_group_die_with_the_call() {
 #[tokio::test]
 async fn process_mode_sets_no_new_privs() {
     let dir = workdir();
-    let sandbox = Sandbox::new(builder(dir.path(), Isolation::Process).build().unwrap())
-        .await
-        .unwrap();
+    let sandbox = process_sandbox(dir.path()).await;
     let result = sandbox
         .exec(
             Command::new("grep")
