@@ -280,3 +280,113 @@ async fn only_the_input_files_are_mounted_not_their_directories() -> TestResult 
     assert!(out.text.contains("sibling visible: False"), "{}", out.text);
     Ok(())
 }
+
+/// What model-written code tries from inside `run_python`, per mode: read
+/// a secret outside the task, plant a file outside it, read the agent's
+/// environment, reach a server on the host, leave a daemon behind.
+const ATTACK: &str = r#"
+import os, socket, subprocess, sys
+secret, planted, port, mark = sys.argv[1:5]
+try:
+    print("secret:", open(secret).read().strip())
+except Exception as e:
+    print("secret unreadable:", type(e).__name__)
+try:
+    open(planted, "w").write("owned")
+    print("planted")
+except Exception as e:
+    print("plant failed:", type(e).__name__)
+try:
+    # The agent (this test process) has CARGO_MANIFEST_DIR in its environment.
+    env = open("/proc/%d/environ" % os.getppid(), "rb").read()
+    print("agent env seen:", b"CARGO_MANIFEST_DIR" in env)
+except Exception as e:
+    print("agent env unreadable:", type(e).__name__)
+try:
+    socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()
+    print("host reached")
+except Exception as e:
+    print("host unreachable:", type(e).__name__)
+subprocess.Popen(["setsid", "sh", "-c", "sleep 1000; : " + mark],
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("daemon started")
+"#;
+
+/// Processes whose command line holds `mark`.
+fn alive_with(mark: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| {
+                    std::fs::read(e.path().join("cmdline"))
+                        .is_ok_and(|c| c.windows(mark.len()).any(|w| w == mark.as_bytes()))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+async fn attack(
+    isolation: sandbox::Isolation,
+) -> Result<(String, Setup, String), Box<dyn std::error::Error>> {
+    let s = setup().await?;
+    let config = agent::AgentConfig {
+        isolation,
+        ..config()
+    };
+    let prepared = agent::prepare(&s.fixture.task(), &config).await?;
+    let secret = s.outside.path().join("secret.txt");
+    let tools = prepared.tools.with_redactor(agent::redact::Redactor::new([
+        "TOP-SECRET-VALUE".to_string()
+    ]));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port().to_string();
+    let mark = format!("redteam-{}-{isolation}", std::process::id());
+    let out = tools
+        .call(&ToolCall::new(
+            "a",
+            "run_python",
+            json!({"code": ATTACK, "args": [
+                secret.display().to_string(),
+                s.outside.path().join("planted.txt").display().to_string(),
+                port,
+                mark,
+            ]}),
+        ))
+        .await;
+    drop(listener);
+    Ok((out.text, s, mark))
+}
+
+#[tokio::test]
+async fn red_team_code_in_the_namespace_sandbox_reaches_nothing() -> TestResult {
+    if let Err(reason) = sandbox::namespaces_available().await {
+        eprintln!("skipping: namespaces unavailable here ({reason})");
+        return Ok(());
+    }
+    let (text, s, mark) = attack(sandbox::Isolation::Namespaces).await?;
+    assert!(text.contains("daemon started"), "{text}");
+    assert!(text.contains("secret unreadable"), "{text}");
+    assert!(text.contains("plant failed"), "{text}");
+    assert!(!s.outside.path().join("planted.txt").exists());
+    assert!(
+        text.contains("agent env unreadable") || text.contains("agent env seen: False"),
+        "{text}"
+    );
+    assert!(text.contains("host unreachable"), "{text}");
+    assert_eq!(alive_with(&mark), 0, "the daemon outlived the call");
+    Ok(())
+}
+
+/// Process mode cannot hide the host's files from code running as the
+/// agent's user (issue 17 leaves that open), but what the code finds does
+/// not reach the model, and its daemon dies with the call.
+#[tokio::test]
+async fn red_team_code_in_process_mode_leaks_no_secret_and_leaves_no_daemon() -> TestResult {
+    let (text, _s, mark) = attack(sandbox::Isolation::Process).await?;
+    assert!(text.contains("daemon started"), "{text}");
+    assert!(!text.contains("TOP-SECRET-VALUE"), "{text}");
+    assert_eq!(alive_with(&mark), 0, "the daemon outlived the call");
+    Ok(())
+}
