@@ -257,11 +257,14 @@ impl Analyzer {
         self
     }
 
-    /// Caps the work of cross-file resolution at `steps` units
-    /// ([`Stats::resolve_work`]). Past it, the call sites still being
+    /// Caps the work of Python's points-to solve at `steps` units (part of
+    /// [`Stats::resolve_work`]). Past it, the Python call sites still being
     /// resolved are reported unresolved ([`Stats::budget_exhausted`]) and a
     /// warning names their modules. The default is far above what any
     /// repository needs (linear in its size): a last guard, not a limit.
+    /// Java resolution needs no such guard: every lookup it makes is capped
+    /// on its own (supertype walks, name lengths, overload sets), as
+    /// `tests/java_adversarial.rs` shows on the work counter.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();

@@ -52,7 +52,8 @@ pub struct Stats {
     /// Values that grew past the per-node cap and were widened to "unknown".
     #[serde(default)]
     pub widened: u64,
-    /// Call sites left unresolved because the per-run step budget ran out.
+    /// Python call sites left unresolved because the per-run step budget
+    /// ([`Analyzer::step_budget`](crate::Analyzer::step_budget)) ran out.
     #[serde(default)]
     pub budget_exhausted: u64,
 }

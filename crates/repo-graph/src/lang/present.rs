@@ -73,11 +73,21 @@ impl Language {
     /// use repo_graph::Language;
     /// assert_eq!(Language::Python.doc_comment("Adds two numbers."), "\"\"\"Adds two numbers.\"\"\"");
     /// assert_eq!(Language::Java.doc_comment("Adds two numbers."), "/** Adds two numbers. */");
+    /// // Text ending in a quote or a backslash would end (or escape) the
+    /// // closing quotes: a space keeps them whole.
+    /// assert_eq!(Language::Python.doc_comment(r#"Returns "ok""#), r#""""Returns "ok" """"#);
+    /// assert_eq!(Language::Python.doc_comment(r"Under C:\"), r#""""Under C:\ """"#);
     /// ```
     pub fn doc_comment(self, text: &str) -> String {
         let text = text.lines().map(str::trim).collect::<Vec<_>>().join(" ");
         match self {
-            Language::Python => format!("\"\"\"{}\"\"\"", text.replace("\"\"\"", "'''")),
+            Language::Python => {
+                let mut text = text.replace("\"\"\"", "'''");
+                if text.ends_with(['"', '\\']) {
+                    text.push(' ');
+                }
+                format!("\"\"\"{text}\"\"\"")
+            }
             Language::Java => format!("/** {} */", text.replace("*/", "*\\/")),
         }
     }

@@ -523,36 +523,60 @@ impl<'f, 'r> Ctx<'f, 'r> {
                 {
                     return Target::Entity(EntityId::Function(f));
                 }
-                match innermost.and_then(|c| self.external_super_name(c)) {
-                    Some(base) => Target::External(format!("{base}.{name}")),
-                    None => Target::Unresolved,
-                }
+                self.external_super_target(innermost, name)
             }
             Some(JExpr::Super) => match r.enclosing_type(self.module, scope, &self.t) {
-                Some(class) => match self.find_method(class, name, arity, args, true) {
-                    Some(f) => Target::Entity(EntityId::Function(f)),
-                    None => match self.external_super_name(class) {
-                        Some(base) => Target::External(format!("{base}.{name}")),
-                        None => Target::Unresolved,
-                    },
-                },
+                Some(class) => self.inherited_target(class, name, arity, args, true),
                 None => Target::Unresolved,
             },
-            Some(expr) => match self.eval(expr, scope, pos, depth + 1) {
-                Value::Type(c) | Value::Instance(c) => {
-                    match self.find_method(c, name, arity, args, false) {
-                        Some(f) => Target::Entity(EntityId::Function(f)),
-                        None => match self.external_super_name(c) {
-                            Some(base) => Target::External(format!("{base}.{name}")),
-                            None => Target::Unresolved,
-                        },
-                    }
-                }
-                Value::ExternalType(t) | Value::ExternalInstance(t) => {
-                    Target::External(format!("{t}.{name}"))
-                }
-                Value::Package(_) | Value::Unknown => Target::Unresolved,
-            },
+            Some(expr) => {
+                let value = self.eval(expr, scope, pos, depth + 1);
+                self.member_target(value, name, arity, args)
+            }
+        }
+    }
+
+    /// `name` called on `value`: a method of the class or its supertypes,
+    /// else the external supertype's, else the external type's own.
+    fn member_target(
+        &self,
+        value: Value,
+        name: &'f str,
+        arity: Option<u32>,
+        args: &'f [ArgKind],
+    ) -> Target {
+        match value {
+            Value::Type(c) | Value::Instance(c) => {
+                self.inherited_target(c, name, arity, args, false)
+            }
+            Value::ExternalType(t) | Value::ExternalInstance(t) => {
+                Target::External(format!("{t}.{name}"))
+            }
+            Value::Package(_) | Value::Unknown => Target::Unresolved,
+        }
+    }
+
+    /// A method `name` of `class` or its supertypes (past `class` itself
+    /// when `skip_self`, for `super.name()`), else the external supertype's.
+    fn inherited_target(
+        &self,
+        class: ClassId,
+        name: &'f str,
+        arity: Option<u32>,
+        args: &'f [ArgKind],
+        skip_self: bool,
+    ) -> Target {
+        match self.find_method(class, name, arity, args, skip_self) {
+            Some(f) => Target::Entity(EntityId::Function(f)),
+            None => self.external_super_target(Some(class), name),
+        }
+    }
+
+    /// `name` on the first external supertype of `class`, if it has one.
+    fn external_super_target(&self, class: Option<ClassId>, name: &str) -> Target {
+        match class.and_then(|c| self.external_super_name(c)) {
+            Some(base) => Target::External(format!("{base}.{name}")),
+            None => Target::Unresolved,
         }
     }
 
@@ -708,24 +732,11 @@ impl<'f, 'r> Ctx<'f, 'r> {
         if matches!(target, JExpr::Super) {
             return self.method_target(Some(target), name, None, &[], scope, pos, 0);
         }
-        match self.eval(target, scope, pos, 0) {
-            Value::Type(c) | Value::Instance(c) => {
-                if name == CONSTRUCTOR {
-                    return Target::Entity(self.constructor(c, None, &[]));
-                }
-                match self.find_method(c, name, None, &[], false) {
-                    Some(f) => Target::Entity(EntityId::Function(f)),
-                    None => match self.external_super_name(c) {
-                        Some(base) => Target::External(format!("{base}.{name}")),
-                        None => Target::Unresolved,
-                    },
-                }
-            }
-            Value::ExternalType(t) | Value::ExternalInstance(t) => {
-                Target::External(format!("{t}.{name}"))
-            }
-            Value::Package(_) | Value::Unknown => Target::Unresolved,
+        let value = self.eval(target, scope, pos, 0);
+        if let (Value::Type(c) | Value::Instance(c), true) = (&value, name == CONSTRUCTOR) {
+            return Target::Entity(self.constructor(*c, None, &[]));
         }
+        self.member_target(value, name, None, &[])
     }
 
     pub(super) fn import(&self, import: &JImport) -> Import {

@@ -593,6 +593,12 @@ impl<'s> Extractor<'s> {
             (true, _) => JLocalType::Untyped,
             (false, _) => JLocalType::Declared(erase(text).into_owned()),
         };
+        self.push_local(node, name, ty);
+    }
+
+    /// A local named by `name`, declared by `node`, visible from there to
+    /// the end of its block.
+    fn push_local(&mut self, node: Node<'_>, name: Node<'_>, ty: JLocalType) {
         let local = JLocal {
             scope: self.scope(),
             name: self.text(name).to_string(),
@@ -609,39 +615,23 @@ impl<'s> Extractor<'s> {
             return;
         };
         let mut cursor = node.walk();
-        let types: Vec<Node<'_>> = node
-            .named_children(&mut cursor)
-            .filter(|c| c.kind() == "catch_type")
-            .collect();
         // A multi-catch variable has the types' union: only one type is followed.
-        let ty = types
-            .first()
+        let ty = node
+            .named_children(&mut cursor)
+            .find(|c| c.kind() == "catch_type")
             .and_then(|t| t.named_child(0))
             .map_or(JLocalType::Untyped, |t| {
                 JLocalType::Declared(erase(self.text(t)).into_owned())
             });
-        let local = JLocal {
-            scope: self.scope(),
-            name: self.text(name).to_string(),
-            ty,
-            start: byte(node.start_byte()),
-            end: self.visible_until(),
-        };
-        self.facts.locals.push(local);
+        self.push_local(node, name, ty);
     }
 
     pub(super) fn enter_type_pattern(&mut self, node: Node<'_>) {
         let (Some(ty), Some(name)) = (node.named_child(0), node.named_child(1)) else {
             return;
         };
-        let local = JLocal {
-            scope: self.scope(),
-            name: self.text(name).to_string(),
-            ty: JLocalType::Declared(erase(self.text(ty)).into_owned()),
-            start: byte(node.start_byte()),
-            end: self.visible_until(),
-        };
-        self.facts.locals.push(local);
+        let ty = JLocalType::Declared(erase(self.text(ty)).into_owned());
+        self.push_local(node, name, ty);
     }
 
     pub(super) fn enter_lambda(&mut self, node: Node<'_>) {

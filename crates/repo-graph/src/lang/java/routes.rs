@@ -127,6 +127,12 @@ impl<'s> Extractor<'s> {
     /// Javalin and Spark declare routes with calls: `app.get("/x", handler)`,
     /// `get("/x", handler)` and `path("/x", () -> { ... })` groups.
     pub(super) fn call_route(&mut self, node: Node<'_>, name: &str, list: Node<'_>) {
+        // Every call of a file that imports Javalin or Spark comes here:
+        // only `path` and the HTTP verbs are worth reading the arguments of.
+        let method = HttpMethod::from_verb(name);
+        if name != "path" && method.is_none() {
+            return;
+        }
         let g = self.g;
         let mut cursor = list.walk();
         let args: Vec<Node<'_>> = list
@@ -146,7 +152,7 @@ impl<'s> Extractor<'s> {
             }
             return;
         }
-        let Some(method) = HttpMethod::from_verb(name) else {
+        let Some(method) = method else {
             return;
         };
         let in_group = !self.path_groups.is_empty();

@@ -123,9 +123,8 @@ impl<'f> Analysis<'f> {
                 let classes: Vec<ClassId> = self
                     .engine
                     .values(node)
-                    .iter()
                     .filter_map(|v| match v {
-                        Obj::Class(k) if *k != class && self.local_class(*k).is_some() => Some(*k),
+                        Obj::Class(k) if k != class && self.local_class(k).is_some() => Some(k),
                         _ => None,
                     })
                     .collect();

@@ -99,7 +99,7 @@ impl<'f> Analysis<'f> {
         }
         let mro = bases
             .iter()
-            .map(|(class, _)| (*class, self.mro_list(*class)))
+            .map(|(class, _)| (*class, self.mro_of(*class)))
             .collect();
         let stats = ResolutionStats {
             work: self.engine.work,
@@ -219,7 +219,7 @@ impl<'f> Analysis<'f> {
                         }
                         Obj::External(n) => {
                             let name = format!("{}.{attr}", self.externals_text(n));
-                            values.extend(self.external_obj(&name));
+                            values.extend(self.external(&name));
                         }
                         _ => {}
                     }

@@ -1319,17 +1319,9 @@ impl<'f> Analysis<'f> {
         self.externals.text(name).to_string()
     }
 
-    pub(super) fn external_obj(&mut self, name: &str) -> Option<Obj> {
-        self.external(name)
-    }
-
     pub(super) fn binding_values(&self, module: ModuleId, binding: u32) -> Vec<Obj> {
         let node = self.binding_node.get(module.index()).copied().unwrap_or(0) + binding;
-        self.engine.values(node)
-    }
-
-    pub(super) fn mro_list(&self, class: ClassId) -> Vec<ClassId> {
-        self.mro_of(class)
+        self.engine.values(node).collect()
     }
 
     pub(super) fn mro_cut(&self) -> u64 {
@@ -1367,7 +1359,7 @@ impl<'f> Analysis<'f> {
             current = facts.parent_scope(s);
         }
         if let Some(node) = self.module_attrs.get(&(module, atom)) {
-            return self.engine.values(*node);
+            return self.engine.values(*node).collect();
         }
         if is_builtin(name) {
             return self

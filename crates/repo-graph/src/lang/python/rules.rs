@@ -267,9 +267,8 @@ impl<'f> Analysis<'f> {
                     let classes: Vec<ClassId> = self
                         .engine
                         .values(class)
-                        .iter()
                         .filter_map(|v| match v {
-                            Obj::Class(c) => Some(*c),
+                            Obj::Class(c) => Some(c),
                             _ => None,
                         })
                         .collect();

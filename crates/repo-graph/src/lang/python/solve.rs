@@ -295,13 +295,12 @@ impl Engine {
     }
 
     /// The objects `node` holds.
-    pub(super) fn values(&self, node: u32) -> Vec<Obj> {
-        self.nodes.get(node as usize).map_or(Vec::new(), |n| {
-            n.ids(&self.spilled)
-                .iter()
-                .filter_map(|id| self.objs.get(*id as usize).copied())
-                .collect()
-        })
+    pub(super) fn values(&self, node: u32) -> impl Iterator<Item = Obj> + '_ {
+        self.nodes
+            .get(node as usize)
+            .map_or(&[][..], |n| n.ids(&self.spilled))
+            .iter()
+            .filter_map(|id| self.objs.get(*id as usize).copied())
     }
 
     /// The id of `value`, interned on first sight.
