@@ -514,7 +514,11 @@ fn timed_out_in_setup(
         cost: 0.0,
         wall_ms: millis(started.elapsed()),
         outputs: task.outputs(),
-        message: Some("the time limit ran out while the repositories were being analysed".into()),
+        message: Some(
+            "the time limit ran out while the repositories were being analysed; raise \
+             --timeout, or fill the analysis cache first with `repo-agent analyze <repo>`"
+                .into(),
+        ),
     };
     trajectory.record(&TrajectoryEvent::Summary(summary.clone()))?;
     Ok(summary)

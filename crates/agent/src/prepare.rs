@@ -14,7 +14,7 @@ use crate::redact::Redactor;
 use crate::summaries::ModelSummarizer;
 use crate::task::TaskSpec;
 use crate::tools::Tools;
-use crate::tools::policy::{Access, PathPolicy, RootKind};
+use crate::tools::policy::{Access, PathPolicy, RootKind, canonical_or_lexical};
 
 /// The tools and the initial context of a task, ready for
 /// [`run_episode`](crate::run_episode).
@@ -147,18 +147,20 @@ pub async fn prepare_with_model(
     let sandbox = Sandbox::new(builder.build()?).await?;
     check_isolation(config, sandbox.isolation())?;
     Ok(Prepared {
-        tools: Tools::new(graphs, &work_dir, sandbox, counter, config.tools)
-            .with_policy(path_policy(task, &work_dir))
-            .with_redactor(Redactor::from_env()),
+        tools: Tools::new(
+            graphs,
+            path_policy(task, &work_dir),
+            sandbox,
+            counter,
+            config.tools,
+        )
+        .with_redactor(Redactor::from_env()),
         context,
     })
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
+    canonical_or_lexical(a) == canonical_or_lexical(b)
 }
 
 /// Says which isolation `auto` chose and what it cannot contain, and

@@ -38,9 +38,12 @@ impl Redactor {
     /// A redactor for these values (those shorter than 8 characters are
     /// ignored).
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Redactor {
+        // Trimmed: a value read from an env file may carry a newline that
+        // the printed secret does not.
         let mut secrets: Vec<String> = secrets
             .into_iter()
-            .filter(|s| s.trim().len() >= MIN_SECRET_LEN)
+            .map(|s| s.trim().to_owned())
+            .filter(|s| s.len() >= MIN_SECRET_LEN)
             .collect();
         secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         secrets.dedup();
@@ -60,14 +63,60 @@ impl Redactor {
         }))
     }
 
-    /// `text` with every secret replaced.
+    /// `text` with every secret replaced. Matches are found on the original
+    /// text and merged, so secrets that overlap in it are removed whole.
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        let mut out = Cow::Borrowed(text);
-        for secret in &self.secrets {
-            if out.contains(secret.as_str()) {
-                out = Cow::Owned(out.replace(secret.as_str(), "[redacted]"));
-            }
+        let mut spans: Vec<(usize, usize)> = self
+            .secrets
+            .iter()
+            .flat_map(|secret| {
+                text.match_indices(secret.as_str())
+                    .map(|(start, found)| (start, start + found.len()))
+            })
+            .collect();
+        if spans.is_empty() {
+            return Cow::Borrowed(text);
         }
-        out
+        spans.sort_unstable();
+        let mut out = String::with_capacity(text.len());
+        let mut done = 0;
+        for (start, end) in spans {
+            if end <= done {
+                continue;
+            }
+            if start >= done {
+                out.push_str(&text[done..start]);
+                out.push_str("[redacted]");
+            }
+            done = end;
+        }
+        out.push_str(&text[done..]);
+        Cow::Owned(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_and_nested_secrets_are_removed_whole() {
+        let redactor = Redactor::new(["abcdefgh1234".to_string(), "1234wxyzqrst".to_string()]);
+        assert_eq!(redactor.redact("<abcdefgh1234wxyzqrst>"), "<[redacted]>");
+        let nested = Redactor::new(["sk-live-0123456789".to_string(), "0123456789".to_string()]);
+        assert_eq!(
+            nested.redact("a sk-live-0123456789 b 0123456789"),
+            "a [redacted] b [redacted]"
+        );
+    }
+
+    #[test]
+    fn secrets_are_matched_without_surrounding_whitespace() {
+        let redactor = Redactor::new(["  sk-live-0123456789\n".to_string(), "short\n".to_string()]);
+        assert_eq!(
+            redactor.redact("key=sk-live-0123456789;"),
+            "key=[redacted];"
+        );
+        assert_eq!(redactor.redact("short"), "short");
     }
 }

@@ -172,7 +172,8 @@ impl Summarizer for ModelSummarizer {
             .module(module)
             .and_then(|m| self.cached(&m.content_hash));
         match cached {
-            Some(summary) => Ok(summary.replace(['\n', '|'], " ")),
+            // Context-pack makes it fit its table cell.
+            Some(summary) => Ok(summary),
             None => StaticSummarizer.summarize(graph, module),
         }
     }

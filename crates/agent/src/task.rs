@@ -249,20 +249,12 @@ impl TaskSpec {
     /// Reads and parses a task file (see [`TaskSpec::from_json`]); one past
     /// 1 MiB (say `/dev/zero`) is refused before it is read whole.
     pub fn from_file(path: &Path, output_dir: Option<&Path>) -> Result<Self, Error> {
-        use std::io::Read as _;
-        let cannot = |e: String| Error::Task(format!("cannot read {}: {e}", path.display()));
-        let file = std::fs::File::open(path).map_err(|e| cannot(e.to_string()))?;
-        let mut bytes = Vec::new();
-        file.take(MAX_TASK_FILE + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| cannot(e.to_string()))?;
-        if bytes.len() as u64 > MAX_TASK_FILE {
-            return Err(cannot(format!(
-                "larger than {} KiB; a task file is a short JSON object",
-                MAX_TASK_FILE / 1024
-            )));
-        }
-        let text = String::from_utf8(bytes).map_err(|_| cannot("not UTF-8 text".into()))?;
+        let text = repo_graph::read_small_text(path, MAX_TASK_FILE).map_err(|e| {
+            Error::Task(format!(
+                "cannot read {}: {e}; a task file is a short JSON object",
+                path.display()
+            ))
+        })?;
         Self::from_json(&text, output_dir)
     }
 

@@ -446,7 +446,8 @@ async fn the_wall_clock_limit_interrupts_a_slow_model() -> TestResult {
 #[tokio::test]
 async fn an_oversized_reply_is_cut_before_it_enters_the_history() -> TestResult {
     let fx = Fixture::new()?;
-    let huge = "word ".repeat(400_000);
+    // Multibyte, so the cut must fall between characters.
+    let huge = "wörd ".repeat(400_000);
     let model = Scripted::new()
         .then(ChatResponse::text(huge.clone()).with_usage(TokenUsage::new(100, 10)))
         .then(call("f", "finish", json!({"summary": "done"}), 100));
@@ -471,12 +472,13 @@ async fn an_oversized_reply_is_cut_before_it_enters_the_history() -> TestResult 
     assert!(
         replayed.contains("[reply cut at 16000 of 2000000 characters"),
         "{}",
-        &replayed[replayed.len().saturating_sub(200)..]
+        replayed.chars().rev().take(200).collect::<String>()
     );
     let recorded = trajectory.events().iter().find_map(|e| match e {
         TrajectoryEvent::Model(m) => m.content.clone(),
         _ => None,
     });
-    assert!(recorded.is_some_and(|c| c.len() < 17_000));
+    // The cap counts characters: 16,000 of them and the note.
+    assert!(recorded.is_some_and(|c| c.chars().count() < 16_200));
     Ok(())
 }

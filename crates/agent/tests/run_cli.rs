@@ -438,7 +438,19 @@ fn endless_task_files_are_refused() -> TestResult {
         .output()?;
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert_eq!(result.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("larger than 1024 KiB"), "{stderr}");
+    assert!(stderr.contains("larger than 1 MiB"), "{stderr}");
+    // Nor is a task file that is not text.
+    let dir = tempfile::tempdir()?;
+    let binary = dir.path().join("task.json");
+    std::fs::write(&binary, b"{\"task\": \"\xff\xfe\"}")?;
+    let result = repo_agent()
+        .args(["run", "--task-file"])
+        .arg(&binary)
+        .args(["--output-dir", "/tmp/unused-out"])
+        .output()?;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("not UTF-8 text"), "{stderr}");
     Ok(())
 }
 

@@ -22,6 +22,23 @@ fn analysed(name: &str) -> (RepoGraph, importance::Ranking) {
     (graph, ranking)
 }
 
+/// The core-components block of a context built within `budget`, checked
+/// to fit and to be well formed.
+fn core_block(graph: &RepoGraph, ranking: &importance::Ranking, budget: usize) -> String {
+    let context = ContextBuilder::new(graph, ranking)
+        .budget(budget)
+        .build()
+        .unwrap();
+    assert!(context.total_tokens <= budget);
+    assert_well_formed(&context);
+    context
+        .blocks
+        .iter()
+        .find(|b| b.kind == BlockKind::CoreComponents)
+        .map(|b| b.text.clone())
+        .unwrap_or_default()
+}
+
 /// Markdown is well formed: code fences are balanced and every table row
 /// has as many cells as its header.
 fn assert_well_formed(context: &RepoContext) {
@@ -116,20 +133,7 @@ fn without_room_core_classes_become_skeletons() {
     std::fs::write(dir.path().join("big.py"), src).unwrap();
     let graph = Analyzer::new(dir.path()).analyze().unwrap();
     let ranking = Ranker::new().git(false).rank(&graph);
-    let core = |budget: usize| {
-        let context = ContextBuilder::new(&graph, &ranking)
-            .budget(budget)
-            .build()
-            .unwrap();
-        assert!(context.total_tokens <= budget);
-        assert_well_formed(&context);
-        context
-            .blocks
-            .iter()
-            .find(|b| b.kind == BlockKind::CoreComponents)
-            .map(|b| b.text.clone())
-            .unwrap_or_default()
-    };
+    let core = |budget: usize| core_block(&graph, &ranking, budget);
     let roomy = core(8_000);
     assert!(roomy.contains("total += k * 39"));
     let tight = core(1_500);
@@ -235,20 +239,7 @@ fn java_core_classes_are_fenced_and_skeletoned_as_java() {
     let dir = big_java_repo();
     let graph = Analyzer::new(dir.path()).analyze().unwrap();
     let ranking = Ranker::new().git(false).rank(&graph);
-    let core = |budget: usize| {
-        let context = ContextBuilder::new(&graph, &ranking)
-            .budget(budget)
-            .build()
-            .unwrap();
-        assert!(context.total_tokens <= budget);
-        assert_well_formed(&context);
-        context
-            .blocks
-            .iter()
-            .find(|b| b.kind == BlockKind::CoreComponents)
-            .map(|b| b.text.clone())
-            .unwrap_or_default()
-    };
+    let core = |budget: usize| core_block(&graph, &ranking, budget);
     let roomy = core(8_000);
     assert!(roomy.contains("```java\npublic class Big {"), "{roomy}");
     assert!(roomy.contains("total += k * 39"));

@@ -65,9 +65,11 @@ impl Weights {
     /// assert_eq!((w.git, w.usage, w.doc), (0.0, 2.5, 1.0));
     /// ```
     pub fn from_toml_file(path: &Path) -> Result<Self, crate::Error> {
-        let text = read_small(path).map_err(|message| crate::Error::WeightsFile {
-            path: path.to_path_buf(),
-            message,
+        let text = repo_graph::read_small_text(path, MAX_WEIGHTS_FILE).map_err(|e| {
+            crate::Error::WeightsFile {
+                path: path.to_path_buf(),
+                message: format!("{e}; a weights file is a few `feature = number` lines"),
+            }
         })?;
         let weights: Weights = toml::from_str(&text).map_err(|e| crate::Error::WeightsFile {
             path: path.to_path_buf(),
@@ -103,19 +105,3 @@ impl Weights {
 /// A weights file is a few lines: anything past 64 KiB (say `/dev/zero`)
 /// is refused before it is read whole.
 const MAX_WEIGHTS_FILE: u64 = 64 * 1024;
-
-fn read_small(path: &Path) -> Result<String, String> {
-    use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(MAX_WEIGHTS_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_WEIGHTS_FILE {
-        return Err(format!(
-            "larger than {} KiB; a weights file is a few `feature = number` lines",
-            MAX_WEIGHTS_FILE / 1024
-        ));
-    }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
-}

@@ -118,6 +118,7 @@ pub use render::{
     CallEdge, GraphDocument, ModuleEdge, ResolutionStats, RoutesDocument, SCHEMA_VERSION, Stats,
 };
 pub use routes::{Framework, HttpMethod, Route};
+pub use source::read_small_text;
 pub use walk::is_tool_directory;
 
 /// Splits the cost of one file of `language` into parsing and extraction

@@ -19,6 +19,42 @@ pub(crate) struct SourceText {
     pub lossy: bool,
 }
 
+/// Reads a small UTF-8 text file a user names (a weights file, a task
+/// file). At most `max_bytes` are read, so `/dev/zero` or a huge file is an
+/// error saying how large a file may be, not an unbounded read.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("w.toml");
+/// std::fs::write(&path, "git = 0.0\n")?;
+/// assert_eq!(repo_graph::read_small_text(&path, 1024)?, "git = 0.0\n");
+/// let error = repo_graph::read_small_text(&path, 4).unwrap_err();
+/// assert_eq!(error.to_string(), "larger than 4 bytes");
+/// std::fs::write(&path, b"\xff\xfe")?;
+/// assert_eq!(repo_graph::read_small_text(&path, 1024).unwrap_err().to_string(), "not UTF-8 text");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn read_small_text(path: &Path, max_bytes: u64) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        let limit = match max_bytes {
+            n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+            n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+            n => format!("{n} bytes"),
+        };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {limit}"),
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
 pub(crate) fn read(path: &Path, kind: SourceKind, max_size: u64) -> Result<SourceText, SkipReason> {
     let bytes = std::fs::read(path).map_err(|_| SkipReason::Unreadable)?;
     decode_owned(bytes, kind, max_size)

@@ -9,7 +9,7 @@
 //! run.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use context_pack::TokenCounter;
@@ -108,7 +108,6 @@ type ToolResult = Result<String, Fail>;
 /// first repository that has it, and searches merge all of them.
 pub struct Tools {
     graphs: Vec<RepoGraph>,
-    work_dir: PathBuf,
     sandbox: Sandbox,
     counter: TokenCounter,
     options: ToolOptions,
@@ -121,7 +120,7 @@ impl std::fmt::Debug for Tools {
         let roots: Vec<&Path> = self.graphs.iter().map(RepoGraph::root).collect();
         f.debug_struct("Tools")
             .field("roots", &roots)
-            .field("work_dir", &self.work_dir)
+            .field("policy", &self.policy)
             .field("options", &self.options)
             .finish()
     }
@@ -129,30 +128,17 @@ impl std::fmt::Debug for Tools {
 
 impl Tools {
     /// Tools over the graphs of the task's repositories (the primary one
-    /// first; at least one), running code in `sandbox` from `work_dir`.
+    /// first; at least one), touching only the files `policy` allows and
+    /// running code in `sandbox`.
     pub fn new(
         graphs: Vec<RepoGraph>,
-        work_dir: impl Into<PathBuf>,
+        policy: policy::PathPolicy,
         sandbox: Sandbox,
         counter: TokenCounter,
         options: ToolOptions,
     ) -> Self {
-        let work_dir = work_dir.into();
-        let mut policy = policy::PathPolicy::new(&work_dir).root(
-            &work_dir,
-            policy::RootKind::WorkDir,
-            policy::Access::ReadWrite,
-        );
-        for graph in &graphs {
-            policy = policy.root(
-                graph.root(),
-                policy::RootKind::Repository,
-                policy::Access::Read,
-            );
-        }
         Tools {
             graphs,
-            work_dir,
             sandbox,
             counter,
             options,
@@ -165,14 +151,6 @@ impl Tools {
     /// `prepare` passes the agent's own credentials).
     pub fn with_redactor(mut self, redactor: crate::redact::Redactor) -> Self {
         self.redactor = redactor;
-        self
-    }
-
-    /// Replaces the path policy (by default: the repositories read-only and
-    /// the working directory read-write); `prepare` adds the output
-    /// directory and the input files.
-    pub fn with_policy(mut self, policy: policy::PathPolicy) -> Self {
-        self.policy = policy;
         self
     }
 
@@ -224,7 +202,11 @@ impl Tools {
         }
         // Before anything keeps or shows the text: a secret that model-run
         // code found never reaches the history or the trajectory.
-        let text = self.bound(self.redactor.redact(&text).into_owned());
+        let text = match self.redactor.redact(&text) {
+            std::borrow::Cow::Owned(redacted) => redacted,
+            std::borrow::Cow::Borrowed(_) => text,
+        };
+        let text = self.bound(text);
         ToolOutput {
             tokens: self.counter.count(&text),
             text,

@@ -19,6 +19,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// The longest path accepted (Linux's PATH_MAX).
+const MAX_PATH_BYTES: usize = 4096;
+
 /// What a root allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Access {
@@ -64,8 +67,8 @@ struct Root {
 /// Why a path was refused; the text is what the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
-    /// Empty, or holding a NUL byte.
-    #[error("`{0}` is not a usable path")]
+    /// Empty, longer than 4096 bytes, or holding a NUL byte.
+    #[error("`{0}` is not a usable path; give a path of the task's files")]
     Malformed(String),
     /// Outside every root (after following symlinks).
     #[error("{path} is outside the task's files; the tools may use only {roots}")]
@@ -87,7 +90,7 @@ pub enum PathError {
     #[error("{0} is not a regular file or directory")]
     Special(String),
     /// Does not exist (for reads).
-    #[error("{0} does not exist; check the path with list_directory")]
+    #[error("{0} does not exist; list its directory to see what is there")]
     Missing(String),
 }
 
@@ -134,11 +137,6 @@ impl PathPolicy {
         self
     }
 
-    /// Where relative paths start.
-    pub fn base(&self) -> &Path {
-        &self.base
-    }
-
     /// The existing file or directory `raw` names, if a root allows
     /// reading it.
     pub fn read(&self, raw: &str) -> Result<PathBuf, PathError> {
@@ -177,7 +175,9 @@ impl PathPolicy {
     /// `..` (removed lexically), so the result names what an open would.
     fn resolve(&self, raw: &str) -> Result<PathBuf, PathError> {
         let trimmed = raw.trim();
-        if trimmed.is_empty() || trimmed.contains('\0') {
+        // PATH_MAX: nothing longer names a file, and resolving walks the
+        // path component by component.
+        if trimmed.is_empty() || trimmed.contains('\0') || trimmed.len() > MAX_PATH_BYTES {
             return Err(PathError::Malformed(raw.chars().take(200).collect()));
         }
         let joined = self.base.join(trimmed);
@@ -265,7 +265,8 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-fn canonical_or_lexical(path: &Path) -> PathBuf {
+/// `path` with symlinks resolved when it exists, else only normalized.
+pub(crate) fn canonical_or_lexical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))
 }
 
@@ -337,6 +338,18 @@ mod tests {
                 let canonical = std::fs::canonicalize(existing)
                     .unwrap_or_else(|e| panic!("{e}"));
                 prop_assert_eq!(canonical.as_path(), existing);
+            }
+        }
+    }
+
+    #[test]
+    fn overlong_paths_are_refused_before_any_lookup() {
+        let (_dir, policy) = tree();
+        let long = "a/".repeat(50_000);
+        for result in [policy.read(&long), policy.write(&long)] {
+            match result {
+                Err(PathError::Malformed(shown)) => assert!(shown.len() <= 200),
+                other => panic!("{other:?}"),
             }
         }
     }

@@ -9,19 +9,20 @@ use super::document::{bounded_view, fitting_tokens, plural, push_normalized, spl
 use super::{SelectOptions, View};
 use crate::TokenCounter;
 
-/// Substrings that make a line an error line. The last is the note the
-/// sandbox's capture leaves where it dropped the middle of a huge output
-/// (`[... N bytes omitted ...]`): it is kept like an error, or a view of a
-/// 1 GB output would count only the lines it saw.
-const ERROR_MARKERS: [&str; 7] = [
+/// Substrings that make a line an error line.
+const ERROR_MARKERS: [&str; 6] = [
     "Error",
     "Exception",
     "FAILED",
     "error:",
     "Killed",
     "Segmentation fault",
-    " bytes omitted ...]",
 ];
+/// The note the sandbox's capture leaves where it dropped the middle of a
+/// huge output (`[... N bytes omitted ...]`): kept with the error lines
+/// (not counted as one), or a view of a 1 GB output would count only the
+/// lines it saw.
+const CAPTURE_NOTE: &str = " bytes omitted ...]";
 /// The first line of a Python traceback.
 const TRACEBACK: &str = "Traceback (most recent call last):";
 /// Lines joining a chained exception's tracebacks into one.
@@ -80,7 +81,12 @@ pub fn log(counter: &TokenCounter, text: &str, options: &SelectOptions) -> View 
     }
     let layout = Layout::new(text, piece_bytes(max_tokens));
     let tracebacks: Vec<Range<usize>> = layout.tracebacks();
-    let errors: Vec<usize> = layout.error_units();
+    let errors: Vec<usize> = layout.units_with(&ERROR_MARKERS);
+    // What must survive like an error line: errors and the capture's note.
+    let mut first: Vec<usize> = errors.clone();
+    first.extend(layout.units_with(&[CAPTURE_NOTE]));
+    first.sort_unstable();
+    first.dedup();
 
     // The header with everything kept is about as long as any can be.
     let everything = vec![true; layout.units.len()];
@@ -89,7 +95,7 @@ pub fn log(counter: &TokenCounter, text: &str, options: &SelectOptions) -> View 
     let mut budget = max_tokens.saturating_sub(header_tokens);
     let mut out = String::new();
     for _ in 0..ATTEMPTS {
-        let kept = select(counter, &layout, &tracebacks, &errors, options, budget);
+        let kept = select(counter, &layout, &tracebacks, &first, options, budget);
         out = header(&layout, &kept, &tracebacks, &errors, options);
         render_body(&mut out, &layout, &kept);
         let tokens = counter.count(&out);
@@ -278,9 +284,9 @@ impl<'t> Layout<'t> {
             })
     }
 
-    /// The units holding an error marker, in order.
-    fn error_units(&self) -> Vec<usize> {
-        let mut units: Vec<usize> = ERROR_MARKERS
+    /// The units holding one of `markers`, in order.
+    fn units_with(&self, markers: &[&str]) -> Vec<usize> {
+        let mut units: Vec<usize> = markers
             .iter()
             .flat_map(|marker| self.text.match_indices(marker))
             .map(|(offset, _)| self.unit_at(offset))
@@ -637,5 +643,7 @@ mod tests {
             "{}",
             view.text
         );
+        // The note is kept, not reported as an error line.
+        assert!(!view.text.contains("error line"), "{}", view.text);
     }
 }
