@@ -118,7 +118,12 @@ pub async fn prepare_with_model(
         ))
     })?;
     let work_dir = task.effective_work_dir();
-    let mut builder = SandboxConfig::builder(&work_dir)
+    let mut builder = SandboxConfig::builder(&work_dir);
+    // The shared pip cache lives under the same home as everything else.
+    if let AnalysisCache::Home(home) = &config.analysis_cache {
+        builder = builder.pip_cache_dir(home.join("cache").join("pip"));
+    }
+    let mut builder = builder
         .isolation(config.isolation)
         .timeout(config.exec_timeout)
         .package_registry(config.package_registry)

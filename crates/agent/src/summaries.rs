@@ -80,8 +80,9 @@ impl ModelSummarizer {
 
     /// Asks `model` to summarise each of `modules` whose content is not
     /// cached yet, one request per module, and saves the cache. Returns the
-    /// usage of the requests made. A failed request fails the call, keeping
-    /// the summaries obtained before it.
+    /// usage of the requests made. A failed request does not stop the
+    /// others (that module keeps its docstring summary); the call then fails
+    /// with the first error, keeping every summary obtained.
     pub async fn prepare(
         &self,
         model: &dyn ChatModel,
@@ -101,6 +102,7 @@ impl ModelSummarizer {
         modules: &[ModuleId],
         meter: &UsageMeter,
     ) -> Result<(), LlmError> {
+        let mut first_error = None;
         for &id in modules {
             let Some(module) = graph.module(id) else {
                 continue;
@@ -114,7 +116,14 @@ impl ModelSummarizer {
             ])
             .with_max_tokens(80)
             .with_temperature(0.0);
-            let response = model.complete(&request).await?;
+            let response = match model.complete(&request).await {
+                Ok(response) => response,
+                Err(error) => {
+                    meter.record_error(model.model_name(), &error);
+                    first_error.get_or_insert(error);
+                    continue;
+                }
+            };
             meter.record_response(model.model_name(), &response);
             let summary = response
                 .content
@@ -128,7 +137,7 @@ impl ModelSummarizer {
                 cache.insert(module.content_hash.clone(), summary);
             }
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 
     fn cached(&self, hash: &str) -> Option<String> {
@@ -193,6 +202,12 @@ fn prompt(graph: &RepoGraph, id: ModuleId) -> String {
         .map(|e| (*e, 0))
         .collect();
     while let Some((entity, depth)) = stack.pop() {
+        // A module of thousands of definitions must not make the request
+        // larger than the model's window.
+        if text.len() > MAX_SOURCE_CHARS {
+            text.push_str("...\n");
+            break;
+        }
         text.push_str(&"  ".repeat(depth));
         text.push_str(&graph.signature(entity));
         text.push('\n');

@@ -153,3 +153,31 @@ async fn episodes_use_model_summaries_when_asked() {
     assert!(quiet.requests().is_empty());
     assert!(!plain.context.contains("Model words"));
 }
+
+/// A request that fails does not cost the other modules their summaries:
+/// they are asked for anyway, and the failure is reported at the end.
+#[tokio::test]
+async fn a_failed_summary_request_does_not_stop_the_others() {
+    let dir = repo();
+    let graph = repo_graph::Analyzer::new(dir.path()).analyze().unwrap();
+    let reader = graph.module_by_name("reader").unwrap();
+    let writer = graph.module_by_name("writer").unwrap();
+    let model = Scripted::new()
+        .then_error(llm::LlmError::Server {
+            status: 500,
+            message: "the server fell over".into(),
+        })
+        .then_text("Writes PDF files.");
+    let summarizer = ModelSummarizer::new();
+    let result = summarizer.prepare(&model, &graph, &[reader, writer]).await;
+    assert!(result.is_err());
+    assert_eq!(model.requests().len(), 2);
+    assert_eq!(
+        summarizer.summarize(&graph, writer).unwrap(),
+        "Writes PDF files."
+    );
+    assert_eq!(
+        summarizer.summarize(&graph, reader).unwrap(),
+        "Defines def read_pdf(path)"
+    );
+}
