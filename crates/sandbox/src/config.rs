@@ -16,7 +16,8 @@ pub enum Isolation {
     Auto,
     /// A plain child process in its own process group with `setrlimit` limits. It sees
     /// the whole file system and the network as the sandbox user does; only the
-    /// resource limits, the clean environment and the group kill protect the machine.
+    /// resource limits, `no_new_privs`, the clean environment, the group kill and the
+    /// kill of descendants that left the group protect the machine.
     Process,
     /// A `bwrap` (bubblewrap) container: read-only system directories, writable working
     /// directory and private `/tmp`, no home directory, own PID namespace and, unless

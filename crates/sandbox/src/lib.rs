@@ -10,7 +10,8 @@
 //! | | [`Isolation::Process`] | [`Isolation::Namespaces`] (`bwrap`) |
 //! |---|---|---|
 //! | resource limits (`setrlimit`) | yes | yes |
-//! | timeout kills every descendant | its process group | its whole PID namespace |
+//! | timeout kills every descendant | its process group, then those that left it (child subreaper) | its whole PID namespace |
+//! | `no_new_privs` | yes | set by bubblewrap |
 //! | file system | as the sandbox user sees it | system dirs read-only; only the working directory, granted paths and a private `/tmp` writable; home hidden |
 //! | network | caller's | none (private loopback) unless enabled |
 //!

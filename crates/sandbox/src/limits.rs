@@ -1,8 +1,8 @@
 //! Resource limits applied in the child between `fork` and `exec`.
 //!
 //! This is the only module that needs `unsafe`: `pre_exec` is the one hook std offers
-//! to run code in the forked child, and `setrlimit` must happen there so the limits
-//! are in force before the first instruction of the untrusted program runs.
+//! to run code in the forked child, and `setrlimit` and `no_new_privs` must happen
+//! there so they are in force before the first instruction of the untrusted program runs.
 #![allow(unsafe_code)]
 
 use std::io;
