@@ -89,7 +89,7 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {
         ["test", rest @ ..] => test(rest),
-        ["corpus"] => corpus().map(|_| ()),
+        ["corpus"] => corpus(|_| true).map(|_| ()),
         ["model", rest @ ..] => model::run(rest),
         ["bench", "analysis", rest @ ..] => bench_analysis(rest),
         ["bench", "importance", rest @ ..] => bench_importance(rest),
@@ -222,11 +222,13 @@ fn test(extra: &[&str]) -> anyhow::Result<()> {
 
 /// Downloads and unpacks the corpora; returns the PyPI ones in
 /// [`PYTHON_CORPORA`]'s order.
-fn corpus() -> anyhow::Result<Vec<(&'static Sdist, PathBuf)>> {
+/// `wanted` picks which to fetch: the benches that read two corpora do not
+/// download the other twelve.
+fn corpus(wanted: impl Fn(&Sdist) -> bool) -> anyhow::Result<Vec<(&'static Sdist, PathBuf)>> {
     let dir = workspace_root().join("target/corpus");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut roots = Vec::new();
-    for sdist in PYTHON_CORPORA {
+    for sdist in PYTHON_CORPORA.iter().filter(|s| wanted(s)) {
         let Sdist {
             package,
             version,
@@ -439,7 +441,7 @@ fn bench_importance(rest: &[&str]) -> anyhow::Result<()> {
 }
 
 fn bench_analysis(rest: &[&str]) -> anyhow::Result<()> {
-    let mut corpora: Vec<analysis::Corpus> = corpus()?
+    let mut corpora: Vec<analysis::Corpus> = corpus(|_| true)?
         .into_iter()
         .map(|(sdist, dir)| analysis::Corpus {
             name: sdist.dir.to_string(),
@@ -473,9 +475,8 @@ fn bench_example(
         [] => 5,
         _ => bail!("usage: cargo xtask bench {name} [--runs N]"),
     };
-    let mut roots: Vec<PathBuf> = corpus()?
+    let mut roots: Vec<PathBuf> = corpus(|sdist| sdist.every_bench)?
         .into_iter()
-        .filter(|(sdist, _)| sdist.every_bench)
         .map(|(_, root)| root)
         .collect();
     roots.extend(extra.iter().cloned());
