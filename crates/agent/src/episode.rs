@@ -73,6 +73,38 @@ pub struct AgentConfig {
     /// Who writes the module summaries of the initial context (default
     /// [`Summaries::Docstrings`]).
     pub summaries: Summaries,
+    /// Which user model-written code runs as (default [`CodeUser::Auto`]).
+    pub code_user: CodeUser,
+}
+
+/// Which user model-written code runs as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CodeUser {
+    /// `nobody` (65534) when the agent is root and the code runs in
+    /// process isolation, where nothing else would keep it from the
+    /// agent's memory and from signalling it; the agent's own user
+    /// otherwise (namespaces map it to an unprivileged user of their own).
+    #[default]
+    Auto,
+    /// The agent's own user, whatever the isolation. As root in process
+    /// mode the code then has every privilege the agent has.
+    Caller,
+    /// This user and group (the agent must be root).
+    User(sandbox::RunAs),
+}
+
+impl CodeUser {
+    /// The user to hand the sandbox, given the isolation in effect and the
+    /// agent's effective user id.
+    pub fn resolve(self, isolation: Isolation, agent_uid: u32) -> Option<sandbox::RunAs> {
+        match self {
+            Self::Auto if isolation == Isolation::Process && agent_uid == 0 => {
+                Some(sandbox::RunAs::NOBODY)
+            }
+            Self::Auto | Self::Caller => None,
+            Self::User(user) => Some(user),
+        }
+    }
 }
 
 /// Where the analysis of a repository is cached.
@@ -110,6 +142,7 @@ impl Default for AgentConfig {
             require_no_network: false,
             analysis_cache: AnalysisCache::None,
             summaries: Summaries::Docstrings,
+            code_user: CodeUser::Auto,
         }
     }
 }
@@ -354,6 +387,9 @@ impl<'a> Episode<'a> {
             Err(error @ LlmError::ContextLengthExceeded { .. }) => {
                 return self.context_exceeded(turn, &error);
             }
+            Err(error @ LlmError::MalformedToolCall { .. }) => {
+                return self.malformed_call(turn, error);
+            }
             Err(error) => {
                 self.meter.record_error(self.model.model_name(), &error);
                 let message = error.to_string();
@@ -384,6 +420,27 @@ impl<'a> Episode<'a> {
         }))?;
         self.history.push(response.to_message());
         Ok(Answer::Response(response))
+    }
+
+    /// The model called a tool with arguments that cannot be read (not
+    /// JSON, or not an object): that costs a turn, not the episode. The
+    /// model is shown what was wrong and asked again.
+    fn malformed_call(&mut self, turn: u32, error: LlmError) -> Result<Answer, Error> {
+        self.turns = turn;
+        self.meter.record_error(self.model.model_name(), &error);
+        let name = match &error {
+            LlmError::MalformedToolCall { name, .. } => name.clone(),
+            _ => String::new(),
+        };
+        // The error's text carries a bounded preview of the raw arguments.
+        let message = error.to_string();
+        self.trajectory
+            .record(&TrajectoryEvent::ModelError(ModelErrorEvent { turn, error }))?;
+        self.history.push(Message::assistant(format!(
+            "(a call to `{name}` whose arguments could not be read)"
+        )));
+        self.history.push(Message::user(message));
+        Ok(Answer::Retry)
     }
 
     /// The model refused the prompt as too long: shrink the conversation

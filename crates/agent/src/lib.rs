@@ -47,7 +47,9 @@ pub mod task;
 pub mod tools;
 pub mod trajectory;
 
-pub use episode::{AgentConfig, AnalysisCache, Budgets, Progress, Summaries, run, run_episode};
+pub use episode::{
+    AgentConfig, AnalysisCache, Budgets, CodeUser, Progress, Summaries, run, run_episode,
+};
 pub use history::History;
 pub use model::{LoadedModel, ModelSpec};
 pub use prepare::{Prepared, prepare};

@@ -72,6 +72,19 @@ enum Command {
     Run(cmd::run::Args),
 }
 
+/// Makes this process non-dumpable: no process of the same user without
+/// `CAP_SYS_PTRACE` can then read its `/proc/<pid>/environ` or memory, or
+/// attach to it. That is what keeps the API key out of reach of the code the
+/// model writes when it runs as the agent's own user (process isolation as
+/// a non-root user). Children get their dumpable flag back when they exec.
+fn not_dumpable() {
+    if let Err(e) =
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+    {
+        tracing::warn!(error = %e, "cannot make the agent non-dumpable");
+    }
+}
+
 fn main() -> ExitCode {
     parse_with_mimalloc();
     let cli = Cli::parse();
@@ -81,6 +94,7 @@ fn main() -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+    not_dumpable();
     let result = match cli.command {
         Command::Analyze(args) => cmd::analyze::run(args).map(|()| 0),
         Command::Rank(args) => cmd::rank::run(args).map(|()| 0),

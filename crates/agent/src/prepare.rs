@@ -9,7 +9,7 @@ use llm::ChatModel;
 use sandbox::{Isolation, Sandbox, SandboxConfig};
 
 use crate::Error;
-use crate::episode::{AgentConfig, AnalysisCache, Summaries};
+use crate::episode::{AgentConfig, AnalysisCache, CodeUser, Summaries};
 use crate::redact::Redactor;
 use crate::summaries::ModelSummarizer;
 use crate::task::TaskSpec;
@@ -123,8 +123,13 @@ pub async fn prepare_with_model(
     if let AnalysisCache::Home(home) = &config.analysis_cache {
         builder = builder.pip_cache_dir(home.join("cache").join("pip"));
     }
+    let isolation = settle_isolation(config).await;
+    let code_user = config
+        .code_user
+        .resolve(isolation, rustix::process::geteuid().as_raw());
     let mut builder = builder
-        .isolation(config.isolation)
+        .isolation(isolation)
+        .run_as(code_user)
         .timeout(config.exec_timeout)
         .package_registry(config.package_registry)
         .read_write_path(&task.output_dir);
@@ -150,7 +155,7 @@ pub async fn prepare_with_model(
         builder = builder.read_only_path(&input.path);
     }
     let sandbox = Sandbox::new(builder.build()?).await?;
-    check_isolation(config, sandbox.isolation())?;
+    check_isolation(config, sandbox.isolation(), code_user)?;
     Ok(Prepared {
         tools: Tools::new(
             graphs,
@@ -168,9 +173,30 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     canonical_or_lexical(a) == canonical_or_lexical(b)
 }
 
+/// The isolation to ask the sandbox for. `auto` is settled here, before
+/// the sandbox exists, when the user the code runs as depends on it (root
+/// in process mode hands the code to `nobody`).
+async fn settle_isolation(config: &AgentConfig) -> Isolation {
+    let root = rustix::process::geteuid().is_root();
+    if config.isolation != Isolation::Auto || config.code_user != CodeUser::Auto || !root {
+        return config.isolation;
+    }
+    match sandbox::namespaces_available().await {
+        Ok(()) => Isolation::Namespaces,
+        Err(e) => {
+            tracing::debug!(reason = %e, "no namespaces: process isolation");
+            Isolation::Process
+        }
+    }
+}
+
 /// Says which isolation `auto` chose and what it cannot contain, and
 /// refuses `--no-network` where nothing can enforce it.
-fn check_isolation(config: &AgentConfig, chosen: Isolation) -> Result<(), Error> {
+fn check_isolation(
+    config: &AgentConfig,
+    chosen: Isolation,
+    code_user: Option<sandbox::RunAs>,
+) -> Result<(), Error> {
     if chosen == Isolation::Process && config.require_no_network {
         return Err(Error::Task(
             "--no-network needs namespace isolation (bubblewrap), which is not available here; \
@@ -179,13 +205,25 @@ fn check_isolation(config: &AgentConfig, chosen: Isolation) -> Result<(), Error>
                 .into(),
         ));
     }
+    if chosen == Isolation::Process && code_user.is_none() && rustix::process::geteuid().is_root() {
+        tracing::warn!(
+            "sandbox: model-written code runs as root in process isolation (--run-as caller): \
+             it has every privilege the agent has, can read the agent's memory and kill it"
+        );
+    }
     if config.isolation == Isolation::Auto {
         match chosen {
-            Isolation::Process => tracing::warn!(
-                "sandbox: --isolation auto chose process isolation (no bubblewrap or user \
-                 namespaces here): model-written code keeps the network, sees the host's \
-                 files its user can read, and is limited by rlimits only"
-            ),
+            Isolation::Process => {
+                let user = match code_user {
+                    Some(user) => format!("uid {}", user.uid),
+                    None => "the agent's own user (it can signal the agent)".into(),
+                };
+                tracing::warn!(
+                    "sandbox: --isolation auto chose process isolation (no bubblewrap or user \
+                     namespaces here): model-written code runs as {user}, keeps the network \
+                     and sees the host's files that user can read"
+                );
+            }
             other => tracing::warn!(
                 "sandbox: --isolation auto chose {other} isolation: the code sees only the \
                  task's files, with no network beyond the package registry"

@@ -57,6 +57,7 @@
 //! program failed (see its documentation).
 #![deny(missing_docs)]
 
+mod access;
 mod blocking;
 mod bwrap;
 mod command;

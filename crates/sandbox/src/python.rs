@@ -2,6 +2,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::access::reachable_by;
+use crate::config::RunAs;
 use crate::error::{Result, SandboxError};
 
 /// The kernel's limit on one argument (MAX_ARG_STRLEN = 32 pages, including the NUL).
@@ -94,6 +96,55 @@ pub(crate) struct PythonInfo {
     pub(crate) executable: PathBuf,
     /// `sys.base_prefix`: what must be visible inside the sandbox for it to start.
     pub(crate) base_prefix: PathBuf,
+}
+
+/// Interpreters to fall back on when the configured one lives where the
+/// code's user cannot go (pyenv under a 0700 `/root`, say).
+const SYSTEM_INTERPRETERS: [&str; 2] = ["/usr/bin/python3", "/usr/local/bin/python3"];
+
+/// [`resolve`], for code that runs as `run_as`: when that user cannot
+/// reach the interpreter, the first system interpreter it can reach is
+/// used instead (and said so), since an interpreter it cannot start is no
+/// interpreter at all.
+pub(crate) async fn resolve_for(
+    interpreter: &std::ffi::OsStr,
+    run_as: Option<RunAs>,
+) -> std::result::Result<PythonInfo, String> {
+    let found = resolve(interpreter).await;
+    let Some(identity) = run_as else {
+        return found;
+    };
+    let usable = |info: &PythonInfo| {
+        reachable_by(&info.executable, identity) && reachable_by(&info.base_prefix, identity)
+    };
+    match &found {
+        Ok(info) if usable(info) => return found,
+        Ok(_) | Err(_) => {}
+    }
+    for candidate in SYSTEM_INTERPRETERS {
+        if let Ok(info) = resolve(std::ffi::OsStr::new(candidate)).await
+            && usable(&info)
+        {
+            tracing::warn!(
+                configured = %interpreter.to_string_lossy(),
+                using = %info.executable.display(),
+                uid = identity.uid,
+                "the configured Python cannot be reached by the code's user; using a system \
+                 interpreter (packages installed only for the other one are not visible)"
+            );
+            return Ok(info);
+        }
+    }
+    match found {
+        Ok(info) => Err(format!(
+            "`{}` ({}) cannot be reached by uid {}, and no system interpreter it can reach \
+             was found",
+            interpreter.to_string_lossy(),
+            info.executable.display(),
+            identity.uid
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 /// Asks `interpreter` (on the caller's `PATH`, with the caller's environment, because

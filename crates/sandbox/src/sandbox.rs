@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tempfile::TempDir;
 
+use crate::access;
 use crate::bwrap;
 use crate::command::Command;
 use crate::config::{DEFAULT_PATH, Isolation, RunAs, SandboxConfig};
@@ -76,7 +77,12 @@ impl Sandbox {
             .map_or_else(|| rustix::process::getuid().as_raw(), |r| r.uid);
 
         let home = make_home(config.run_as)?;
-        let python = python::resolve(&config.python).await;
+        if let Some(identity) = config.run_as
+            && identity.uid != caller_uid
+        {
+            open_to(&config, identity)?;
+        }
+        let python = python::resolve_for(&config.python, config.run_as).await;
         if let Err(reason) = &python {
             tracing::debug!(%reason, "no Python interpreter; run_python will fail");
         }
@@ -443,7 +449,7 @@ fn bwrap_args_for(inner: &Inner, cwd: &Path, extra: &Extra) -> Vec<OsString> {
             // bwrap running as another user cannot bind what that user cannot reach
             // (pyenv under a 0700 /root, say) and would refuse to start at all.
             if let Some(identity) = config.run_as
-                && !reachable_by(path, identity)
+                && !access::reachable_by(path, identity)
             {
                 tracing::debug!(path = %path.display(), "Python not reachable by run_as user; not mounted");
                 continue;
@@ -460,6 +466,52 @@ fn bwrap_args_for(inner: &Inner, cwd: &Path, extra: &Extra) -> Vec<OsString> {
         network: extra.network.unwrap_or(config.network),
         cwd,
     })
+}
+
+/// Lets `identity` reach and write the working directory and the granted
+/// read-write paths (see `access.rs`). The working directory must be
+/// reachable: code that cannot enter it cannot do anything.
+fn open_to(config: &SandboxConfig, identity: RunAs) -> Result<()> {
+    let dirs = std::iter::once(&config.working_dir).chain(&config.read_write_paths);
+    for (i, dir) in dirs.enumerate() {
+        let is_work_dir = i == 0;
+        // The directory itself is opened below; the way to it must be open.
+        let way = dir.parent().unwrap_or(dir);
+        if let Some(closed) = access::first_closed_ancestor(way, identity) {
+            let message = format!(
+                "the code runs as uid {}, which cannot enter {} (on the way to {}); move the \
+                 task somewhere it can reach, or run the code as the caller",
+                identity.uid,
+                closed.display(),
+                dir.display()
+            );
+            if is_work_dir {
+                return Err(SandboxError::InvalidConfig(message));
+            }
+            tracing::warn!("{message}");
+            continue;
+        }
+        match access::grant_write(dir, identity) {
+            Ok(grant) => {
+                tracing::info!(dir = %dir.display(), uid = identity.uid, ?grant, "granted write access through ACLs");
+                if grant.truncated {
+                    tracing::warn!(dir = %dir.display(), "more than {} entries: the rest keep their permissions", access::MAX_GRANT_ENTRIES);
+                }
+            }
+            Err(e) if is_work_dir => {
+                return Err(SandboxError::io(
+                    format!(
+                        "giving uid {} write access to {} (POSIX ACLs)",
+                        identity.uid,
+                        dir.display()
+                    ),
+                    e,
+                ));
+            }
+            Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "cannot grant write access"),
+        }
+    }
+    Ok(())
 }
 
 /// Checks that `bwrap` exists and can build the exact container this sandbox uses.
@@ -578,31 +630,6 @@ fn make_home(run_as: Option<RunAs>) -> Result<TempDir> {
         )?;
     }
     Ok(home)
-}
-
-/// Whether `identity` may traverse every directory down to `path` (by its permission
-/// bits; ACLs are not consulted).
-fn reachable_by(path: &Path, identity: RunAs) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    path.ancestors().all(|dir| {
-        let Ok(meta) = dir.metadata() else {
-            return false;
-        };
-        if !meta.is_dir() {
-            return true;
-        }
-        let mode = meta.mode();
-        let bit = if identity.uid == 0 {
-            return true;
-        } else if meta.uid() == identity.uid {
-            0o100
-        } else if meta.gid() == identity.gid {
-            0o010
-        } else {
-            0o001
-        };
-        mode & bit != 0
-    })
 }
 
 /// `bash` when it exists (sessions and most agents' commands assume it), else `sh`.

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agent::{
-    AgentConfig, AnalysisCache, InputFile, ModelSpec, Progress, Summaries, TaskSpec, ToolOptions,
-    Trajectory,
+    AgentConfig, AnalysisCache, CodeUser, InputFile, ModelSpec, Progress, Summaries, TaskSpec,
+    ToolOptions, Trajectory,
 };
 use anyhow::{Context as _, bail};
 use sandbox::Isolation;
@@ -94,6 +94,31 @@ pub struct Args {
     /// module, cached by file content under REPO_AGENT_HOME).
     #[arg(long, value_enum, default_value_t = SummariesArg::Docstrings)]
     summaries: SummariesArg,
+    /// Which user model-written code runs as: `auto` (`nobody` when the
+    /// agent is root in process isolation, else the agent's user),
+    /// `caller` (always the agent's user), `nobody`, or `UID[:GID]`. A
+    /// user other than the agent's gets write access to the working and
+    /// output directories through POSIX ACLs.
+    #[arg(long, default_value = "auto", value_parser = parse_code_user, value_name = "USER")]
+    run_as: CodeUser,
+}
+
+fn parse_code_user(text: &str) -> Result<CodeUser, String> {
+    match text {
+        "auto" => return Ok(CodeUser::Auto),
+        "caller" => return Ok(CodeUser::Caller),
+        "nobody" => return Ok(CodeUser::User(sandbox::RunAs::NOBODY)),
+        _ => {}
+    }
+    let (uid, gid) = text.split_once(':').unwrap_or((text, text));
+    let number = |s: &str| {
+        s.parse::<u32>()
+            .map_err(|_| format!("expected auto, caller, nobody or UID[:GID], got {text:?}"))
+    };
+    Ok(CodeUser::User(sandbox::RunAs {
+        uid: number(uid)?,
+        gid: number(gid)?,
+    }))
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -194,6 +219,7 @@ pub fn run(args: Args) -> anyhow::Result<agent::Status> {
         analysis_cache: agent::paths::repo_agent_home()
             .map_or(AnalysisCache::None, AnalysisCache::Home),
         summaries: args.summaries.into(),
+        code_user: args.run_as,
         ..AgentConfig::default()
     };
     config.budgets.max_turns = args.max_turns;

@@ -2,6 +2,9 @@
 
 #![allow(dead_code)]
 
+pub mod cli;
+
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use agent::{AgentConfig, TaskSpec};
@@ -34,6 +37,9 @@ pub struct Fixture {
 impl Fixture {
     pub fn new() -> std::io::Result<Self> {
         let dir = tempfile::tempdir()?;
+        // Open like a checkout in a shared directory, so that code run as
+        // `nobody` (process isolation as root) can reach the task.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
         copy_dir(&testdata().join("agent_fixture"), &dir.path().join("repo"))?;
         std::fs::copy(
             testdata().join("agent_task/input.txt"),
