@@ -56,7 +56,7 @@ impl RunAs {
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default time between SIGTERM and SIGKILL when a command is stopped.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
-/// Default address-space limit (RLIMIT_AS): 4 GiB.
+/// Default memory limit (per-process RLIMIT_AS, and total per call where cgroups allow): 4 GiB.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
 /// Default number of extra processes (and threads) the code may create.
 pub const DEFAULT_MAX_PROCESSES: u64 = 256;
@@ -184,7 +184,8 @@ impl SandboxConfig {
         self.pip_cache_dir.as_deref()
     }
 
-    /// The memory (address-space) limit in bytes.
+    /// The memory limit in bytes: per process (address space) and, where a cgroup is
+    /// available, for the total of a call's processes.
     pub fn memory_limit(&self) -> Option<u64> {
         self.memory_limit
     }
@@ -283,8 +284,18 @@ impl SandboxConfigBuilder {
         self
     }
 
-    /// Address-space limit in bytes (RLIMIT_AS), per process. `None` disables it.
-    /// Default: [`DEFAULT_MEMORY_LIMIT`] (4 GiB).
+    /// Memory limit in bytes. `None` disables it. Default: [`DEFAULT_MEMORY_LIMIT`]
+    /// (4 GiB).
+    ///
+    /// It is applied twice. Always as each process's address-space limit (RLIMIT_AS:
+    /// an allocation past it fails). And, where the kernel lets the sandbox make a
+    /// memory cgroup per call, as a cap on the *total* memory charged to all of the
+    /// call's processes together (resident memory, page cache and tmpfs files; when it
+    /// is reached the kernel's OOM killer kills the call's largest process, or the
+    /// whole call on cgroup v2), so that forking does not multiply it. One number serves both because a process's resident memory
+    /// never exceeds its address space: a lone process usually meets RLIMIT_AS first
+    /// (with an error it can report), and the cgroup adds the bound on the sum.
+    /// [`Sandbox::memory_cap`](crate::Sandbox::memory_cap) tells which applies.
     pub fn memory_limit(mut self, bytes: impl Into<Option<u64>>) -> Self {
         self.memory_limit = bytes.into();
         self

@@ -10,6 +10,7 @@
 //! | | [`Isolation::Process`] | [`Isolation::Namespaces`] (`bwrap`) |
 //! |---|---|---|
 //! | resource limits (`setrlimit`) | yes | yes |
+//! | total memory across processes | a memory cgroup per call, where the kernel lets us ([`Sandbox::memory_cap`]) | the same (`bwrap` and all it runs are in the call's cgroup) |
 //! | timeout kills every descendant | its process group, then those that left it (child subreaper) | its whole PID namespace |
 //! | `no_new_privs` | yes | set by bubblewrap |
 //! | file system | as the sandbox user sees it | system dirs read-only; only the working directory, granted paths and a private `/tmp` writable; home hidden |
@@ -53,13 +54,17 @@
 //! Limits that the kernel cannot enforce are reported rather than faked: Linux ignores
 //! RLIMIT_NPROC for root, so [`Sandbox::process_limit_enforced`] is `false` unless the
 //! code runs as another user ([`SandboxConfigBuilder::run_as`]); process mode cannot
-//! block the network; and [`ExecResult::killed_for_memory`] is inferred from how the
-//! program failed (see its documentation).
+//! block the network; the memory limit caps the total of a call's processes only where
+//! a memory cgroup can be made ([`Sandbox::memory_cap`] says which, and why not), and
+//! otherwise each process on its own; and [`ExecResult::killed_for_memory`] is the
+//! cgroup's OOM-kill count where there is one, else inferred from how the program
+//! failed (see its documentation).
 #![deny(missing_docs)]
 
 mod access;
 mod blocking;
 mod bwrap;
+mod cgroup;
 mod command;
 mod config;
 mod error;
@@ -72,6 +77,7 @@ mod sandbox;
 mod session;
 
 pub use blocking::{BlockingSandbox, BlockingShellSession};
+pub use cgroup::MemoryCap;
 pub use command::Command;
 pub use config::{
     DEFAULT_KILL_GRACE, DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_LIMIT,

@@ -1,11 +1,13 @@
 //! Resource limits applied in the child between `fork` and `exec`.
 //!
 //! This is the only module that needs `unsafe`: `pre_exec` is the one hook std offers
-//! to run code in the forked child, and `setrlimit` and `no_new_privs` must happen
-//! there so they are in force before the first instruction of the untrusted program runs.
+//! to run code in the forked child, and joining the call's memory cgroup, `setrlimit`
+//! and `no_new_privs` must happen there so they are in force before the first
+//! instruction of the untrusted program (or of `bwrap`) runs.
 #![allow(unsafe_code)]
 
 use std::io;
+use std::os::fd::{BorrowedFd, RawFd};
 use std::time::Duration;
 
 use rustix::process::{Resource, Rlimit, setrlimit};
@@ -22,6 +24,9 @@ pub(crate) struct Limits {
     /// code more than it started with. Process mode only: a setuid
     /// bubblewrap needs its privileges to build the namespaces.
     pub(crate) no_new_privs: bool,
+    /// The call's `cgroup.procs`, opened by the parent (`cgroup.rs`), which keeps it
+    /// open until the spawn returns. The child writes `0` to it to move itself in.
+    pub(crate) cgroup_procs: Option<RawFd>,
 }
 
 impl Limits {
@@ -33,6 +38,12 @@ impl Limits {
     }
 
     fn apply_in_child(&self) -> io::Result<()> {
+        // First, so that everything the child does from here on, and every process
+        // it starts, is charged to the call's cgroup. A failure fails the spawn: the
+        // caller asked for a total cap and would otherwise run without one.
+        if let Some(fd) = self.cgroup_procs {
+            join_cgroup(fd)?;
+        }
         set(Resource::Core, Some(0), 0)?;
         set(Resource::As, self.address_space, 0)?;
         // The soft CPU limit sends SIGXCPU (which a program may catch to report),
@@ -45,6 +56,21 @@ impl Limits {
                 .map_err(|e| io::Error::from_raw_os_error(e.raw_os_error()))?;
         }
         Ok(())
+    }
+}
+
+/// Moves the calling process into the cgroup whose `cgroup.procs` is open as `fd`.
+fn join_cgroup(fd: RawFd) -> io::Result<()> {
+    // SAFETY: `fd` was opened by the parent before the fork and is kept open there
+    // until the spawn returns, so the forked child inherited it and it is open here.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    // "0" means the writing process itself.
+    match rustix::io::write(fd, b"0") {
+        Ok(1) => Ok(()),
+        Ok(_) => Err(io::Error::from_raw_os_error(
+            rustix::io::Errno::IO.raw_os_error(),
+        )),
+        Err(e) => Err(io::Error::from_raw_os_error(e.raw_os_error())),
     }
 }
 
@@ -70,8 +96,9 @@ fn set(resource: Resource, value: Option<u64>, hard_margin: u64) -> io::Result<(
 pub(crate) fn install(command: &mut tokio::process::Command, limits: Limits) {
     // SAFETY: the closure runs in the forked child of a possibly multi-threaded parent,
     // where only async-signal-safe operations are allowed. It captures a `Copy` value,
-    // allocates nothing and only issues raw `setrlimit` and `prctl` syscalls (rustix's linux_raw
-    // backend); errors are built with `from_raw_os_error`, which does not allocate.
+    // allocates nothing and only issues raw `write` (of a static buffer), `setrlimit` and
+    // `prctl` syscalls (rustix's linux_raw backend); errors are built with
+    // `from_raw_os_error`, which does not allocate.
     unsafe {
         command.pre_exec(move || limits.apply_in_child());
     }

@@ -11,6 +11,7 @@ use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
 
+use crate::cgroup::{CallCgroup, Placement};
 use crate::config::RunAs;
 use crate::error::{Result, SandboxError};
 use crate::limits::{self, Limits};
@@ -45,6 +46,9 @@ pub(crate) struct Spec {
     pub(crate) cwd: PathBuf,
     pub(crate) stdin: Option<Vec<u8>>,
     pub(crate) limits: Limits,
+    /// Where to make the call's memory cgroup, when there is a memory limit and the
+    /// kernel lets us cap the total (`cgroup.rs`).
+    pub(crate) memory_cgroup: Option<Placement>,
     pub(crate) run_as: Option<RunAs>,
     pub(crate) timeout: Duration,
     pub(crate) kill_grace: Duration,
@@ -72,14 +76,21 @@ pub struct ExecResult {
     pub duration: Duration,
     /// The wall-clock timeout expired and the process tree was killed.
     pub timed_out: bool,
-    /// The memory limit stopped the program. RLIMIT_AS makes allocations fail instead of
-    /// killing, so this is inferred: a memory limit was set, the program failed without
-    /// timing out, and its stdout or stderr (kept head or tail) carries an
+    /// The memory limit stopped the program or one of its processes.
+    ///
+    /// Where the total is capped by a cgroup ([`Sandbox::memory_cap`](crate::Sandbox::memory_cap)),
+    /// this is `true` when the kernel's OOM killer killed any process of the call (the
+    /// cgroup's `oom_kill` count): a fact, also when the program went on or timed out
+    /// afterwards.
+    ///
+    /// Otherwise, and for the per-process RLIMIT_AS (which makes allocations fail
+    /// instead of killing), it is inferred: a memory limit was set, the program failed
+    /// without timing out, and its stdout or stderr (kept head or tail) carries an
     /// allocation-failure message: `MemoryError`, `Cannot allocate memory`,
     /// `std::bad_alloc`, Rust's `memory allocation of N bytes failed`, `out of memory`
-    /// and the like. A program that dies silently on a failed allocation, or a kill by
-    /// the kernel's OOM killer (a SIGKILL indistinguishable from others without
-    /// cgroups), is not reported here.
+    /// and the like. A program that dies silently on a failed allocation is not
+    /// reported, and without a cgroup neither is a kill by the OOM killer (a SIGKILL
+    /// like any other).
     pub killed_for_memory: bool,
     /// Some output was dropped from the middle of stdout or stderr.
     pub truncated: bool,
@@ -182,15 +193,36 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
     if let Some(identity) = spec.run_as {
         command.uid(identity.uid).gid(identity.gid);
     }
-    limits::install(&mut command, spec.limits);
+    // Made before the spawn, so the child can move into it before `exec`; dropping
+    // it (spawn failure, cancellation) kills what is in it and removes it.
+    let mut cgroup = spec
+        .memory_cgroup
+        .as_ref()
+        .map(CallCgroup::create)
+        .transpose()?;
+    let mut limits = spec.limits;
+    limits.cgroup_procs = cgroup.as_ref().and_then(CallCgroup::procs_fd);
+    limits::install(&mut command, limits);
 
     // Registered as a running call before anyone can see it: the reaper
     // takes any other child of this process for an escaped descendant.
     let (mut child, pid) = {
         let mut live = crate::reaper::live();
-        let child = command.spawn().map_err(|source| SandboxError::Spawn {
-            program: spec.display_name.clone(),
-            source,
+        let spawned = command.spawn();
+        if let Some(cgroup) = &mut cgroup {
+            cgroup.spawned();
+        }
+        let child = spawned.map_err(|source| {
+            if let Some(cgroup) = &cgroup {
+                tracing::warn!(
+                    dir = %cgroup.dir().display(),
+                    "spawn failed; moving into the call's memory cgroup before exec may be what failed"
+                );
+            }
+            SandboxError::Spawn {
+                program: spec.display_name.clone(),
+                source,
+            }
         })?;
         let pid = child.id();
         if let Some(pid) = pid {
@@ -251,13 +283,21 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
         if let Some(pid) = pid {
             crate::reaper::finished(pid);
         }
-        // And what left the group (`setsid`, double forks), in process mode.
+        // Everything else the call started is in its cgroup, whichever group or
+        // namespace it moved to: it goes now, then the cgroup with it.
+        let oom_kills = match cgroup {
+            Some(cgroup) => cgroup.finish().await,
+            None => 0,
+        };
+        // And what left the group (`setsid`, double forks), in process mode: killed
+        // here when there is no cgroup, and reaped either way.
         crate::reaper::kill_escaped().await;
         let _ = done_tx.send(true);
-        outcome
+        (outcome, oom_kills)
     };
 
-    let (outcome, stdout, stderr, ()) = tokio::join!(wait_fut, stdout_fut, stderr_fut, stdin_fut);
+    let ((outcome, oom_kills), stdout, stderr, ()) =
+        tokio::join!(wait_fut, stdout_fut, stderr_fut, stdin_fut);
     let (status, timed_out) = outcome
         .map_err(|e| SandboxError::io(format!("waiting for `{}` failed", spec.display_name), e))?;
 
@@ -267,8 +307,8 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
     let memory_message = MEMORY_MARKERS
         .iter()
         .any(|m| stderr.contains(m) || stdout.contains(m));
-    let killed_for_memory =
-        spec.limits.address_space.is_some() && !timed_out && failed && memory_message;
+    let killed_for_memory = oom_kills > 0
+        || (spec.limits.address_space.is_some() && !timed_out && failed && memory_message);
     let result = ExecResult {
         exit_code,
         signal,

@@ -7,6 +7,7 @@ use tempfile::TempDir;
 
 use crate::access;
 use crate::bwrap;
+use crate::cgroup::{self, MemoryCap, MemoryCgroups};
 use crate::command::Command;
 use crate::config::{DEFAULT_PATH, Isolation, RunAs, SandboxConfig};
 use crate::error::{Result, SandboxError};
@@ -41,6 +42,8 @@ struct Inner {
     home: TempDir,
     /// Real uid the code runs as, which is what RLIMIT_NPROC counts against.
     child_uid: u32,
+    /// Where calls' memory cgroups go, found once here.
+    memory_cgroups: MemoryCgroups,
 }
 
 /// Per-call extras that only the crate's own helpers use.
@@ -77,6 +80,7 @@ impl Sandbox {
             .map_or_else(|| rustix::process::getuid().as_raw(), |r| r.uid);
 
         let home = make_home(config.run_as)?;
+        let memory_cgroups = cgroup::detect();
         if let Some(identity) = config.run_as
             && identity.uid != caller_uid
         {
@@ -94,6 +98,7 @@ impl Sandbox {
             python,
             home,
             child_uid,
+            memory_cgroups,
         };
         let requested = inner.config.isolation;
         if requested != Isolation::Process {
@@ -128,7 +133,11 @@ impl Sandbox {
                  is not enforced (set `run_as(RunAs::NOBODY)` to enforce it)"
             );
         }
-        tracing::debug!(isolation = %sandbox.isolation(), "sandbox ready");
+        tracing::debug!(
+            isolation = %sandbox.isolation(),
+            memory = %sandbox.memory_cap(),
+            "sandbox ready"
+        );
         Ok(sandbox)
     }
 
@@ -152,6 +161,22 @@ impl Sandbox {
     /// as root (the kernel never applies RLIMIT_NPROC to root).
     pub fn process_limit_enforced(&self) -> bool {
         self.inner.config.max_processes.is_some() && self.inner.child_uid != 0
+    }
+
+    /// How the memory limit holds the processes of one call, in either isolation mode.
+    ///
+    /// With a cgroup ([`MemoryCap::TotalViaCgroupV2`] or [`MemoryCap::TotalViaCgroupV1`])
+    /// the configured [`memory_limit`](crate::SandboxConfigBuilder::memory_limit) is
+    /// also a cap on the total memory charged to all of a call's processes together
+    /// (resident memory, page cache, files in a private `/tmp`): when it is reached the
+    /// kernel's OOM killer kills the whole call (v2) or its largest process (v1). [`MemoryCap::PerProcessOnly`] says why no
+    /// cgroup could be used: then each process may use the limit on its own, and a
+    /// call that starts several can use more in total.
+    pub fn memory_cap(&self) -> MemoryCap {
+        if self.inner.config.memory_limit.is_none() {
+            return MemoryCap::Unlimited;
+        }
+        self.inner.memory_cgroups.cap()
     }
 
     /// Runs `command` and waits for it (or for its timeout).
@@ -416,6 +441,7 @@ impl Sandbox {
                 .max_processes
                 .map(|n| limits::tasks_of_user(inner.child_uid) + n + bwrap_tasks),
             no_new_privs: inner.isolation == Isolation::Process,
+            cgroup_procs: None,
         };
         Ok(Spec {
             program,
@@ -424,6 +450,9 @@ impl Sandbox {
             cwd: spawn_cwd,
             stdin: command.stdin,
             limits,
+            memory_cgroup: config
+                .memory_limit
+                .and_then(|limit| inner.memory_cgroups.placement(limit)),
             run_as: config.run_as,
             timeout: command.timeout.unwrap_or(config.timeout),
             kill_grace: config.kill_grace,
@@ -531,6 +560,7 @@ async fn probe(inner: &mut Inner) -> Result<()> {
         cwd: PathBuf::from("/"),
         stdin: None,
         limits: Limits::default(),
+        memory_cgroup: None,
         run_as: inner.config.run_as,
         timeout: PROBE_TIMEOUT,
         kill_grace: Duration::from_millis(100),
