@@ -155,7 +155,7 @@ pub async fn prepare_with_model(
         builder = builder.read_only_path(&input.path);
     }
     let sandbox = Sandbox::new(builder.build()?).await?;
-    check_isolation(config, sandbox.isolation(), code_user)?;
+    check_isolation(config, &sandbox, code_user)?;
     Ok(Prepared {
         tools: Tools::new(
             graphs,
@@ -194,9 +194,11 @@ async fn settle_isolation(config: &AgentConfig) -> Isolation {
 /// refuses `--no-network` where nothing can enforce it.
 fn check_isolation(
     config: &AgentConfig,
-    chosen: Isolation,
+    sandbox: &Sandbox,
     code_user: Option<sandbox::RunAs>,
 ) -> Result<(), Error> {
+    let chosen = sandbox.isolation();
+    let memory = sandbox.memory_cap();
     if chosen == Isolation::Process && config.require_no_network {
         return Err(Error::Task(
             "--no-network needs namespace isolation (bubblewrap), which is not available here; \
@@ -221,12 +223,13 @@ fn check_isolation(
                 tracing::warn!(
                     "sandbox: --isolation auto chose process isolation (no bubblewrap or user \
                      namespaces here): model-written code runs as {user}, keeps the network \
-                     and sees the host's files that user can read"
+                     and sees the host's files that user can read; memory limit: {memory}"
                 );
             }
             other => tracing::warn!(
                 "sandbox: --isolation auto chose {other} isolation: the code sees only the \
-                 task's files, with no network beyond the package registry"
+                 task's files, with no network beyond the package registry; memory limit: \
+                 {memory}"
             ),
         }
     }
