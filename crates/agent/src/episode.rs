@@ -435,7 +435,10 @@ impl<'a> Episode<'a> {
         // The error's text carries a bounded preview of the raw arguments.
         let message = error.to_string();
         self.trajectory
-            .record(&TrajectoryEvent::ModelError(ModelErrorEvent { turn, error }))?;
+            .record(&TrajectoryEvent::ModelError(ModelErrorEvent {
+                turn,
+                error,
+            }))?;
         self.history.push(Message::assistant(format!(
             "(a call to `{name}` whose arguments could not be read)"
         )));

@@ -341,4 +341,26 @@ mod tests {
             let _ = parse_tool_arguments(&text[..end]);
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Whatever a model sends as arguments, parsing ends with an
+        /// object or an error message, never a panic or another shape.
+        #[test]
+        fn any_text_is_an_object_or_an_error(raw in "\\PC{0,200}") {
+            if let Ok(repaired) = parse_tool_arguments(&raw) {
+                proptest::prop_assert!(repaired.value.is_object(), "{raw:?} -> {:?}", repaired.value);
+            }
+        }
+
+        /// Text shaped like JSON (brackets, quotes, escapes, truncation)
+        /// reaches the repair paths; the same holds there.
+        #[test]
+        fn json_shaped_text_is_an_object_or_an_error(raw in r#"[{}\[\]",:\\a-z0-9 ntrufl.\-]{0,80}"#) {
+            if let Ok(repaired) = parse_tool_arguments(&raw) {
+                proptest::prop_assert!(repaired.value.is_object(), "{raw:?} -> {:?}", repaired.value);
+            }
+        }
+    }
 }
