@@ -149,7 +149,11 @@ fn tool(id: &str, name: &str, args: Value) -> Value {
 /// `target` as a relative path from `from` that climbs with `..`.
 fn climbing(from: &Path, target: &str) -> String {
     let depth = from.components().count();
-    format!("{}{}", "../".repeat(depth + 2), target.trim_start_matches('/'))
+    format!(
+        "{}{}",
+        "../".repeat(depth + 2),
+        target.trim_start_matches('/')
+    )
 }
 
 /// Processes whose command line holds `mark`.
@@ -176,22 +180,54 @@ fn file_tools_reach_nothing_outside_the_task() -> TestResult {
         std::os::unix::fs::symlink(out.path("secret.txt"), fx.repo().join("link.txt"))?;
         std::os::unix::fs::symlink(out.dir.path(), fx.repo().join("linkdir"))?;
         let calls = vec![
-            tool("w1", "write_file", json!({"path": out.path("planted.txt"), "content": "x"})),
-            tool("w2", "write_file", json!({
-                "path": climbing(&fx.repo(), &out.path("planted2.txt")), "content": "x"})),
-            tool("w3", "write_file", json!({"path": "linkdir/planted3.txt", "content": "x"})),
-            tool("e1", "edit_file", json!({
-                "path": out.path("victim.txt"), "old_text": "untouched", "new_text": "owned"})),
-            tool("e2", "edit_file", json!({
-                "path": "linkdir/victim.txt", "old_text": "untouched", "new_text": "owned"})),
+            tool(
+                "w1",
+                "write_file",
+                json!({"path": out.path("planted.txt"), "content": "x"}),
+            ),
+            tool(
+                "w2",
+                "write_file",
+                json!({
+                "path": climbing(&fx.repo(), &out.path("planted2.txt")), "content": "x"}),
+            ),
+            tool(
+                "w3",
+                "write_file",
+                json!({"path": "linkdir/planted3.txt", "content": "x"}),
+            ),
+            tool(
+                "e1",
+                "edit_file",
+                json!({
+                "path": out.path("victim.txt"), "old_text": "untouched", "new_text": "owned"}),
+            ),
+            tool(
+                "e2",
+                "edit_file",
+                json!({
+                "path": "linkdir/victim.txt", "old_text": "untouched", "new_text": "owned"}),
+            ),
             tool("v1", "view_file", json!({"path": out.path("secret.txt")})),
             tool("v2", "view_file", json!({"path": "link.txt"})),
             tool("v3", "view_file", json!({"path": "/proc/self/environ"})),
             tool("v4", "view_file", json!({"path": "/dev/zero"})),
-            tool("r1", "read_document", json!({"path": out.path("secret.txt")})),
-            tool("r2", "read_document", json!({"path": climbing(&fx.repo(), &out.path("secret.txt"))})),
+            tool(
+                "r1",
+                "read_document",
+                json!({"path": out.path("secret.txt")}),
+            ),
+            tool(
+                "r2",
+                "read_document",
+                json!({"path": climbing(&fx.repo(), &out.path("secret.txt"))}),
+            ),
             tool("l1", "list_directory", json!({"path": "/"})),
-            tool("l2", "list_directory", json!({"path": out.dir.path().display().to_string()})),
+            tool(
+                "l2",
+                "list_directory",
+                json!({"path": out.dir.path().display().to_string()}),
+            ),
         ];
         let outcome = attack(mode, &fx, calls)?;
         outcome.assert_contained();
@@ -308,7 +344,11 @@ fn daemons_and_double_forks_die_with_the_call() -> TestResult {
         outcome.assert_contained();
         let seen = outcome.observations();
         assert!(seen.contains("forked"), "{mode}: {seen}");
-        assert_eq!(alive_with(&mark), Vec::<PathBuf>::new(), "{mode}: survivors");
+        assert_eq!(
+            alive_with(&mark),
+            Vec::<PathBuf>::new(),
+            "{mode}: survivors"
+        );
     }
     Ok(())
 }
@@ -369,7 +409,11 @@ fn server_faults_end_cleanly() -> TestResult {
     let after_bad = serde_json::to_string(&requests[1])?;
     assert!(after_bad.contains("JSON object"), "{after_bad}");
     let last = serde_json::to_string(&requests[3])?;
-    assert!(last.len() < 200_000, "the huge reply was re-sent: {} bytes", last.len());
+    assert!(
+        last.len() < 200_000,
+        "the huge reply was re-sent: {} bytes",
+        last.len()
+    );
     assert!(last.contains("cut"), "the model was not told of the cut");
     Ok(())
 }

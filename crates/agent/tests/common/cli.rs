@@ -115,4 +115,3 @@ pub fn run_on_fixture_in(fx: &Fixture, url: &str, isolation: &str) -> Command {
         .arg(fx.dir.path().join("t.jsonl"));
     command
 }
-
