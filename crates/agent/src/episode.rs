@@ -298,6 +298,12 @@ impl<'a> Episode<'a> {
             info_selection: tools.options().info_selection,
             context_tokens: tools.counter().count(&prepared.context),
         }))?;
+        // The calls made while preparing count toward the run's tokens.
+        let meter = UsageMeter::default();
+        for event in &prepared.setup {
+            trajectory.record(&TrajectoryEvent::Setup(event.clone()))?;
+            meter.add(&event.usage);
+        }
         Ok(Episode {
             model,
             tools,
@@ -306,7 +312,7 @@ impl<'a> Episode<'a> {
             trajectory,
             definitions,
             history,
-            meter: UsageMeter::default(),
+            meter,
             started: Instant::now(),
             turns: 0,
             sent: 0,

@@ -37,6 +37,7 @@
 
 pub mod episode;
 pub mod history;
+mod keywords;
 pub mod model;
 pub mod paths;
 pub mod prepare;
@@ -56,7 +57,7 @@ pub use prepare::{Prepared, prepare};
 pub use summaries::ModelSummarizer;
 pub use task::{InputFile, RepoSpec, TaskSpec};
 pub use tools::{Tool, ToolCallError, ToolName, ToolOptions, ToolOutput, Tools};
-pub use trajectory::{Status, Summary, Trajectory, TrajectoryEvent};
+pub use trajectory::{SetupEvent, SetupPurpose, Status, Summary, Trajectory, TrajectoryEvent};
 
 /// Errors that stop an episode before or outside the loop. Failures inside
 /// the loop (tools, the model) are observations or a final status instead.

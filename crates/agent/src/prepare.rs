@@ -15,6 +15,7 @@ use crate::summaries::ModelSummarizer;
 use crate::task::TaskSpec;
 use crate::tools::Tools;
 use crate::tools::policy::{Access, PathPolicy, RootKind, canonical_or_lexical};
+use crate::trajectory::{SetupEvent, SetupPurpose};
 
 /// The tools and the initial context of a task, ready for
 /// [`run_episode`](crate::run_episode).
@@ -24,6 +25,9 @@ pub struct Prepared {
     pub tools: Tools,
     /// The initial repository context (Markdown).
     pub context: String,
+    /// Model calls made while preparing (search terms, module summaries),
+    /// for the trajectory and the run's token totals.
+    pub setup: Vec<SetupEvent>,
 }
 
 /// Analyses and ranks every repository of the task, builds the initial
@@ -40,9 +44,12 @@ pub async fn prepare(task: &TaskSpec, config: &AgentConfig) -> Result<Prepared, 
 }
 
 /// [`prepare`], with the model that writes the module summaries when
-/// `config.summaries` is [`Summaries::Model`] (else `model` is not used).
-/// A summary request that fails leaves the docstring summary in place and
-/// is logged: the episode can run without it.
+/// `config.summaries` is [`Summaries::Model`], and that is asked for
+/// English search terms when fewer than two of the task's words name
+/// anything in the primary repository (a task in another language). A
+/// summary or search-term request that fails leaves the docstrings and the
+/// task's own words in place and is logged: the episode can run without
+/// them.
 pub async fn prepare_with_model(
     task: &TaskSpec,
     config: &AgentConfig,
@@ -71,13 +78,29 @@ pub async fn prepare_with_model(
     let encoding = context_pack::Encoding::default();
     let counter = TokenCounter::new(encoding)
         .map_err(|_| Error::Context(context_pack::Error::Tokenizer(encoding)))?;
+    let mut setup = Vec::new();
+    let mut keywords = Vec::new();
+    if let (Some(model), Some(primary)) = (model, graphs.first()) {
+        let found = context_pack::task_terms_found(primary, &task.description);
+        if found < crate::keywords::MIN_TERMS_FOUND {
+            let name = task.repositories.first().map_or("", |r| r.name.as_str());
+            let (terms, event) =
+                crate::keywords::search_terms(model, &task.description, name).await;
+            tracing::info!(found, terms = ?terms, "asked the model for search terms");
+            keywords = terms;
+            setup.push(event);
+        }
+    }
     let budgets = context_budgets(config.context_budget, graphs.len());
     let mut contexts = Vec::with_capacity(graphs.len());
     for ((graph, repo), budget) in graphs.iter().zip(&task.repositories).zip(budgets) {
         let ranking = importance::Ranker::new().rank(graph);
         let summarizer = match (config.summaries, model) {
             (Summaries::Model, Some(model)) => {
-                Some(model_summaries(model, graph, &ranking, &config.analysis_cache).await)
+                let (summarizer, event) =
+                    model_summaries(model, graph, &ranking, &config.analysis_cache).await;
+                setup.push(event);
+                Some(summarizer)
             }
             _ => None,
         };
@@ -86,6 +109,7 @@ pub async fn prepare_with_model(
             builder = builder.summarizer(summarizer);
         }
         let built = builder
+            .keywords(keywords.iter().cloned())
             .budget(budget)
             .task(task.description.clone())
             .build()?;
@@ -166,6 +190,7 @@ pub async fn prepare_with_model(
         )
         .with_redactor(Redactor::from_env()),
         context,
+        setup,
     })
 }
 
@@ -272,7 +297,7 @@ async fn model_summaries(
     graph: &repo_graph::RepoGraph,
     ranking: &importance::Ranking,
     cache: &AnalysisCache,
-) -> ModelSummarizer {
+) -> (ModelSummarizer, SetupEvent) {
     let mut summarizer = ModelSummarizer::new();
     if let AnalysisCache::Home(home) = cache {
         summarizer = summarizer.cache_file(crate::paths::summary_cache_file(home));
@@ -282,18 +307,27 @@ async fn model_summaries(
         .iter()
         .map(|m| m.id)
         .collect();
-    match summarizer.prepare(model, graph, &modules).await {
-        Ok(usage) => tracing::info!(
-            modules = modules.len(),
-            calls = usage.calls,
-            tokens = usage.total_tokens(),
-            "module summaries written by the model"
-        ),
-        Err(error) => {
-            tracing::warn!(%error, "module summaries by the model failed; docstrings stand in")
+    let (usage, result) = match summarizer.prepare(model, graph, &modules).await {
+        Ok(usage) => {
+            tracing::info!(
+                modules = modules.len(),
+                calls = usage.calls,
+                tokens = usage.total_tokens(),
+                "module summaries written by the model"
+            );
+            (usage, format!("{} modules summarised", modules.len()))
         }
-    }
-    summarizer
+        Err(error) => {
+            tracing::warn!(%error, "module summaries by the model failed; docstrings stand in");
+            (llm::Usage::default(), format!("failed: {error}"))
+        }
+    };
+    let event = SetupEvent {
+        purpose: SetupPurpose::ModuleSummaries,
+        usage,
+        result,
+    };
+    (summarizer, event)
 }
 
 /// Modules the context's summary table lists (context-pack's default).

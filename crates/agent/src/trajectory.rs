@@ -84,6 +84,9 @@ pub struct Summary {
 pub enum TrajectoryEvent {
     /// The episode's setup, before the first model call.
     Start(StartEvent),
+    /// A model call made while setting up (search terms for the task,
+    /// module summaries); its tokens count toward the run.
+    Setup(SetupEvent),
     /// Older observations were digested to keep the conversation in the
     /// context window.
     Digest(DigestEvent),
@@ -106,6 +109,7 @@ impl TrajectoryEvent {
     pub fn kind(&self) -> &'static str {
         match self {
             TrajectoryEvent::Start(_) => "start",
+            TrajectoryEvent::Setup(_) => "setup",
             TrajectoryEvent::Digest(_) => "digest",
             TrajectoryEvent::Request(_) => "request",
             TrajectoryEvent::ContextExceeded(_) => "context_exceeded",
@@ -139,6 +143,29 @@ pub struct StartEvent {
     pub info_selection: bool,
     /// Tokens of the initial repository context.
     pub context_tokens: usize,
+}
+
+/// `setup`: model calls made before the episode, with what they gave.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetupEvent {
+    /// What the calls were for.
+    pub purpose: SetupPurpose,
+    /// Their usage (calls, tokens, cost).
+    pub usage: llm::Usage,
+    /// What they produced, in short (the search terms; the modules
+    /// summarised), or why they failed.
+    pub result: String,
+}
+
+/// What a [`SetupEvent`]'s calls were for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SetupPurpose {
+    /// English search terms and likely identifiers for a task whose own
+    /// words find too little in the repository.
+    SearchTerms,
+    /// One-sentence module summaries for the initial context.
+    ModuleSummaries,
 }
 
 /// `digest`: older observations replaced by short digests.

@@ -101,8 +101,9 @@ async fn episodes_use_model_summaries_when_asked() {
     let dir = repo();
     let home = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
+    // Words the repository has: no request for search terms first.
     let task = agent::TaskSpec::new(
-        "Extract the text of a PDF".to_string(),
+        "Read a PDF and write it back".to_string(),
         dir.path().to_path_buf(),
         out.path().to_path_buf(),
     );
@@ -120,6 +121,13 @@ async fn episodes_use_model_summaries_when_asked() {
         .await
         .unwrap();
     assert_eq!(model.requests().len(), 2);
+    // The calls are reported for the trajectory and the run's totals.
+    assert_eq!(prepared.setup.len(), 1);
+    assert_eq!(
+        prepared.setup[0].purpose,
+        agent::SetupPurpose::ModuleSummaries
+    );
+    assert_eq!(prepared.setup[0].usage.calls, 2);
     assert!(
         prepared.context.contains("Model words about one module."),
         "{}",

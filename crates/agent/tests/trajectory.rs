@@ -82,10 +82,19 @@ async fn record_and_check(
     budgets: &Budgets,
     context_budget: usize,
     docs: &BTreeMap<String, Documented>,
+    setup_model: Option<&Scripted>,
 ) -> Result<(Status, BTreeSet<String>), Box<dyn std::error::Error>> {
     let mut cfg = config();
     cfg.context_budget = context_budget;
-    let prepared = agent::prepare(&fx.task(), &cfg).await?;
+    let prepared = match setup_model {
+        // A task in Chinese: the setup asks the model for search terms.
+        Some(terms) => {
+            let mut task = fx.task();
+            task.description = "统计输入文本中最常见的三个词".into();
+            agent::prepare::prepare_with_model(&task, &cfg, Some(terms)).await?
+        }
+        None => agent::prepare(&fx.task(), &cfg).await?,
+    };
     let path = fx.dir.path().join("trajectory.jsonl");
     let mut trajectory = Trajectory::to_file(&path)?;
     let summary = agent::run_episode(
@@ -161,12 +170,15 @@ async fn recorded_trajectories_read_back_and_match_the_documentation() -> TestRe
         context_window: 4_000,
         ..Budgets::default()
     };
-    let (status, mut seen) = record_and_check(&model, &fx, &budgets, 500, &docs).await?;
+    let terms = Scripted::new().then_text("word count, WordCounter");
+    let (status, mut seen) =
+        record_and_check(&model, &fx, &budgets, 500, &docs, Some(&terms)).await?;
     assert_eq!(status, Status::Finished);
 
     // A model failure that retrying cannot fix (the script runs out).
     let model = Scripted::new().then(call("c1", "search_code", json!({"query": "x"})));
-    let (status, more) = record_and_check(&model, &fx, &Budgets::default(), 8_000, &docs).await?;
+    let (status, more) =
+        record_and_check(&model, &fx, &Budgets::default(), 8_000, &docs, None).await?;
     assert_eq!(status, Status::Error);
     seen.extend(more);
 
@@ -176,7 +188,7 @@ async fn recorded_trajectories_read_back_and_match_the_documentation() -> TestRe
         timeout: Some(Duration::from_millis(700)),
         ..Budgets::default()
     };
-    let (status, more) = record_and_check(&model, &fx, &budgets, 8_000, &docs).await?;
+    let (status, more) = record_and_check(&model, &fx, &budgets, 8_000, &docs, None).await?;
     assert_eq!(status, Status::Timeout);
     seen.extend(more);
 
@@ -188,7 +200,7 @@ async fn recorded_trajectories_read_back_and_match_the_documentation() -> TestRe
 #[test]
 fn every_documented_example_parses_as_its_kind() -> TestResult {
     let docs = documented()?;
-    assert_eq!(docs.len(), 8, "{:?}", docs.keys());
+    assert_eq!(docs.len(), 9, "{:?}", docs.keys());
     for (kind, doc) in &docs {
         let example = doc
             .example

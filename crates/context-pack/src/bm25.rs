@@ -62,12 +62,17 @@ pub struct Bm25 {
 impl Bm25 {
     /// Indexes the documents, in order.
     pub fn new<'a>(documents: impl IntoIterator<Item = &'a str>) -> Self {
+        Self::from_terms(documents.into_iter().map(terms))
+    }
+
+    /// Indexes documents already split into terms (by [`terms`], perhaps
+    /// [`stem`]med), in order.
+    pub fn from_terms(documents: impl IntoIterator<Item = Vec<String>>) -> Self {
         let mut docs = Vec::new();
         let mut lengths = Vec::new();
         let mut document_frequency: FxHashMap<String, u32> = FxHashMap::default();
-        for doc in documents {
+        for terms in documents {
             let mut counts: FxHashMap<String, u32> = FxHashMap::default();
-            let terms = terms(doc);
             lengths.push(terms.len() as f64);
             for term in terms {
                 *counts.entry(term).or_default() += 1;
@@ -92,7 +97,11 @@ impl Bm25 {
 
     /// One score per document for `query` (0 for documents sharing no term).
     pub fn scores(&self, query: &str) -> Vec<f64> {
-        let mut query_terms = terms(query);
+        self.scores_for_terms(terms(query))
+    }
+
+    /// [`Bm25::scores`] for a query already split into terms.
+    pub fn scores_for_terms(&self, mut query_terms: Vec<String>) -> Vec<f64> {
         query_terms.sort();
         query_terms.dedup();
         let n = self.docs.len() as f64;
@@ -115,9 +124,82 @@ impl Bm25 {
     }
 }
 
+/// A light suffix-stripping stemmer for English terms, so that "extraction",
+/// "extracts" and "extracting" meet `extract`. Deliberately conservative: a
+/// stem keeps at least four characters, and identifiers' parts are stemmed
+/// the same way as prose, so both sides of a match agree.
+///
+/// ```
+/// use context_pack::bm25::stem;
+/// assert_eq!(stem("extraction"), "extract");
+/// assert_eq!(stem("extracting"), "extract");
+/// assert_eq!(stem("images"), stem("image"));
+/// assert_eq!(stem("parser"), stem("parse"));
+/// assert_eq!(stem("class"), "class");
+/// ```
+pub fn stem(term: &str) -> String {
+    const SUFFIXES: [&str; 14] = [
+        "ations", "ation", "ions", "ion", "ings", "ing", "ers", "er", "ors", "or", "ies", "es",
+        "ed", "s",
+    ];
+    if !term.is_ascii() || term.len() < 5 {
+        return term.to_owned();
+    }
+    let mut base = term;
+    for suffix in SUFFIXES {
+        let Some(stripped) = term.strip_suffix(suffix) else {
+            continue;
+        };
+        if stripped.len() < 4 {
+            continue;
+        }
+        match suffix {
+            "ies" => return format!("{stripped}y"),
+            // "boxes", "matches": the plural adds "es"; "images" only "s".
+            "es" if !["s", "x", "z", "ch", "sh"]
+                .iter()
+                .any(|e| stripped.ends_with(e)) =>
+            {
+                continue;
+            }
+            // "class", "status", "analysis" are words, not plurals.
+            "s" if stripped.ends_with(['s', 'u', 'i']) => return term.to_owned(),
+            _ => {}
+        }
+        base = stripped;
+        break;
+    }
+    // A final silent "e" goes too, so "parse" meets "parser" and "parsing".
+    match base.strip_suffix('e') {
+        Some(shorter) if shorter.len() >= 4 => shorter.to_owned(),
+        _ => base.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stems_meet_across_forms() {
+        for (word, expected) in [
+            ("extracts", "extract"),
+            ("extracted", "extract"),
+            ("extractor", "extract"),
+            ("watermarks", "watermark"),
+            ("addresses", "address"),
+            ("images", "imag"),
+            ("image", "imag"),
+            ("pages", "page"),
+            ("libraries", "library"),
+            ("status", "status"),
+            ("process", "process"),
+            ("text", "text"),
+            ("данные", "данные"),
+        ] {
+            assert_eq!(stem(word), expected, "{word}");
+        }
+    }
 
     #[test]
     fn identifier_splitting() {

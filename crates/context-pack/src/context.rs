@@ -6,10 +6,13 @@
 //!
 //! | block | share |
 //! | --- | --- |
-//! | (a) README | 25 % |
-//! | (b) summary table of the top modules | 20 % |
-//! | (c) source or skeletons of the core classes | 45 % |
+//! | (a) README, its most useful sections first | 20 % |
+//! | where to look: the task's best matching functions and classes (with a task or keywords) | 25 % |
+//! | (b) summary table of the top modules | 15 % |
+//! | (c) source or skeletons of the core classes | 30 % |
 //! | (d) paths of the other top-ranked modules | the rest (10 % plus leftovers) |
+//!
+//! Without a task the "where to look" block is empty and its share passes on.
 //!
 //! A block is filled with whole units (README sections, table rows,
 //! classes, directory lines) while they fit; a unit that does not fit is
@@ -25,6 +28,7 @@ use repo_graph::{ClassId, EntityId, ModuleId, RepoGraph};
 use serde::{Deserialize, Serialize};
 
 use crate::bm25::Bm25;
+use crate::hits;
 use crate::markdown;
 use crate::summary::{StaticSummarizer, Summarizer};
 use crate::{Encoding, TokenCounter};
@@ -35,6 +39,8 @@ use crate::{Encoding, TokenCounter};
 pub enum BlockKind {
     /// (a) The README.
     Readme,
+    /// The functions and classes that best match the task, by declaration.
+    TaskHits,
     /// (b) One-line summaries of the top modules.
     ModuleSummaries,
     /// (c) Source or skeletons of the core classes.
@@ -46,9 +52,10 @@ pub enum BlockKind {
 impl BlockKind {
     fn share_percent(self) -> usize {
         match self {
-            BlockKind::Readme => 25,
-            BlockKind::ModuleSummaries => 20,
-            BlockKind::CoreComponents => 45,
+            BlockKind::Readme => 20,
+            BlockKind::TaskHits => 25,
+            BlockKind::ModuleSummaries => 15,
+            BlockKind::CoreComponents => 30,
             BlockKind::ModulePaths => 10,
         }
     }
@@ -99,6 +106,7 @@ pub struct ContextBuilder<'g> {
     ranking: &'g Ranking,
     budget: usize,
     task: Option<String>,
+    keywords: Vec<String>,
     top_modules: usize,
     core_classes: usize,
     encoding: Encoding,
@@ -113,6 +121,7 @@ impl<'g> ContextBuilder<'g> {
             ranking,
             budget: 8_000,
             task: None,
+            keywords: Vec::new(),
             top_modules: 20,
             core_classes: 10,
             encoding: Encoding::default(),
@@ -131,6 +140,18 @@ impl<'g> ContextBuilder<'g> {
     pub fn task(mut self, task: impl Into<String>) -> Self {
         let task = task.into();
         self.task = (!task.trim().is_empty()).then_some(task);
+        self
+    }
+
+    /// Extra search terms for the task: English words and likely
+    /// identifiers, for a task whose own words match nothing (another
+    /// language) or too little.
+    pub fn keywords<S: Into<String>>(mut self, keywords: impl IntoIterator<Item = S>) -> Self {
+        self.keywords = keywords
+            .into_iter()
+            .map(Into::into)
+            .filter(|k: &String| !k.trim().is_empty())
+            .collect();
         self
     }
 
@@ -163,12 +184,15 @@ impl<'g> ContextBuilder<'g> {
         let counter =
             TokenCounter::new(self.encoding).map_err(|_| crate::Error::Tokenizer(self.encoding))?;
         let (modules, classes) = self.order();
+        let query = hits::query_terms(self.task.as_deref(), &self.keywords);
+        let hits = hits::search(self.graph, self.ranking, &query, &[]);
         let mut blocks = Vec::new();
         let mut carry = 0usize;
         // Separators between blocks ("\n\n") are paid for up front.
-        let usable = self.budget.saturating_sub(3 * 2);
+        let usable = self.budget.saturating_sub(4 * 2);
         let kinds = [
             BlockKind::Readme,
+            BlockKind::TaskHits,
             BlockKind::ModuleSummaries,
             BlockKind::CoreComponents,
             BlockKind::ModulePaths,
@@ -182,6 +206,7 @@ impl<'g> ContextBuilder<'g> {
             };
             let text = match kind {
                 BlockKind::Readme => self.readme(&counter, share),
+                BlockKind::TaskHits => hits::hits_block(self.graph, &hits, &counter, share),
                 BlockKind::ModuleSummaries => self.summaries(&counter, share, &modules)?,
                 BlockKind::CoreComponents => self.core(&counter, share, &classes),
                 BlockKind::ModulePaths => self.paths(&counter, share, &modules),
@@ -235,7 +260,8 @@ impl<'g> ContextBuilder<'g> {
             .iter()
             .map(|c| (c.id, c.score))
             .collect();
-        if let Some(task) = &self.task {
+        let query = self.query_text();
+        if let Some(task) = &query {
             let module_docs: Vec<String> = graph
                 .modules()
                 .iter()
@@ -282,6 +308,13 @@ impl<'g> ContextBuilder<'g> {
             modules.into_iter().map(|(id, _)| id).collect(),
             classes.into_iter().map(|(id, _)| id).collect(),
         )
+    }
+
+    /// The task and the keywords, as one text to search with.
+    fn query_text(&self) -> Option<String> {
+        let mut parts: Vec<&str> = self.task.iter().map(String::as_str).collect();
+        parts.extend(self.keywords.iter().map(String::as_str));
+        (!parts.is_empty()).then(|| parts.join(" "))
     }
 
     /// (a) The README, whole or trimmed at heading boundaries.

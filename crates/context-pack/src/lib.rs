@@ -33,11 +33,13 @@
 
 pub mod bm25;
 mod context;
+mod hits;
 pub mod markdown;
 pub mod select;
 mod summary;
 
 pub use context::{Block, BlockKind, ContextBuilder, RepoContext};
+pub use hits::task_terms_found;
 /// Token counting is `llm`'s: one type for context budgets and usage.
 pub use llm::{Encoding, TokenCounter};
 pub use summary::{StaticSummarizer, Summarizer};

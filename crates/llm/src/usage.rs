@@ -344,6 +344,12 @@ impl UsageMeter {
         total.add_tokens(&response.usage, cost);
     }
 
+    /// Adds the usage of calls metered elsewhere (by another meter, or a
+    /// step that reports its own total).
+    pub fn add(&self, usage: &Usage) {
+        *self.lock() += usage;
+    }
+
     /// Adds one failed call (and the tokens it spent, if any).
     pub fn record_error(&self, model: &str, error: &LlmError) {
         let spent = error.usage().copied();

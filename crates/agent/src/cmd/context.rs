@@ -26,6 +26,11 @@ pub struct ContextArgs {
     /// Bias the context toward this task.
     #[arg(long)]
     task: Option<String>,
+    /// Extra search terms for the task, comma-separated: English words and
+    /// likely identifiers (what `run` asks the model for when the task's own
+    /// words find nothing, e.g. a task written in Chinese).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,C")]
+    keywords: Vec<String>,
     /// The hard limit, in tokens.
     #[arg(long, default_value_t = 8_000)]
     budget: usize,
@@ -73,7 +78,9 @@ pub fn run_context(args: ContextArgs) -> anyhow::Result<()> {
     if let Some(task) = &args.task {
         builder = builder.task(task.clone());
     }
-    let context = builder.build()?;
+    let context = builder
+        .keywords(args.keywords.iter().map(|k| k.trim().to_owned()))
+        .build()?;
     let text = match args.format {
         Format::Markdown => context.render_markdown() + "\n",
         Format::Json => {

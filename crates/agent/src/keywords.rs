@@ -1,0 +1,118 @@
+//! Search terms for a task whose own words find too little in the
+//! repository: GitTaskBench writes its tasks in Chinese, and BM25 over
+//! identifiers matches nothing in them. One short model call turns the task
+//! into English search terms and likely identifiers; the initial context
+//! is then built with them.
+
+use llm::{ChatModel, ChatRequest, Message, UsageMeter};
+
+use crate::trajectory::{SetupEvent, SetupPurpose};
+
+/// Fewer task words than this that name something in the repository, and
+/// the model is asked for search terms.
+pub(crate) const MIN_TERMS_FOUND: usize = 2;
+
+/// Most terms kept from the model's answer.
+const MAX_TERMS: usize = 12;
+
+/// Longest term kept: identifiers, not sentences.
+const MAX_TERM_CHARS: usize = 48;
+
+/// Asks `model` for search terms for `task` in the repository `repo`. A
+/// failed call is no failure of the run: the context is then built from
+/// the task alone, and the event says why.
+pub(crate) async fn search_terms(
+    model: &dyn ChatModel,
+    task: &str,
+    repo: &str,
+) -> (Vec<String>, SetupEvent) {
+    let meter = UsageMeter::default();
+    let request = ChatRequest::new(vec![
+        Message::system(
+            "You turn a task into search terms for finding code in a repository. Answer with \
+             one line of comma-separated terms and nothing else.",
+        ),
+        Message::user(format!(
+            "Repository: {repo}\nTask: {task}\n\nList 3 to 10 English search terms and the \
+             function, class or module names the code that does this task is likely to have \
+             (for example: extract, html to text, extract_text, Extractor)."
+        )),
+    ])
+    .with_temperature(0.0)
+    .with_max_tokens(120);
+    let (terms, result) = match model.complete(&request).await {
+        Ok(response) => {
+            meter.record_response(model.model_name(), &response);
+            let terms = parse_terms(response.content.as_deref().unwrap_or(""));
+            let result = if terms.is_empty() {
+                "the answer held no usable terms".to_owned()
+            } else {
+                terms.join(", ")
+            };
+            (terms, result)
+        }
+        Err(error) => {
+            meter.record_error(model.model_name(), &error);
+            tracing::warn!(%error, "asking for search terms failed; the context uses the task alone");
+            (Vec::new(), format!("failed: {error}"))
+        }
+    };
+    let event = SetupEvent {
+        purpose: SetupPurpose::SearchTerms,
+        usage: meter.summary(),
+        result,
+    };
+    (terms, event)
+}
+
+/// The terms of a reply: split at commas, semicolons and line breaks,
+/// stripped of list markers, quotes and backticks; only terms with Latin
+/// letters, at most [`MAX_TERM_CHARS`] long, at most [`MAX_TERMS`] of
+/// them, duplicates dropped. A model's reply is untrusted text: whatever
+/// it holds, this keeps a few short words.
+pub(crate) fn parse_terms(reply: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for piece in reply.split([',', ';', '\n', '、', '，']) {
+        let term = piece
+            .trim()
+            .trim_start_matches(['-', '*', '•'])
+            .trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ')')
+            .trim()
+            .trim_matches(['`', '"', '\'', '“', '”'])
+            .trim();
+        if term.is_empty()
+            || term.chars().count() > MAX_TERM_CHARS
+            || !term.chars().any(|c| c.is_ascii_alphabetic())
+            || out.iter().any(|t| t.eq_ignore_ascii_case(term))
+        {
+            continue;
+        }
+        out.push(term.to_owned());
+        if out.len() == MAX_TERMS {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_become_short_terms() {
+        assert_eq!(
+            parse_terms("extract, html to text, `extract_text`, Extractor"),
+            ["extract", "html to text", "extract_text", "Extractor"]
+        );
+        assert_eq!(
+            parse_terms("1. watermark\n2) embed\n- \"decode\"\n提取, 提取"),
+            ["watermark", "embed", "decode"]
+        );
+        assert_eq!(parse_terms("a, A, a"), ["a"]);
+        let long = "x".repeat(100);
+        assert!(parse_terms(&long).is_empty());
+        let many: Vec<String> = (0..50).map(|i| format!("term{i}")).collect();
+        assert_eq!(parse_terms(&many.join(",")).len(), MAX_TERMS);
+    }
+}

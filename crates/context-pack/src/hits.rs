@@ -1,0 +1,449 @@
+//! "Where to look": the functions and classes that best match the task,
+//! shown by their declaration line and the first line of their
+//! documentation, grouped by file, so the model sees *where* the code is,
+//! not only that a module matters.
+//!
+//! The search is BM25 over each function's and class's name (split into
+//! words), qualified name, parameter names and docstring, with a light
+//! stemmer on both sides, combined with importance; entities the README's
+//! code or the usage facts name are raised. Tests, private names and
+//! dunder methods are lowered, since a task almost never starts there.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use importance::Ranking;
+use repo_graph::{ClassId, EntityId, FunctionId, RepoGraph};
+
+use crate::TokenCounter;
+use crate::bm25::{Bm25, stem, terms};
+use crate::markdown;
+
+/// How many entities are considered for the block at most.
+const MAX_HITS: usize = 40;
+/// How many entities one file shows at most.
+const PER_FILE: usize = 4;
+/// Characters of a declaration shown before it is cut.
+const MAX_DECLARATION: usize = 120;
+
+/// A scored entity.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Hit {
+    pub(crate) entity: EntityId,
+    pub(crate) score: f64,
+}
+
+/// What the search is for: the task's words and any extra search terms.
+pub(crate) fn query_terms(task: Option<&str>, keywords: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for text in task.into_iter().chain(keywords.iter().map(String::as_str)) {
+        out.extend(terms(&split_scripts(text)).iter().map(|t| stem(t)));
+    }
+    out
+}
+
+/// Puts a space where Latin letters or digits meet another script, so that
+/// "提取PDF文件" yields the term `pdf` (Chinese has no spaces between words).
+fn split_scripts(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut previous_ascii: Option<bool> = None;
+    for c in text.chars() {
+        let ascii = c.is_ascii();
+        if c.is_alphanumeric() && previous_ascii.is_some_and(|p| p != ascii) {
+            out.push(' ');
+        }
+        previous_ascii = c.is_alphanumeric().then_some(ascii);
+        out.push(c);
+    }
+    out
+}
+
+/// The entities that best match `query` (stemmed terms), best first.
+/// `boosted` entities (named by the README's code or the usage facts) get
+/// a bonus even when their text does not match.
+pub(crate) fn search(
+    graph: &RepoGraph,
+    ranking: &Ranking,
+    query: &[String],
+    boosted: &[EntityId],
+) -> Vec<Hit> {
+    if query.is_empty() {
+        return Vec::new();
+    }
+    let functions = graph.functions();
+    let classes = graph.classes();
+    let entities: Vec<EntityId> = (0..classes.len())
+        .map(|i| EntityId::Class(ClassId(i as u32)))
+        .chain((0..functions.len()).map(|i| EntityId::Function(FunctionId(i as u32))))
+        .collect();
+    let index = Bm25::from_terms(entities.iter().map(|&e| document(graph, e)));
+    let relevance = index.scores_for_terms(query.to_vec());
+    let max_relevance = relevance.iter().copied().fold(0.0, f64::max);
+    if max_relevance <= 0.0 {
+        return Vec::new();
+    }
+    let importance = Importance::new(graph, ranking);
+    let mut query_set: Vec<&str> = query.iter().map(String::as_str).collect();
+    query_set.sort_unstable();
+    query_set.dedup();
+    let mut hits: Vec<Hit> = entities
+        .iter()
+        .zip(&relevance)
+        .filter(|(_, r)| **r > 0.0)
+        .map(|(&entity, &r)| {
+            let mut score = r / max_relevance
+                + 0.6 * name_match(graph, entity, &query_set)
+                + 0.35 * importance.of(entity);
+            if boosted.contains(&entity) {
+                score += 0.3;
+            }
+            score *= demotion(graph, entity);
+            Hit { entity, score }
+        })
+        .collect();
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| graph.qualname(a.entity).cmp(graph.qualname(b.entity)))
+    });
+    // A docstring that mentions one of the words in passing is no hit: keep
+    // what scores near the best.
+    let floor = hits.first().map_or(0.0, |h| h.score * MIN_SHARE_OF_BEST);
+    hits.retain(|h| h.score >= floor);
+    hits.truncate(MAX_HITS);
+    hits
+}
+
+/// A hit must score at least this share of the best one.
+const MIN_SHARE_OF_BEST: f64 = 0.4;
+
+/// The share of the entity's name's words that the query names: `extract`
+/// for "extract the text" is 1, `extract_metadata` 0.5. A name is the
+/// strongest evidence of what code does, and BM25 over a long docstring
+/// and parameter list dilutes it.
+fn name_match(graph: &RepoGraph, entity: EntityId, query: &[&str]) -> f64 {
+    let name = match entity {
+        EntityId::Class(c) => graph.class(c).map_or("", |c| c.name.as_str()),
+        EntityId::Function(f) => graph.function(f).map_or("", |f| f.name.as_str()),
+        EntityId::Module(_) => "",
+    };
+    let words: Vec<String> = terms(name)
+        .iter()
+        .filter(|t| !t.contains('_'))
+        .map(|t| stem(t))
+        .collect();
+    // A compound name is also listed whole ("extract_text" and its parts);
+    // count the parts only, unless it is a single word.
+    let parts: Vec<&String> = if words.len() > 1 {
+        words
+            .iter()
+            .filter(|w| **w != stem(&name.to_lowercase()))
+            .collect()
+    } else {
+        words.iter().collect()
+    };
+    if parts.is_empty() {
+        return 0.0;
+    }
+    let matched = parts
+        .iter()
+        .filter(|w| query.binary_search(&w.as_str()).is_ok())
+        .count();
+    matched as f64 / parts.len() as f64
+}
+
+/// How many distinct words of `text` name something in the repository
+/// (a function's or class's name or docstring words, a module's name): the
+/// measure of whether a task's own words can steer the context, or whether
+/// search terms must be asked for (a task in another language finds none).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("pdf.py"), "def extract_text(path):\n    '''Reads a PDF.'''\n")?;
+/// let graph = repo_graph::Analyzer::new(dir.path()).analyze()?;
+/// assert_eq!(context_pack::task_terms_found(&graph, "Extract the text of a PDF"), 3);
+/// // Chinese words find nothing; the Latin ones among them still count.
+/// assert_eq!(context_pack::task_terms_found(&graph, "提取文件的文本"), 0);
+/// assert_eq!(context_pack::task_terms_found(&graph, "提取PDF文件的文本"), 1);
+/// # Ok(())
+/// # }
+/// ```
+pub fn task_terms_found(graph: &RepoGraph, text: &str) -> usize {
+    let mut wanted = query_terms(Some(text), &[]);
+    wanted.retain(|t| t.is_ascii());
+    wanted.sort_unstable();
+    wanted.dedup();
+    if wanted.is_empty() {
+        return 0;
+    }
+    let mut found = vec![false; wanted.len()];
+    let mut mark = |terms: Vec<String>| {
+        for term in terms {
+            if let Ok(i) = wanted.binary_search(&term) {
+                found[i] = true;
+            }
+        }
+    };
+    for m in graph.modules() {
+        mark(terms(&m.name).iter().map(|t| stem(t)).collect());
+    }
+    for i in 0..graph.classes().len() {
+        mark(document(graph, EntityId::Class(ClassId(i as u32))));
+    }
+    for i in 0..graph.functions().len() {
+        mark(document(graph, EntityId::Function(FunctionId(i as u32))));
+    }
+    found.iter().filter(|f| **f).count()
+}
+
+/// The terms one entity is found by. The name counts twice: a function
+/// called `extract` is about extracting more surely than one whose
+/// docstring mentions it once.
+fn document(graph: &RepoGraph, entity: EntityId) -> Vec<String> {
+    let mut text = String::new();
+    let (name, doc) = match entity {
+        EntityId::Class(c) => match graph.class(c) {
+            Some(class) => {
+                for &method in &class.methods {
+                    if let Some(f) = graph.function(method)
+                        && !f.name.starts_with('_')
+                    {
+                        text.push(' ');
+                        text.push_str(&f.name);
+                    }
+                }
+                (class.name.as_str(), class.docstring.as_deref())
+            }
+            None => return Vec::new(),
+        },
+        EntityId::Function(f) => match graph.function(f) {
+            Some(function) => {
+                // A few parameters say what goes in; thirty only dilute.
+                for p in function.params.iter().filter(|p| p.name != "self").take(6) {
+                    text.push(' ');
+                    text.push_str(&p.name);
+                }
+                (function.name.as_str(), function.docstring.as_deref())
+            }
+            None => return Vec::new(),
+        },
+        EntityId::Module(_) => return Vec::new(),
+    };
+    // The file's name says what its contents are about ("page", "reader");
+    // the whole qualified name would lend every method its class's words.
+    let module = graph
+        .module_of(entity)
+        .and_then(|m| graph.module(m))
+        .map_or("", |m| m.name.rsplit('.').next().unwrap_or(""));
+    let _ = write!(text, " {name} {name} {module}");
+    if let Some(doc) = doc {
+        // The first paragraph says what it does; the rest is detail.
+        let head: String = doc.chars().take(400).collect();
+        text.push(' ');
+        text.push_str(&head);
+    }
+    terms(&text).iter().map(|t| stem(t)).collect()
+}
+
+/// Importance of functions and classes, each normalised to [0, 1].
+struct Importance {
+    classes: Vec<f64>,
+    functions: Vec<f64>,
+}
+
+impl Importance {
+    fn new(graph: &RepoGraph, ranking: &Ranking) -> Self {
+        let mut classes = vec![0.0; graph.classes().len()];
+        let mut functions = vec![0.0; graph.functions().len()];
+        for c in &ranking.classes {
+            if let Some(slot) = classes.get_mut(c.id.index()) {
+                *slot = c.score;
+            }
+        }
+        for f in &ranking.functions {
+            if let Some(slot) = functions.get_mut(f.id.index()) {
+                *slot = f.score;
+            }
+        }
+        normalise(&mut classes);
+        normalise(&mut functions);
+        Importance { classes, functions }
+    }
+
+    fn of(&self, entity: EntityId) -> f64 {
+        match entity {
+            EntityId::Class(c) => self.classes.get(c.index()).copied().unwrap_or(0.0),
+            EntityId::Function(f) => self.functions.get(f.index()).copied().unwrap_or(0.0),
+            EntityId::Module(_) => 0.0,
+        }
+    }
+}
+
+fn normalise(values: &mut [f64]) {
+    let max = values.iter().copied().fold(0.0, f64::max);
+    if max > 0.0 {
+        for v in values {
+            *v /= max;
+        }
+    }
+}
+
+/// Factor for places a task rarely starts: tests, private names, dunder
+/// methods.
+fn demotion(graph: &RepoGraph, entity: EntityId) -> f64 {
+    let path = graph
+        .module_of(entity)
+        .and_then(|m| graph.module(m))
+        .map_or("", |m| m.path.as_str());
+    let mut factor = 1.0;
+    if is_test_path(path) {
+        factor *= 0.25;
+    }
+    let name = match entity {
+        EntityId::Class(c) => graph.class(c).map_or("", |c| c.name.as_str()),
+        EntityId::Function(f) => graph.function(f).map_or("", |f| f.name.as_str()),
+        EntityId::Module(_) => "",
+    };
+    if name.starts_with("__") && name.ends_with("__") {
+        factor *= 0.3;
+    } else if name.starts_with('_') {
+        factor *= 0.5;
+    }
+    factor
+}
+
+fn is_test_path(path: &str) -> bool {
+    path.split('/').any(|part| {
+        matches!(part, "test" | "tests" | "testing" | "conftest.py")
+            || part.starts_with("test_")
+            || part.ends_with("_test.py")
+            || part.ends_with("Test.java")
+    })
+}
+
+/// Renders the hits as a Markdown block within `share` tokens: files in
+/// the order of their best hit, each with its entities' declarations.
+pub(crate) fn hits_block(
+    graph: &RepoGraph,
+    hits: &[Hit],
+    counter: &TokenCounter,
+    share: usize,
+) -> String {
+    let heading = "## Where to look for this task\n";
+    if hits.is_empty() || counter.count(heading) + 24 > share {
+        return String::new();
+    }
+    // Files in the order of their best hit.
+    let mut files: Vec<(&str, Vec<EntityId>)> = Vec::new();
+    let mut position: BTreeMap<&str, usize> = BTreeMap::new();
+    for hit in hits {
+        let Some(module) = graph.module_of(hit.entity).and_then(|m| graph.module(m)) else {
+            continue;
+        };
+        let slot = *position.entry(module.path.as_str()).or_insert_with(|| {
+            files.push((module.path.as_str(), Vec::new()));
+            files.len() - 1
+        });
+        if let Some((_, entities)) = files.get_mut(slot)
+            && entities.len() < PER_FILE
+        {
+            entities.push(hit.entity);
+        }
+    }
+    let mut text = String::from(heading);
+    let mut used = counter.count(&text);
+    let mut shown = 0usize;
+    'files: for (path, entities) in files {
+        let file_line = format!("\n{}\n", markdown::code_span(path));
+        let file_tokens = counter.count(&file_line);
+        let mut lines = String::new();
+        let mut lines_tokens = 0usize;
+        for entity in entities {
+            let line = entry_line(graph, entity);
+            let tokens = counter.count(&line);
+            if used + file_tokens + lines_tokens + tokens > share {
+                if lines.is_empty() {
+                    break 'files;
+                }
+                break;
+            }
+            lines.push_str(&line);
+            lines_tokens += tokens;
+        }
+        if lines.is_empty() {
+            continue;
+        }
+        text.push_str(&file_line);
+        text.push_str(&lines);
+        used += file_tokens + lines_tokens;
+        shown += 1;
+    }
+    if shown == 0 {
+        return String::new();
+    }
+    text.trim_end().to_owned()
+}
+
+/// `- `def name(params):` (line 12, in `Class`) — first docstring line`
+fn entry_line(graph: &RepoGraph, entity: EntityId) -> String {
+    let mut declaration = graph.declaration(entity);
+    if declaration.chars().count() > MAX_DECLARATION {
+        declaration = declaration
+            .chars()
+            .take(MAX_DECLARATION)
+            .collect::<String>()
+            + " …";
+    }
+    let (line, owner, doc) = match entity {
+        EntityId::Class(c) => graph.class(c).map_or((0, None, None), |c| {
+            (c.span.start_line, None, c.docstring.as_deref())
+        }),
+        EntityId::Function(f) => graph.function(f).map_or((0, None, None), |f| {
+            let owner = match f.parent {
+                EntityId::Class(c) => graph.class(c).map(|c| c.name.as_str()),
+                _ => None,
+            };
+            (f.span.start_line, owner, f.docstring.as_deref())
+        }),
+        EntityId::Module(_) => (0, None, None),
+    };
+    let mut out = format!("- {} (line {line}", markdown::code_span(&declaration));
+    if let Some(owner) = owner {
+        let _ = write!(out, ", in {}", markdown::code_span(owner));
+    }
+    out.push(')');
+    if let Some(first) = doc.and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty())) {
+        let first: String = first.chars().take(120).collect();
+        let _ = write!(out, " — {}", markdown::one_line(&first));
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_paths_are_recognised() {
+        assert!(is_test_path("pkg/tests/test_core.py"));
+        assert!(is_test_path("test_x.py"));
+        assert!(is_test_path("src/test/java/AppTest.java"));
+        assert!(!is_test_path("pkg/core.py"));
+        assert!(!is_test_path("pkg/testimony.py"));
+    }
+
+    #[test]
+    fn query_terms_are_stemmed_and_merged() {
+        let q = query_terms(Some("Extracting pages"), &["watermarks".into()]);
+        assert_eq!(q, ["extract", "page", "watermark"]);
+        assert!(
+            query_terms(Some("根据仓库内容"), &[])
+                .iter()
+                .all(|t| !t.is_ascii())
+        );
+        assert_eq!(split_scripts("提取PDF文件"), "提取 PDF 文件");
+        assert_eq!(split_scripts("a-b 文c"), "a-b 文 c");
+    }
+}
