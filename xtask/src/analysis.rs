@@ -26,7 +26,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::{cargo, run, target_dir, workspace_root};
+use crate::{cargo, ensure_venv, run, target_dir, workspace_root};
 
 /// The reference wheel the parse comparison runs: the Python binding of the
 /// tree-sitter C library with the grammar versions this project uses.
@@ -203,42 +203,7 @@ fn best(lines: &[Value], key: &str) -> Option<f64> {
 /// there yet, writes the parse script, and returns (python, script).
 fn reference_wheel() -> anyhow::Result<(PathBuf, PathBuf)> {
     let dir = workspace_root().join("target/tree-sitter-wheel");
-    let python = dir.join("venv/bin/python");
-    let wanted: Vec<String> = WHEEL_PACKAGES
-        .iter()
-        .map(|(name, version)| format!("{name}=={version}"))
-        .collect();
-    let probe = format!(
-        "import importlib.metadata as m; print(' '.join(f'{{p}}=={{m.version(p)}}' for p in {:?}))",
-        WHEEL_PACKAGES.iter().map(|(n, _)| *n).collect::<Vec<_>>()
-    );
-    let installed = Command::new(&python)
-        .args(["-c", &probe])
-        .stderr(Stdio::null())
-        .output()
-        .is_ok_and(|o| {
-            o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == wanted.join(" ")
-        });
-    if !installed {
-        eprintln!(
-            "installing {} into {}",
-            wanted.join(" "),
-            dir.join("venv").display()
-        );
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        if !python.is_file() {
-            run(Command::new("python3")
-                .arg("-m")
-                .arg("venv")
-                .arg(dir.join("venv")))
-            .context("cannot create a venv; install python3 with its venv module")?;
-        }
-        run(Command::new(&python)
-            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
-            .args(&wanted))
-        .context("pip install of the reference wheel failed; is PyPI reachable?")?;
-    }
+    let python = ensure_venv(&dir.join("venv"), WHEEL_PACKAGES)?;
     let script = dir.join("wheel_parse.py");
     std::fs::write(&script, WHEEL_SCRIPT)
         .with_context(|| format!("cannot write {}", script.display()))?;
@@ -391,7 +356,7 @@ pub(crate) fn bench(rest: &[&str], corpora: Vec<Corpus>) -> anyhow::Result<()> {
 }
 
 /// The 1-minute load average (Linux).
-fn load_average() -> Option<String> {
+pub(crate) fn load_average() -> Option<String> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
     text.split_whitespace().next().map(str::to_string)
 }
@@ -512,7 +477,7 @@ fn markdown(rows: &[Row], options: &Options) -> String {
 }
 
 /// 12345 -> "12,345".
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -17,6 +17,10 @@
 //!   graded with the benchmark's test scripts. xtask itself links none of
 //!   the workspace's crates, so every `cargo xtask ...` (the README's test
 //!   command too) starts without building the agent and the model.
+//! - `bench localization`: how often the initial context of `repo-agent
+//!   context` shows the code a task needs, against aider's repo map, on the
+//!   hand-labelled tasks of `testdata/localization.json`
+//!   (`localization.rs`, docs/PERFORMANCE.md).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,6 +28,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 mod analysis;
+mod localization;
 mod model;
 
 /// A PyPI source distribution the benchmarks read, unpacked into
@@ -95,6 +100,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "importance", rest @ ..] => bench_importance(rest),
         ["bench", "context", rest @ ..] => bench_context(rest),
         ["bench", "gittaskbench", rest @ ..] => bench_gittaskbench(rest),
+        ["bench", "localization", rest @ ..] => localization::bench(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
@@ -106,7 +112,9 @@ fn main() -> anyhow::Result<()> {
                  analyse every corpus (a deadline per run), compare parsing with the tree-sitter wheel\n  \
                  bench importance [--runs N]  measure ranking, and the git feature on a 12,000-commit history\n  \
                  bench context [--runs N]  measure the initial context and a code view of the largest module\n  \
-                 bench gittaskbench --root DIR [...]  run and grade GitTaskBench (see --help)"
+                 bench gittaskbench --root DIR [...]  run and grade GitTaskBench (see --help)\n  \
+                 bench localization [--budgets N,...] [--only LIB,...] [--json OUT] [--no-aider] [--keywords] [--verbose]\n      \
+                 how often the initial context shows a task's entry points, against aider's repo map"
             );
             bail!("unknown or missing command")
         }
@@ -225,6 +233,20 @@ fn test(extra: &[&str]) -> anyhow::Result<()> {
 /// `wanted` picks which to fetch: the benches that read two corpora do not
 /// download the other twelve.
 fn corpus(wanted: impl Fn(&Sdist) -> bool) -> anyhow::Result<Vec<(&'static Sdist, PathBuf)>> {
+    let roots = fetch_sdists(wanted)?;
+    let dir = workspace_root().join("target/corpus");
+    let synthetic = dir.join(SYNTHETIC_GIT);
+    if !synthetic.join(".git").is_dir() {
+        synthetic_history(&synthetic, SYNTHETIC_COMMITS)?;
+    }
+    jdk_corpus(&dir)?;
+    Ok(roots)
+}
+
+/// Downloads and unpacks the PyPI sdists `wanted` picks into
+/// `target/corpus/` (only those not there yet); returns them with their
+/// directories in [`PYTHON_CORPORA`]'s order.
+fn fetch_sdists(wanted: impl Fn(&Sdist) -> bool) -> anyhow::Result<Vec<(&'static Sdist, PathBuf)>> {
     let dir = workspace_root().join("target/corpus");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut roots = Vec::new();
@@ -264,12 +286,46 @@ fn corpus(wanted: impl Fn(&Sdist) -> bool) -> anyhow::Result<Vec<(&'static Sdist
             .arg("-C")
             .arg(&dir))?;
     }
-    let synthetic = dir.join(SYNTHETIC_GIT);
-    if !synthetic.join(".git").is_dir() {
-        synthetic_history(&synthetic, SYNTHETIC_COMMITS)?;
-    }
-    jdk_corpus(&dir)?;
     Ok(roots)
+}
+
+/// A Python venv at `dir` with exactly these `(package, version)` pins
+/// installed (checked with importlib.metadata, installed with pip when
+/// they are not); returns its python.
+fn ensure_venv(dir: &Path, packages: &[(&str, &str)]) -> anyhow::Result<PathBuf> {
+    let python = dir.join("bin/python");
+    let wanted: Vec<String> = packages
+        .iter()
+        .map(|(name, version)| format!("{name}=={version}"))
+        .collect();
+    let probe = format!(
+        "import importlib.metadata as m; print(' '.join(f'{{p}}=={{m.version(p)}}' for p in {:?}))",
+        packages.iter().map(|(n, _)| *n).collect::<Vec<_>>()
+    );
+    let installed = Command::new(&python)
+        .args(["-c", &probe])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| {
+            o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == wanted.join(" ")
+        });
+    if !installed {
+        eprintln!("installing {} into {}", wanted.join(" "), dir.display());
+        if !python.is_file() {
+            run(Command::new("python3").arg("-m").arg("venv").arg(dir))
+                .context("cannot create a venv; install python3 with its venv module")?;
+        }
+        run(Command::new(&python)
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+            .args(&wanted))
+        .with_context(|| {
+            format!(
+                "pip install {} failed; is PyPI reachable?",
+                wanted.join(" ")
+            )
+        })?;
+    }
+    Ok(python)
 }
 
 /// Unpacks `java.base` from the JDK's `src.zip` into
