@@ -19,7 +19,7 @@
 //! let repo = tempfile::tempdir()?;
 //! std::fs::write(repo.path().join("greet.py"), "def hello(name):\n    return f'hello {name}'\n")?;
 //! let out = tempfile::tempdir()?;
-//! let task = TaskSpec::new("Greet the world into output.txt", repo.path(), out.path());
+//! let task = TaskSpec::new("Greet with hello into output.txt", repo.path(), out.path());
 //!
 //! let model = Scripted::new()
 //!     .then_tool_call("search_code", json!({"query": "hello"}))
