@@ -31,6 +31,10 @@ lines; that is aider's behaviour and is kept.
 
 aider's tags cache (a diskcache) goes to --cache-dir instead of ROOT, so the
 corpus directory is left as it was and repeated runs skip parsing.
+
+aider's ranking iterates over sets of strings, so a map can change with
+Python's hash seed; the xtask runs this with PYTHONHASHSEED=0, and so should
+a `map` meant to reproduce one of its outputs.
 """
 
 import argparse

@@ -16,8 +16,9 @@
 //!   such flag);
 //! - aider's `RepoMap.get_repo_map` through `xtask/scripts/aider_repomap.py`
 //!   in a venv under `target/aider-venv` (aider-chat pinned below), one
-//!   Python process per library: the identifiers the task text mentions, and
-//!   with `--keywords` the task's keywords.
+//!   Python process per library (with `PYTHONHASHSEED=0`: aider's maps
+//!   depend on the order of its string sets): the identifiers the task text
+//!   mentions, and with `--keywords` the task's keywords.
 //!
 //! **Hit rule**, the same function for every output: an entry point hits
 //! when the text names its file (the path from the sdist's top directory,
@@ -794,8 +795,14 @@ fn run_aider(
         if let Some(o200k) = &o200k {
             command.arg("--o200k").arg(o200k);
         }
-        // No progress bars from aider's scan in the log.
-        command.env("TQDM_DISABLE", "1").stdin(Stdio::null());
+        // No progress bars from aider's scan in the log. aider's ranking
+        // iterates over sets of strings, so its maps change with Python's
+        // hash seed (a few tasks either way at small budgets): one fixed
+        // seed makes runs repeatable.
+        command
+            .env("TQDM_DISABLE", "1")
+            .env("PYTHONHASHSEED", "0")
+            .stdin(Stdio::null());
         crate::run(&mut command).context("aider's repo map failed")?;
         let text = std::fs::read_to_string(&output)
             .with_context(|| format!("cannot read {}", output.display()))?;
