@@ -319,48 +319,7 @@ impl<'g> ContextBuilder<'g> {
 
     /// (a) The README, whole or trimmed at heading boundaries.
     fn readme(&self, counter: &TokenCounter, share: usize) -> String {
-        let Some((name, text)) = find_readme(self.graph.root()) else {
-            return String::new();
-        };
-        let heading = format!("## README ({name})\n\n");
-        let room = share.saturating_sub(counter.count(&heading) + 2);
-        if room < 16 {
-            return String::new();
-        }
-        let text = text.trim();
-        if counter.count(text) <= room {
-            return close_fences(&format!("{heading}{text}"));
-        }
-        let sections = split_sections(text);
-        let mut kept = String::new();
-        let mut omitted: Vec<String> = Vec::new();
-        let marker_room = 40;
-        for (title, body) in &sections {
-            let candidate = format!("{kept}{body}");
-            if omitted.is_empty() && counter.count(&candidate) + marker_room <= room {
-                kept = candidate;
-            } else {
-                omitted.push(title.clone());
-            }
-        }
-        if kept.is_empty() {
-            kept = counter
-                .truncate(text, room.saturating_sub(marker_room))
-                .to_string();
-            omitted.push("the rest of the first section".into());
-        }
-        let listed: Vec<&str> = omitted.iter().take(8).map(String::as_str).collect();
-        let more = omitted.len().saturating_sub(listed.len());
-        let mut marker = format!(
-            "\n\n[README trimmed to fit: {} section(s) omitted: {}",
-            omitted.len(),
-            listed.join("; ")
-        );
-        if more > 0 {
-            let _ = write!(marker, "; and {more} more");
-        }
-        marker.push(']');
-        close_fences(&format!("{heading}{}{marker}", kept.trim_end()))
+        crate::readme::readme_block(self.graph.root(), self.task.as_deref(), counter, share)
     }
 
     /// (b) The summary table of the top modules.
@@ -555,65 +514,4 @@ fn close_fences(text: &str) -> String {
     } else {
         text.to_string()
     }
-}
-
-/// The README at the root: README.md, .rst, .txt or no extension, any case.
-fn find_readme(root: &std::path::Path) -> Option<(String, String)> {
-    let entries = std::fs::read_dir(root).ok()?;
-    let mut candidates: Vec<(usize, String, std::path::PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            let lower = name.to_lowercase();
-            let rank = match lower.as_str() {
-                "readme.md" | "readme.markdown" => 0,
-                "readme.rst" => 1,
-                "readme.txt" => 2,
-                "readme" => 3,
-                _ => return None,
-            };
-            e.path().is_file().then_some((rank, name, e.path()))
-        })
-        .collect();
-    candidates.sort();
-    let (_, name, path) = candidates.into_iter().next()?;
-    let bytes = std::fs::read(&path).ok()?;
-    // A huge README is cut before tokenizing; the budget is far smaller anyway.
-    let bytes = &bytes[..bytes.len().min(512 * 1024)];
-    Some((name, String::from_utf8_lossy(bytes).into_owned()))
-}
-
-/// Splits Markdown or reST into (title, text) sections at headings.
-fn split_sections(text: &str) -> Vec<(String, String)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut sections: Vec<(String, String)> = Vec::new();
-    let mut title = String::from("(introduction)");
-    let mut body = String::new();
-    let mut in_fence = false;
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim_start().starts_with("```") {
-            in_fence = !in_fence;
-        }
-        let markdown_heading = !in_fence && line.starts_with('#');
-        let rst_heading = !in_fence
-            && lines.get(i + 1).is_some_and(|next| {
-                let next = next.trim();
-                next.len() >= 3
-                    && next.len() >= line.trim().len()
-                    && !line.trim().is_empty()
-                    && next.chars().all(|c| "=-~^*+#".contains(c))
-            });
-        if (markdown_heading || rst_heading) && !body.trim().is_empty() {
-            sections.push((std::mem::take(&mut title), std::mem::take(&mut body)));
-        }
-        if markdown_heading || rst_heading {
-            title = line.trim_start_matches('#').trim().to_string();
-        }
-        body.push_str(line);
-        body.push('\n');
-    }
-    if !body.trim().is_empty() {
-        sections.push((title, body));
-    }
-    sections
 }

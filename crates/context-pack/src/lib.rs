@@ -35,6 +35,7 @@ pub mod bm25;
 mod context;
 mod hits;
 pub mod markdown;
+mod readme;
 pub mod select;
 mod summary;
 
