@@ -317,7 +317,8 @@ impl<'g> ContextBuilder<'g> {
         (!parts.is_empty()).then(|| parts.join(" "))
     }
 
-    /// (a) The README, whole or trimmed at heading boundaries.
+    /// (a) The README, cleaned of badges, image tags and link farms; whole
+    /// when it fits, else its most useful sections (`readme.rs`).
     fn readme(&self, counter: &TokenCounter, share: usize) -> String {
         crate::readme::readme_block(self.graph.root(), self.task.as_deref(), counter, share)
     }
