@@ -38,6 +38,7 @@ pub mod markdown;
 mod readme;
 pub mod select;
 mod summary;
+mod usage;
 
 pub use context::{Block, BlockKind, ContextBuilder, RepoContext};
 pub use hits::task_terms_found;

@@ -7,7 +7,7 @@
 //! ([`crate::lang::python::resolve`]: a whole-program points-to analysis;
 //! [`crate::lang::java::resolve`]: declared types), in parallel with each
 //! other, and this module assembles the entities, the FCG, the MDG and the
-//! routes from what they found.
+//! routes from what they found, then the usage facts ([`crate::usage`]).
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -157,6 +157,9 @@ pub(crate) struct ModuleOutput {
     pub route_links: Vec<RouteLink>,
     /// Resolution work units spent on this module.
     pub work: u64,
+    /// Python: internal callees of the calls written in each main block
+    /// (by block index), in call order.
+    pub main_calls: Vec<(u32, EntityId)>,
 }
 
 /// One module's share of the graph, built independently of the others.
@@ -171,6 +174,7 @@ struct ModuleParts {
     imports: Vec<(ModuleId, u32)>,
     routes: Vec<RouteDraft>,
     route_links: Vec<RouteLink>,
+    main_calls: Vec<(u32, EntityId)>,
 }
 
 fn module_parts(
@@ -307,6 +311,7 @@ fn module_parts(
         imports: imports.into_iter().collect(),
         routes: output.routes,
         route_links: output.route_links,
+        main_calls: output.main_calls,
     }
 }
 
@@ -345,6 +350,7 @@ fn assemble(
     let mut module_edges: HashMap<(ModuleId, ModuleId), Coupling> = HashMap::default();
     let mut route_drafts = Vec::new();
     let mut route_links = Vec::new();
+    let mut main_calls = Vec::with_capacity(inputs.len());
     for (m, part) in parts.into_iter().enumerate() {
         let id = ModuleId(m as u32);
         modules.push(part.module);
@@ -358,6 +364,7 @@ fn assemble(
         }
         route_drafts.extend(part.routes.into_iter().map(|r| (id, r)));
         route_links.extend(part.route_links);
+        main_calls.push(part.main_calls);
     }
     let module_of = |e: EntityId| match e {
         EntityId::Module(m) => m,
@@ -477,7 +484,7 @@ fn assemble(
         });
     }
 
-    RepoGraph {
+    let mut graph = RepoGraph {
         root: input.root.clone(),
         sources: inputs.iter().map(|m| Arc::clone(&m.text)).collect(),
         modules,
@@ -492,7 +499,16 @@ fn assemble(
         children,
         mro,
         routes,
-        elapsed: started.elapsed().max(Duration::from_nanos(1)),
+        elapsed: Duration::ZERO,
         resolution,
-    }
+        usage: crate::usage::UsageFacts::default(),
+    };
+    // Usage facts name entities, so they are read off the finished graph.
+    graph.usage = crate::usage::build(&graph, inputs, &main_calls);
+    tracing::debug!(
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "usage facts built"
+    );
+    graph.elapsed = started.elapsed().max(Duration::from_nanos(1));
+    graph
 }

@@ -7,7 +7,7 @@ use crate::lang::python::FileFacts;
 use crate::model::Language;
 
 /// Bumped whenever [`Facts`] or an extraction changes, to invalidate caches.
-pub(crate) const FACTS_VERSION: u32 = 5;
+pub(crate) const FACTS_VERSION: u32 = 6;
 
 /// Everything one file tells about itself, by language.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -117,6 +117,7 @@ pub struct RepoGraph {
     pub(crate) elapsed: Duration,
     /// What cross-file resolution cost, and where it gave up.
     pub(crate) resolution: crate::render::ResolutionStats,
+    pub(crate) usage: crate::usage::UsageFacts,
 }
 
 impl RepoGraph {
@@ -190,6 +191,13 @@ impl RepoGraph {
     /// Django), sorted by path, method and handler.
     pub fn routes(&self) -> &[Route] {
         &self.routes
+    }
+
+    /// How the repository is used: console scripts, main modules and
+    /// methods, command-line interfaces, the public API of its top-level
+    /// packages, example scripts ([`crate::usage`]).
+    pub fn usage(&self) -> &crate::usage::UsageFacts {
+        &self.usage
     }
 
     /// The package a module belongs to: for Java, the declared package

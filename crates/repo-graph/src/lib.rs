@@ -78,7 +78,9 @@
 //! The JSON form of the whole graph is [`GraphDocument`] (see
 //! `docs/GRAPH_SCHEMA.md`); [`RepoGraph::calls_map`], [`RepoGraph::tree_text`],
 //! [`RepoGraph::dot`] and [`RepoGraph::routes`] give the other views the
-//! `repo-agent analyze` command prints.
+//! `repo-agent analyze` command prints. [`RepoGraph::usage`] tells how the
+//! repository is meant to be used ([`UsageFacts`]: console scripts, main
+//! modules, command-line interfaces, public API, examples).
 
 #![deny(missing_docs)]
 
@@ -93,6 +95,7 @@ mod names;
 mod render;
 mod routes;
 mod source;
+pub mod usage;
 mod walk;
 
 use std::path::{Path, PathBuf};
@@ -119,6 +122,11 @@ pub use render::{
 };
 pub use routes::{Framework, HttpMethod, Route};
 pub use source::read_small_text;
+pub use usage::{
+    ApiEntry, ApiOrigin, CliCommand, CliFramework, CliOption, ConfigSkip, ConfigSkipReason,
+    Distribution, EntryPoint, EntryPointKind, EntryPointSource, ExampleScript, MainEntry, MainKind,
+    UsageFacts,
+};
 pub use walk::is_tool_directory;
 
 /// Splits the cost of one file of `language` into parsing and extraction

@@ -122,6 +122,9 @@ pub struct GraphDocument {
     /// Web routes.
     #[serde(default)]
     pub routes: Vec<Route>,
+    /// How the repository is used ([`RepoGraph::usage`]).
+    #[serde(default)]
+    pub usage: crate::usage::UsageFacts,
 }
 
 /// The web routes of a repository (`--format routes`).
@@ -206,6 +209,7 @@ impl RepoGraph {
             module_edges: self.module_edges(),
             skipped: self.skipped.clone(),
             routes: self.routes.clone(),
+            usage: self.usage.clone(),
         }
     }
 

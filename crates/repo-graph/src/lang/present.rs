@@ -33,7 +33,7 @@ use std::fmt::Write as _;
 use crate::graph::RepoGraph;
 use crate::model::{
     BaseRelation, Class, ClassId, EntityId, Function, FunctionId, FunctionKind, JavaTypeKind,
-    Language, Modifier, Module, ParamKind,
+    Language, Modifier, Module, Param, ParamKind,
 };
 
 impl Language {
@@ -246,6 +246,60 @@ impl RepoGraph {
                 }
             }),
         }
+    }
+
+    /// How a Python function or class is called under `name` (the name
+    /// a package exports it as): `name(params) -> returns` for a function,
+    /// without the `self` or `cls` of a method; `name(params)` of the
+    /// `__init__` found through the MRO for a class (`name()` without
+    /// one). Other entities, and Java's, give their
+    /// [`RepoGraph::signature`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), repo_graph::Error> {
+    /// # let dir = tempfile::tempdir().map_err(repo_graph::Error::Io)?;
+    /// # let write = |p: &str, t: &str| std::fs::write(dir.path().join(p), t).map_err(repo_graph::Error::Io);
+    /// write("m.py", "def extract(text, *, url=None) -> str:\n    pass\n\nclass Base:\n    def __init__(self, path: str):\n        pass\n\nclass Reader(Base):\n    pass\n")?;
+    /// let graph = repo_graph::Analyzer::new(dir.path()).analyze()?;
+    /// let call = |q: &str, name: &str| graph.call_signature(graph.entity(q).expect("defined"), name);
+    /// assert_eq!(call("m.extract", "pkg.extract"), "pkg.extract(text, *, url=None) -> str");
+    /// assert_eq!(call("m.Reader", "Reader"), "Reader(path: str)");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn call_signature(&self, entity: EntityId, name: &str) -> String {
+        if self.language_of(entity) != Language::Python {
+            return self.signature(entity);
+        }
+        let mut out = name.to_string();
+        match entity {
+            EntityId::Function(f) => {
+                let Some(f) = self.function(f) else {
+                    return self.signature(entity);
+                };
+                let skip = usize::from(matches!(
+                    f.kind,
+                    FunctionKind::Method | FunctionKind::ClassMethod
+                ));
+                write_parameters(
+                    &mut out,
+                    f.params.get(skip..).unwrap_or(&[]),
+                    f.returns.as_deref(),
+                );
+            }
+            EntityId::Class(c) => {
+                let init = self.mro(c).iter().find_map(|&k| {
+                    self.class(k)?
+                        .methods
+                        .iter()
+                        .find_map(|&m| self.function(m).filter(|f| f.name == "__init__"))
+                });
+                let params = init.map_or(&[][..], |f| f.params.get(1..).unwrap_or(&[]));
+                write_parameters(&mut out, params, None);
+            }
+            EntityId::Module(_) => return self.signature(entity),
+        }
+        out
     }
 
     /// The declaration of a class or function as its language writes it,
@@ -733,9 +787,15 @@ fn function_signature(f: &Function) -> String {
     }
     out.push_str("def ");
     out.push_str(&f.name);
+    write_parameters(&mut out, &f.params, f.returns.as_deref());
+    out
+}
+
+/// `(params) -> returns`, as Python writes them.
+fn write_parameters(out: &mut String, params: &[Param], returns: Option<&str>) {
     out.push('(');
     let mut star_written = false;
-    for (i, p) in f.params.iter().enumerate() {
+    for (i, p) in params.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
@@ -761,8 +821,7 @@ fn function_signature(f: &Function) -> String {
         }
     }
     out.push(')');
-    if let Some(r) = &f.returns {
+    if let Some(r) = returns {
         let _ = write!(out, " -> {r}");
     }
-    out
 }

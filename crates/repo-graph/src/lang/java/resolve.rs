@@ -1385,6 +1385,7 @@ impl<'f> JavaResolver<'f> {
             routes,
             route_links: Vec::new(),
             work: ctx.t.work.get(),
+            main_calls: Vec::new(),
         }
     }
 }

@@ -316,6 +316,7 @@ impl<'s> Extractor<'s> {
         {
             self.mount_call(&receiver, &verb, list);
         }
+        self.usage_call(node, function, arguments);
         let index = self.push_call(CallFacts {
             scope: self.scope(),
             callee,
@@ -724,6 +725,7 @@ impl<'s> Extractor<'s> {
                     };
                     for target in targets {
                         self.module_assignment(target, right);
+                        self.usage_assignment(target, right);
                         self.assign_target(target, value.clone(), right, pos, 0);
                     }
                     return;
@@ -732,7 +734,7 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    /// Module-level assignments the route and `__all__` facts read.
+    /// Module-level assignments the route, `__all__` and `setup()` facts read.
     fn module_assignment(&mut self, left: Node<'_>, right: Option<Node<'_>>) {
         let g = self.g;
         if self.scope() != ScopeRef::Module || g.kind(left) != Kind::Identifier {
@@ -740,9 +742,10 @@ impl<'s> Extractor<'s> {
         }
         let name = self.text(left);
         match (name, right) {
-            ("__all__", _) => self.facts.all = right.map(|r| self.string_list(r)),
+            ("__all__", _) => self.all_assignment(right),
             ("urlpatterns", Some(r)) => self.url_patterns(r),
             (_, Some(r)) if g.kind(r) == Kind::Call => self.router_assignment(name, r),
+            (_, Some(r)) if g.kind(r) == Kind::Dictionary => self.entry_point_dict(name, r),
             _ => {}
         }
     }
@@ -755,10 +758,7 @@ impl<'s> Extractor<'s> {
         };
         if self.scope() == ScopeRef::Module {
             match self.text(left) {
-                "__all__" => {
-                    let more = self.string_list(right);
-                    self.facts.all.get_or_insert_with(Vec::new).extend(more);
-                }
+                "__all__" => self.all_augmented(right),
                 "urlpatterns" => self.url_patterns(right),
                 _ => {}
             }

@@ -357,6 +357,8 @@ pub(super) struct Extractor<'s> {
     ifs: Vec<IfFrame>,
     /// Name id of each distinct name in [`FileFacts::names`].
     name_ids: FxHashMap<String, u32>,
+    /// CLI objects and the main block being walked ([`super::usage`]).
+    pub(super) usage: super::usage::UsageState,
 }
 
 /// An `if` statement being walked: when it has an `else`, a name that
@@ -395,6 +397,7 @@ impl<'s> Extractor<'s> {
                 effects: Vec::new(),
                 containers: 0,
                 routes: Vec::new(),
+                usage: Default::default(),
             },
             frames: Vec::new(),
             pending: Vec::new(),
@@ -415,6 +418,7 @@ impl<'s> Extractor<'s> {
             scope_override: Vec::new(),
             ifs: Vec::new(),
             name_ids: FxHashMap::default(),
+            usage: Default::default(),
         }
     }
 
@@ -626,6 +630,7 @@ impl<'s> Extractor<'s> {
             Kind::IfStatement => {
                 self.count_branch();
                 self.enter_if(node);
+                self.enter_main_block(node);
             }
             Kind::ElifClause => self.count_branch(),
             Kind::Branch => self.count_branch(),
@@ -749,7 +754,10 @@ impl<'s> Extractor<'s> {
     fn leave_node(&mut self, node: Node<'_>, kind: Kind) {
         match kind {
             Kind::Try => self.try_depth = self.try_depth.saturating_sub(1),
-            Kind::IfStatement => self.leave_if(node),
+            Kind::IfStatement => {
+                self.leave_if(node);
+                self.leave_main_block(node);
+            }
             Kind::Block => {
                 self.block_depth = self.block_depth.saturating_sub(1);
                 self.pop_block();
@@ -775,7 +783,7 @@ impl<'s> Extractor<'s> {
             .named_children(&mut cursor)
             .filter(|c| self.g.kind(*c) == Kind::Decorator)
             .collect();
-        for child in children {
+        for child in children.iter().copied() {
             let text = truncate(self.text(child).trim_start_matches('@').trim(), MAX_TEXT);
             if is_function {
                 self.route_decorator(child);
@@ -785,6 +793,9 @@ impl<'s> Extractor<'s> {
                 _ => None,
             };
             decorators.push((text, value));
+        }
+        if is_function {
+            self.usage_decorators(&children, definition, self.span(node));
         }
         self.decorated = Some((definition.id(), self.span(node), decorators));
     }

@@ -425,6 +425,8 @@ pub(crate) struct FileFacts {
     /// Number of container sites ([`VExpr::Container`] indices).
     pub containers: u32,
     pub routes: Vec<RouteFacts>,
+    /// Main blocks, command-line interfaces and `setup()` entry points.
+    pub usage: super::usage::UsageFileFacts,
 }
 
 impl FileFacts {
@@ -446,6 +448,7 @@ impl FileFacts {
         self.lambdas.shrink_to_fit();
         self.effects.shrink_to_fit();
         self.routes.shrink_to_fit();
+        self.usage.shrink();
     }
 
     /// The text of a name id (empty if out of range).

@@ -3,7 +3,7 @@
 //! across files as a points-to analysis: the graph and its compilation
 //! (`resolve`), the engine (`solve`), the rules per constraint and callee
 //! (`rules`), classes and MROs (`classes`), reading results back
-//! (`output`).
+//! (`output`). `usage` extracts main blocks, CLIs and `setup()` entry points.
 
 mod convert;
 pub(crate) mod extract;
@@ -20,3 +20,4 @@ pub(crate) mod resolve;
 mod routes;
 mod rules;
 mod solve;
+pub(crate) mod usage;

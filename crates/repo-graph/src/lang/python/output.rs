@@ -32,6 +32,20 @@ impl<'f> Analysis<'f> {
             for target in &site.targets {
                 output.edges.push((site.caller, *target));
             }
+            // What `if __name__ == "__main__":` blocks call, for the usage facts.
+            if !site.targets.is_empty()
+                && let Some(facts) = self.facts(site.module)
+                && let Some(block) = facts
+                    .usage
+                    .main_blocks
+                    .iter()
+                    .position(|b| (b.first_call..b.end_call).contains(&site.local))
+            {
+                let block = u32::try_from(block).unwrap_or(u32::MAX);
+                output
+                    .main_calls
+                    .extend(site.targets.iter().map(|t| (block, *t)));
+            }
             if !site.targets.is_empty() || site.kind == CallKind::Raise {
                 continue;
             }

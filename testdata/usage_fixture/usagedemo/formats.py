@@ -1,0 +1,6 @@
+__all__ = ["to_markdown"]
+
+
+def to_markdown(document):
+    """Renders a document as Markdown."""
+    return document.text
