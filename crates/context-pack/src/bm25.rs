@@ -95,6 +95,14 @@ impl Bm25 {
         }
     }
 
+    /// The inverse document frequency of `term`, as the scores use it: high
+    /// for a rare term, near 0 for one in every document.
+    pub fn idf(&self, term: &str) -> f64 {
+        let n = self.docs.len() as f64;
+        let df = f64::from(self.document_frequency.get(term).copied().unwrap_or(0));
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+    }
+
     /// One score per document for `query` (0 for documents sharing no term).
     pub fn scores(&self, query: &str) -> Vec<f64> {
         self.scores_for_terms(terms(query))

@@ -7,9 +7,10 @@
 //! | block | share |
 //! | --- | --- |
 //! | (a) README, its most useful sections first | 20 % |
-//! | where to look: the task's best matching functions and classes (with a task or keywords) | 25 % |
-//! | (b) summary table of the top modules | 15 % |
-//! | (c) source or skeletons of the core classes | 30 % |
+//! | where to look: the task's best matching functions and classes (with a task or keywords) | 20 % |
+//! | how to use it: command-line entry points, the public API, example scripts | 15 % |
+//! | (b) summary table of the top modules | 10 % |
+//! | (c) source or skeletons of the core classes | 25 % |
 //! | (d) paths of the other top-ranked modules | the rest (10 % plus leftovers) |
 //!
 //! Without a task the "where to look" block is empty and its share passes on.
@@ -41,6 +42,9 @@ pub enum BlockKind {
     Readme,
     /// The functions and classes that best match the task, by declaration.
     TaskHits,
+    /// How the repository is used: command-line entry points, the public
+    /// API with signatures, example scripts (repo-graph's usage facts).
+    Usage,
     /// (b) One-line summaries of the top modules.
     ModuleSummaries,
     /// (c) Source or skeletons of the core classes.
@@ -53,9 +57,10 @@ impl BlockKind {
     fn share_percent(self) -> usize {
         match self {
             BlockKind::Readme => 20,
-            BlockKind::TaskHits => 25,
-            BlockKind::ModuleSummaries => 15,
-            BlockKind::CoreComponents => 30,
+            BlockKind::Usage => 15,
+            BlockKind::TaskHits => 20,
+            BlockKind::ModuleSummaries => 10,
+            BlockKind::CoreComponents => 25,
             BlockKind::ModulePaths => 10,
         }
     }
@@ -185,18 +190,19 @@ impl<'g> ContextBuilder<'g> {
             TokenCounter::new(self.encoding).map_err(|_| crate::Error::Tokenizer(self.encoding))?;
         let (modules, classes) = self.order();
         let query = hits::query_terms(self.task.as_deref(), &self.keywords);
-        let hits = hits::search(self.graph, self.ranking, &query, &[]);
+        let hits = hits::search(self.graph, self.ranking, &query);
         let mut blocks = Vec::new();
         let mut carry = 0usize;
         // Separators between blocks ("\n\n") are paid for up front.
-        let usable = self.budget.saturating_sub(4 * 2);
         let kinds = [
             BlockKind::Readme,
             BlockKind::TaskHits,
+            BlockKind::Usage,
             BlockKind::ModuleSummaries,
             BlockKind::CoreComponents,
             BlockKind::ModulePaths,
         ];
+        let usable = self.budget.saturating_sub((kinds.len() - 1) * 2);
         let mut used_so_far = 0usize;
         for (i, kind) in kinds.into_iter().enumerate() {
             let share = if i == kinds.len() - 1 {
@@ -206,6 +212,12 @@ impl<'g> ContextBuilder<'g> {
             };
             let text = match kind {
                 BlockKind::Readme => self.readme(&counter, share),
+                BlockKind::Usage => crate::usage::usage_block(
+                    self.graph,
+                    self.query_text().as_deref(),
+                    &counter,
+                    share,
+                ),
                 BlockKind::TaskHits => hits::hits_block(self.graph, &hits, &counter, share),
                 BlockKind::ModuleSummaries => self.summaries(&counter, share, &modules)?,
                 BlockKind::CoreComponents => self.core(&counter, share, &classes),

@@ -42,6 +42,17 @@ pub(crate) fn query_terms(task: Option<&str>, keywords: &[String]) -> Vec<String
     out
 }
 
+/// BM25 scores of `docs` for `query`, both split the way the search
+/// splits them (scripts apart, identifiers into words, stemmed), so every
+/// block of the context agrees on what matches a task.
+pub(crate) fn stemmed_scores(docs: &[String], query: &str) -> Vec<f64> {
+    let index = Bm25::from_terms(
+        docs.iter()
+            .map(|d| terms(&split_scripts(d)).iter().map(|t| stem(t)).collect()),
+    );
+    index.scores_for_terms(query_terms(Some(query), &[]))
+}
+
 /// Puts a space where Latin letters or digits meet another script, so that
 /// "提取PDF文件" yields the term `pdf` (Chinese has no spaces between words).
 fn split_scripts(text: &str) -> String {
@@ -59,14 +70,10 @@ fn split_scripts(text: &str) -> String {
 }
 
 /// The entities that best match `query` (stemmed terms), best first.
-/// `boosted` entities (named by the README's code or the usage facts) get
-/// a bonus even when their text does not match.
-pub(crate) fn search(
-    graph: &RepoGraph,
-    ranking: &Ranking,
-    query: &[String],
-    boosted: &[EntityId],
-) -> Vec<Hit> {
+/// Entities the repository shows as its way in (the public API, console
+/// scripts, what example scripts call, names used in the README's code)
+/// get a bonus on top of their match.
+pub(crate) fn search(graph: &RepoGraph, ranking: &Ranking, query: &[String]) -> Vec<Hit> {
     if query.is_empty() {
         return Vec::new();
     }
@@ -83,20 +90,28 @@ pub(crate) fn search(
         return Vec::new();
     }
     let importance = Importance::new(graph, ranking);
+    let bonus = Bonus::new(graph);
     let mut query_set: Vec<&str> = query.iter().map(String::as_str).collect();
     query_set.sort_unstable();
     query_set.dedup();
+    // A name matching a rare word of the task ("rotate", "watermark")
+    // says more than one matching a word every file uses ("pdf", "page").
+    let idf: Vec<f64> = query_set.iter().map(|t| index.idf(t)).collect();
+    let max_idf = idf.iter().copied().fold(0.0, f64::max).max(f64::EPSILON);
+    let weight = |term: &str| {
+        query_set
+            .binary_search(&term)
+            .map_or(0.0, |i| idf[i] / max_idf)
+    };
     let mut hits: Vec<Hit> = entities
         .iter()
         .zip(&relevance)
         .filter(|(_, r)| **r > 0.0)
         .map(|(&entity, &r)| {
             let mut score = r / max_relevance
-                + 0.6 * name_match(graph, entity, &query_set)
+                + 0.6 * name_match(graph, entity, &weight)
                 + 0.35 * importance.of(entity);
-            if boosted.contains(&entity) {
-                score += 0.3;
-            }
+            score += bonus.of(entity);
             score *= demotion(graph, entity);
             Hit { entity, score }
         })
@@ -117,11 +132,12 @@ pub(crate) fn search(
 /// A hit must score at least this share of the best one.
 const MIN_SHARE_OF_BEST: f64 = 0.4;
 
-/// The share of the entity's name's words that the query names: `extract`
-/// for "extract the text" is 1, `extract_metadata` 0.5. A name is the
-/// strongest evidence of what code does, and BM25 over a long docstring
-/// and parameter list dilutes it.
-fn name_match(graph: &RepoGraph, entity: EntityId, query: &[&str]) -> f64 {
+/// How much of the entity's name the query names, each word weighted by
+/// its rarity in the repository (`weight`, 0 for a word the query lacks):
+/// `extract` for "extract the text" is near 1, `extract_metadata` about
+/// half that. A name is the strongest evidence of what code does, and
+/// BM25 over a long docstring and parameter list dilutes it.
+fn name_match(graph: &RepoGraph, entity: EntityId, weight: &dyn Fn(&str) -> f64) -> f64 {
     let name = match entity {
         EntityId::Class(c) => graph.class(c).map_or("", |c| c.name.as_str()),
         EntityId::Function(f) => graph.function(f).map_or("", |f| f.name.as_str()),
@@ -145,11 +161,8 @@ fn name_match(graph: &RepoGraph, entity: EntityId, query: &[&str]) -> f64 {
     if parts.is_empty() {
         return 0.0;
     }
-    let matched = parts
-        .iter()
-        .filter(|w| query.binary_search(&w.as_str()).is_ok())
-        .count();
-    matched as f64 / parts.len() as f64
+    let matched: f64 = parts.iter().map(|w| weight(w.as_str())).sum();
+    matched / parts.len() as f64
 }
 
 /// How many distinct words of `text` name something in the repository
@@ -244,6 +257,107 @@ fn document(graph: &RepoGraph, entity: EntityId) -> Vec<String> {
         text.push_str(&head);
     }
     terms(&text).iter().map(|t| stem(t)).collect()
+}
+
+/// Extra score for the entities a repository presents as its way in.
+struct Bonus {
+    classes: Vec<f64>,
+    functions: Vec<f64>,
+}
+
+impl Bonus {
+    const PUBLIC_API: f64 = 0.3;
+    const README_CODE: f64 = 0.25;
+    const EXAMPLE: f64 = 0.2;
+    const ENTRY_POINT: f64 = 0.2;
+
+    fn new(graph: &RepoGraph) -> Self {
+        let mut bonus = Bonus {
+            classes: vec![0.0; graph.classes().len()],
+            functions: vec![0.0; graph.functions().len()],
+        };
+        let usage = graph.usage();
+        for entry in &usage.public_api {
+            if let Some(entity) = entry.entity {
+                bonus.add(entity, Self::PUBLIC_API);
+            }
+        }
+        for entry in &usage.entry_points {
+            if let Some(entity) = entry.entity {
+                bonus.add(entity, Self::ENTRY_POINT);
+            }
+        }
+        for example in &usage.examples {
+            for &entity in example.calls.iter().chain(&example.imports) {
+                bonus.add(entity, Self::EXAMPLE);
+            }
+        }
+        let named = crate::readme::find_readme(graph.root())
+            .map(|(_, text)| code_identifiers(&text))
+            .unwrap_or_default();
+        if !named.is_empty() {
+            for (i, class) in graph.classes().iter().enumerate() {
+                if named.contains(class.name.as_str()) {
+                    bonus.classes[i] += Self::README_CODE;
+                }
+            }
+            for (i, function) in graph.functions().iter().enumerate() {
+                if !function.name.starts_with('_') && named.contains(function.name.as_str()) {
+                    bonus.functions[i] += Self::README_CODE;
+                }
+            }
+        }
+        bonus
+    }
+
+    /// Each kind of evidence counts once per entity.
+    fn add(&mut self, entity: EntityId, amount: f64) {
+        let slot = match entity {
+            EntityId::Class(c) => self.classes.get_mut(c.index()),
+            EntityId::Function(f) => self.functions.get_mut(f.index()),
+            EntityId::Module(_) => None,
+        };
+        if let Some(slot) = slot {
+            *slot = (*slot).max(amount);
+        }
+    }
+
+    fn of(&self, entity: EntityId) -> f64 {
+        match entity {
+            EntityId::Class(c) => self.classes.get(c.index()).copied().unwrap_or(0.0),
+            EntityId::Function(f) => self.functions.get(f.index()).copied().unwrap_or(0.0),
+            EntityId::Module(_) => 0.0,
+        }
+    }
+}
+
+/// Identifiers of three or more characters used in the README's code:
+/// fenced blocks and `>>>` lines (reST's indented `::` blocks are not told
+/// apart from prose). How the authors call their library is the best hint
+/// of where a user starts.
+fn code_identifiers(readme: &str) -> rustc_hash::FxHashSet<String> {
+    let mut names = rustc_hash::FxHashSet::default();
+    let mut in_fence = false;
+    for line in readme.lines().take(20_000) {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        let code = if in_fence {
+            line
+        } else if let Some(rest) = trimmed.strip_prefix(">>>") {
+            rest
+        } else {
+            continue;
+        };
+        for word in code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            if word.len() >= 3 && !word.starts_with(|c: char| c.is_ascii_digit()) {
+                names.insert(word.to_owned());
+            }
+        }
+    }
+    names
 }
 
 /// Importance of functions and classes, each normalised to [0, 1].
@@ -424,6 +538,15 @@ fn entry_line(graph: &RepoGraph, entity: EntityId) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn readme_code_names_come_from_code_only() {
+        let names = code_identifiers(
+            "Use extract to get text.\n\n```python\nfrom pkg import extract_text\nx = extract_text(doc)\n```\n>>> fetch_url('u')\n",
+        );
+        assert!(names.contains("extract_text") && names.contains("fetch_url"));
+        assert!(!names.contains("extract"), "prose is not code");
+    }
 
     #[test]
     fn test_paths_are_recognised() {

@@ -72,7 +72,7 @@ pub(crate) fn readme_block(
 }
 
 /// The README at the root: README.md, .rst, .txt or no extension, any case.
-fn find_readme(root: &Path) -> Option<(String, String)> {
+pub(crate) fn find_readme(root: &Path) -> Option<(String, String)> {
     let entries = std::fs::read_dir(root).ok()?;
     let mut candidates: Vec<(usize, String, std::path::PathBuf)> = entries
         .filter_map(Result::ok)

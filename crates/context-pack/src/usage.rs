@@ -15,7 +15,6 @@ use std::fmt::Write as _;
 use repo_graph::{ApiEntry, CliOption, EntityId, EntryPointKind, MainKind, RepoGraph, UsageFacts};
 
 use crate::TokenCounter;
-use crate::bm25::Bm25;
 use crate::markdown;
 
 /// Characters of one line before it is cut.
@@ -85,9 +84,6 @@ struct Note {
 
 /// The "How to use it" block within `share` tokens, or `""` when the
 /// repository has no usage facts or the heading alone does not fit.
-// Until `ContextBuilder::build` places the block (its owner wires it in),
-// only the tests call it.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn usage_block(
     graph: &RepoGraph,
     task: Option<&str>,
@@ -441,18 +437,29 @@ fn api(graph: &RepoGraph, usage: &UsageFacts, task: Option<&str>, units: &mut Ve
         })
         .collect();
     let scores = match task {
-        Some(task) => Bm25::new(docs.iter().map(String::as_str)).scores(task),
+        Some(task) => crate::hits::stemmed_scores(&docs, task),
         None => vec![0.0; entries.len()],
     };
     let mut ranked: Vec<usize> = (0..entries.len()).collect();
     ranked.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
     let rank_of = |i: usize| ranked.iter().position(|&r| r == i).unwrap_or(i);
     for (i, entry) in entries.iter().enumerate() {
-        let shown = match &entry.signature {
-            Some(signature) => format!("{}.{}", entry.package, shorten(signature)),
-            None => format!("{}.{}", entry.package, entry.name),
+        // The declaration as the source writes it (`def`, `class`), then
+        // the name a user imports: both where to look and how to call it.
+        let keyword = match entry.entity {
+            Some(EntityId::Function(_)) => "def ",
+            Some(EntityId::Class(_)) => "class ",
+            _ => "",
         };
-        let mut text = format!("- {}", markdown::code_span(&shown));
+        let imported = format!("{}.{}", entry.package, entry.name);
+        let mut text = match &entry.signature {
+            Some(signature) => format!(
+                "- {} as {}",
+                markdown::code_span(&format!("{keyword}{}", shorten(signature))),
+                markdown::code_span(&imported)
+            ),
+            None => format!("- {}", markdown::code_span(&imported)),
+        };
         if let Some(file) = &entry.file {
             let _ = write!(text, " ({})", markdown::one_line(file));
         }
@@ -522,7 +529,7 @@ fn examples(graph: &RepoGraph, usage: &UsageFacts, task: Option<&str>, units: &m
         })
         .collect();
     let scores = match task {
-        Some(task) => Bm25::new(docs.iter().map(String::as_str)).scores(task),
+        Some(task) => crate::hits::stemmed_scores(&docs, task),
         None => vec![0.0; scripts.len()],
     };
     let mut ranked: Vec<usize> = (0..scripts.len()).collect();
@@ -652,8 +659,11 @@ mod tests {
         let counter = counter();
         let block = usage_block(&graph, Some("render a document as markdown"), &counter, 170);
         assert!(counter.count(&block) <= 170, "{block}");
-        assert!(block.contains("usagedemo.to_markdown(document)"), "{block}");
-        assert!(!block.contains("usagedemo.load("), "{block}");
+        assert!(
+            block.contains("`def to_markdown(document)` as `usagedemo.to_markdown`"),
+            "{block}"
+        );
+        assert!(!block.contains("def load("), "{block}");
         assert!(
             block.contains("`usagedemo` → `usagedemo.cli:main`"),
             "{block}"
