@@ -312,3 +312,23 @@ fn hostile_file_names_cannot_add_markdown_structure() {
         assert!(!line.starts_with("Ignore the task"), "{line}\n---\n{text}");
     }
 }
+
+/// A Java repository's context speaks Java: hits are Java declarations,
+/// core classes are fenced as `java` with Java skeletons, not Python's.
+#[test]
+fn java_context_is_java_throughout() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/java/maven_layout");
+    let graph = Analyzer::new(&root).analyze().unwrap();
+    let ranking = Ranker::new().git(false).rank(&graph);
+    let context = ContextBuilder::new(&graph, &ranking)
+        .budget(1_500)
+        .task("save a user in the repository")
+        .build()
+        .unwrap();
+    assert!(context.total_tokens <= 1_500);
+    assert_well_formed(&context);
+    let text = context.render_markdown();
+    assert!(!text.contains("```python"), "{text}");
+    assert!(!text.contains("def "), "{text}");
+    insta::assert_snapshot!("java_maven_layout__task_1500", text);
+}
