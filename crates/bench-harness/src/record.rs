@@ -102,6 +102,12 @@ pub struct TaskRecord {
     pub message: Option<String>,
 }
 
+impl ResultRecord for TaskRecord {
+    fn task_id(&self) -> &str {
+        &self.task
+    }
+}
+
 impl TaskRecord {
     /// A record for a task that got no agent run (grade-only, invalid).
     pub fn empty(task: &str, repo: &str, domain: Domain, status: RunStatus) -> Self {
@@ -130,14 +136,22 @@ impl TaskRecord {
     }
 }
 
+/// A line of a results file: one task's outcome, keyed by the task's ID.
+/// GitTaskBench's [`TaskRecord`] and RepoGenesis's records share the file
+/// format and its guarantees through it.
+pub trait ResultRecord: Serialize + serde::de::DeserializeOwned + Clone {
+    /// The task the record is about.
+    fn task_id(&self) -> &str;
+}
+
 /// The latest record of each task, in first-seen order (a task run again
 /// replaces its earlier record).
-pub fn latest_per_task(records: &[TaskRecord]) -> Vec<TaskRecord> {
+pub fn latest_per_task<R: ResultRecord>(records: &[R]) -> Vec<R> {
     let mut order: Vec<&str> = Vec::new();
-    let mut latest: std::collections::HashMap<&str, &TaskRecord> = Default::default();
+    let mut latest: std::collections::HashMap<&str, &R> = Default::default();
     for record in records {
-        if latest.insert(&record.task, record).is_none() {
-            order.push(&record.task);
+        if latest.insert(record.task_id(), record).is_none() {
+            order.push(record.task_id());
         }
     }
     order
@@ -163,17 +177,19 @@ pub fn latest_per_task(records: &[TaskRecord]) -> Vec<TaskRecord> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
-pub struct ResultsFile {
+pub struct ResultsFile<R = TaskRecord> {
     path: PathBuf,
     lock: Mutex<()>,
+    records: std::marker::PhantomData<fn() -> R>,
 }
 
-impl ResultsFile {
+impl<R: ResultRecord> ResultsFile<R> {
     /// The results file at `path` (created on the first append).
     pub fn new(path: impl Into<PathBuf>) -> Self {
         ResultsFile {
             path: path.into(),
             lock: Mutex::new(()),
+            records: std::marker::PhantomData,
         }
     }
 
@@ -184,7 +200,7 @@ impl ResultsFile {
 
     /// Every record in the file, in order. Lines that are not records
     /// (hand edits) are skipped with a warning; a missing file is empty.
-    pub fn load(&self) -> Result<Vec<TaskRecord>, Error> {
+    pub fn load(&self) -> Result<Vec<R>, Error> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -201,7 +217,7 @@ impl ResultsFile {
             if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str::<TaskRecord>(line) {
+            match serde_json::from_str::<R>(line) {
                 Ok(record) => records.push(record),
                 Err(e) => tracing::warn!(
                     file = %self.path.display(),
@@ -216,7 +232,7 @@ impl ResultsFile {
 
     /// Appends `record` atomically (write a copy, fsync, rename, fsync the
     /// directory).
-    pub fn append(&self, record: &TaskRecord) -> Result<(), Error> {
+    pub fn append(&self, record: &R) -> Result<(), Error> {
         let _guard = self
             .lock
             .lock()
@@ -241,7 +257,7 @@ impl ResultsFile {
         }
         serde_json::to_writer(&mut content, record).map_err(|e| Error::Invalid {
             path: self.path.clone(),
-            message: format!("cannot serialise the record of {}: {e}", record.task),
+            message: format!("cannot serialise the record of {}: {e}", record.task_id()),
         })?;
         content.push(b'\n');
         let dir = self

@@ -381,14 +381,7 @@ impl Report {
         let s = &self.summary;
         let mut h = String::new();
         h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>GitTaskBench report</title>\n<style>\n");
-        h.push_str(
-            "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}\n\
-             table{border-collapse:collapse;margin:0.5em 0 1.5em}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}\n\
-             th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}\n\
-             .published{background:#fbf7ea}.note{color:#6b5b00;font-style:italic}\n\
-             .comments{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:0.85em;max-width:600px}\n\
-             .big{font-size:1.6em;font-weight:600}svg{display:block;margin:0.5em 0 1.5em}\n",
-        );
+        h.push_str(STYLE);
         h.push_str("</style>\n</head>\n<body>\n<h1>GitTaskBench report</h1>\n");
         let _ = writeln!(h, "<p>{}</p>", esc(&self.heading()));
 
@@ -548,15 +541,23 @@ impl Report {
     }
 }
 
+/// The stylesheet of the HTML reports (inline: the pages load nothing).
+pub(crate) const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}\n\
+     table{border-collapse:collapse;margin:0.5em 0 1.5em}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}\n\
+     th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}\n\
+     .published{background:#fbf7ea}.note{color:#6b5b00;font-style:italic}\n\
+     .comments{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:0.85em;max-width:600px}\n\
+     .big{font-size:1.6em;font-weight:600}svg{display:block;margin:0.5em 0 1.5em}\n";
+
 /// One row of a bar chart: a label and one value per series.
-struct Bar {
-    label: String,
-    values: Vec<f64>,
-    published: bool,
+pub(crate) struct Bar {
+    pub(crate) label: String,
+    pub(crate) values: Vec<f64>,
+    pub(crate) published: bool,
 }
 
 #[derive(Clone, Copy)]
-enum Scale {
+pub(crate) enum Scale {
     /// 0 to 100.
     Percent,
     /// log10, from 1 to the largest value.
@@ -564,7 +565,12 @@ enum Scale {
 }
 
 /// A horizontal grouped bar chart as inline SVG.
-fn bar_chart(title: &str, bars: &[Bar], series: &[(&str, &str)], scale: Scale) -> String {
+pub(crate) fn bar_chart(
+    title: &str,
+    bars: &[Bar],
+    series: &[(&str, &str)],
+    scale: Scale,
+) -> String {
     const LABEL_W: f64 = 300.0;
     const PLOT_W: f64 = 460.0;
     const BAR_H: f64 = 13.0;
@@ -679,12 +685,12 @@ fn group_cells(m: &Metrics) -> [String; 5] {
     ]
 }
 
-fn pct(value: f64) -> String {
+pub(crate) fn pct(value: f64) -> String {
     format!("{value:.2} %")
 }
 
 /// `1234567` → `1,234,567`.
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -696,7 +702,7 @@ fn thousands(n: u64) -> String {
     out
 }
 
-fn duration(ms: u64) -> String {
+pub(crate) fn duration(ms: u64) -> String {
     let secs = ms as f64 / 1000.0;
     if secs < 120.0 {
         format!("{secs:.1} s")
@@ -707,7 +713,7 @@ fn duration(ms: u64) -> String {
     }
 }
 
-fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -722,13 +728,13 @@ fn esc(text: &str) -> String {
     out
 }
 
-fn md_cell(text: &str) -> String {
+pub(crate) fn md_cell(text: &str) -> String {
     text.replace('|', "\\|")
         .replace("\r\n", "<br>")
         .replace('\n', "<br>")
 }
 
-fn clip(text: &str, max_chars: usize) -> String {
+pub(crate) fn clip(text: &str, max_chars: usize) -> String {
     if text.chars().count() <= max_chars {
         return text.to_owned();
     }
@@ -737,7 +743,7 @@ fn clip(text: &str, max_chars: usize) -> String {
 }
 
 /// `YYYY-MM-DD HH:MM UTC` from Unix seconds (civil-from-days).
-fn utc(secs: u64) -> String {
+pub(crate) fn utc(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let z = days + 719_468;

@@ -314,7 +314,7 @@ impl Harness {
         one: &(dyn Fn(&BenchTask) -> TaskRecord + Sync),
     ) -> Result<RunOutcome, Error> {
         let selected = self.bench.select(&self.config.selection)?;
-        let results = ResultsFile::new(self.results_file());
+        let results: ResultsFile = ResultsFile::new(self.results_file());
         if !self.config.resume {
             set_aside(results.path())?;
         }
@@ -576,7 +576,7 @@ fn apply(record: &mut TaskRecord, verdict: Verdict) {
 }
 
 /// Moves an existing results file aside so a fresh run starts empty.
-fn set_aside(path: &Path) -> Result<(), Error> {
+pub(crate) fn set_aside(path: &Path) -> Result<(), Error> {
     if !path.exists() {
         return Ok(());
     }
