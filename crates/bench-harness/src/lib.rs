@@ -1,5 +1,7 @@
 //! Runs repo-agent on GitTaskBench and grades the outputs with the
-//! benchmark's own test scripts (seed 001, section 4 and appendix A).
+//! benchmark's own test scripts (seed 001, section 4 and appendix A), and
+//! evaluates generated repositories on RepoGenesis the way its scripts do
+//! ([`repogenesis`], seed 003).
 //!
 //! A run takes a checkout of the benchmark ([`Benchmark`]: `config/<ID>/
 //! task_info.yaml`, `queries/<ID>/query.json`, `code_base/<Repo>/`), selects
@@ -44,6 +46,7 @@ mod grade;
 mod output;
 mod published;
 mod record;
+pub mod repogenesis;
 mod report;
 mod run;
 mod task;

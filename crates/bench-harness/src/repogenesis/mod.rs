@@ -1,0 +1,76 @@
+//! RepoGenesis (seed 003): evaluating generated microservice repositories
+//! the way the benchmark's own scripts do, without Docker.
+//!
+//! A run takes the benchmark's checkout ([`GenesisBenchmark`]: `repo/<task>/`
+//! with the README and golden tests, `eval_harness/constants.py` with each
+//! task's language, port and framework) and a directory of generated
+//! repositories (`<generated>/<task>/`). For each task ([`GenesisHarness`]):
+//!
+//! 1. API coverage by the benchmark's three static rules ([`AcRule`],
+//!    reimplemented exactly from its scripts) and route-level coverage
+//!    from repo-graph's routes ([`route_coverage`]);
+//! 2. a fresh workspace: the repository copied, the golden tests overlaid;
+//! 3. the environment: a cached virtualenv with the repository's
+//!    requirements and the test tools ([`EnvBuilder`], network on), or for
+//!    Java a check of the `pom.xml`'s artifacts against the local Maven
+//!    repository ([`missing_artifacts`]);
+//! 4. in one sandbox call with a private loopback and no network, the
+//!    service started as the benchmark's entrypoint starts it
+//!    ([`start_command`], [`DRIVER`]), probed on its health paths or port,
+//!    the golden tests run with a JUnit report ([`parse_junit`]), and the
+//!    whole process tree stopped;
+//! 5. a [`GenesisRecord`] appended to `results.jsonl`, with every fault as
+//!    data ([`FaultKind`]).
+//!
+//! The [`GenesisReport`] gives Pass@1, DSR and AC in each of the
+//! benchmark's definitions, route coverage, breakdowns per language,
+//! framework and difficulty, the faults, and the paper's published rows
+//! ([`published_genesis`]) as JSON, Markdown and HTML.
+
+mod coverage;
+mod driver;
+mod env;
+mod maven;
+mod published;
+mod record;
+mod report;
+mod routes;
+mod run;
+mod spec;
+mod testlog;
+
+pub use coverage::{
+    AcRule, ApiMethod, Coverage, Endpoint, MAX_FILE_BYTES, MAX_FILES, SourceFiles, api_coverage,
+    coverage_of, extract_endpoints, is_implemented, python_text,
+};
+pub use driver::{
+    DRIVER, DriverInputs, DriverReport, Readiness, StartCommand, find_start_script,
+    legacy_start_script_exists, legacy_success_pattern, start_command,
+};
+pub use env::{BuildOutcome, EnvBuilder, EnvConfig, EnvInputs, FALLBACK_PACKAGES, TEST_TOOLS};
+pub use maven::{
+    Artifact, ArtifactRole, java17, missing_artifacts, missing_from_log, pom_artifacts,
+};
+pub use published::{
+    Difficulty, GENESIS_SOURCE, PublishedDsrAc, PublishedDsrCount, PublishedFineTune,
+    PublishedGenesis, PublishedPass, PublishedTask, SystemKind, published_genesis,
+};
+pub use record::{
+    AcResults, CountSource, Fault, FaultKind, GenesisRecord, GenesisStatus, StartOutcome,
+    TestOutcome,
+};
+pub use report::{
+    FaultRow, GenesisMeta, GenesisReport, GenesisSummary, GroupScores, Mean, Ratio, Scores,
+};
+pub use routes::{
+    DeclaredEndpoint, RouteCoverage, coverage_by_routes, declared_endpoints, route_coverage, serves,
+};
+pub use run::{GenesisConfig, GenesisEvent, GenesisHarness, GenesisOutcome};
+pub use spec::{
+    Constants, FrameworkHint, GenesisBenchmark, GenesisTask, GoldenTests, Language, Phase,
+    PhaseTimeouts, SpecSource, TaskSpec, Timeouts, VERIFIED_SPECS, parse_constants, verified_specs,
+};
+pub use testlog::{
+    JunitReport, Outcome, SurefireCounts, TestCase, TestCounts, harness_pytest_counts,
+    harness_surefire_counts, parse_junit,
+};

@@ -1,0 +1,1279 @@
+//! Evaluating generated repositories task by task: static scores first (as
+//! the harness computes AC before building), then a fresh workspace with
+//! the golden tests overlaid, the environment, the service and the tests,
+//! each phase under its limit; every outcome is a record, appended
+//! atomically, so an interrupted run resumes where it stopped.
+//!
+//! `test_dsr_repos.py`'s DSR is derived from the same run rather than a
+//! second start: its conditions (dependencies installed, a `start.sh` found
+//! five levels down, the process alive at the end of the window or ended
+//! with a success message) are read off what the entrypoint-style run saw.
+//! Where the two scripts would start different things (a `start.sh` deeper
+//! than the entrypoint looks), that is stated in the message.
+
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use sandbox::{Command, DEFAULT_PATH, Isolation, PythonEnv, Sandbox, SandboxConfig};
+
+use super::coverage::{AcRule, api_coverage, extract_endpoints, python_text, round4};
+use super::driver::{
+    DRIVER, DriverInputs, DriverReport, Readiness, legacy_start_script_exists,
+    legacy_success_pattern, start_command,
+};
+use super::env::{BuildOutcome, EnvBuilder, EnvConfig, tail};
+use super::maven::{java17, missing_artifacts, missing_from_log};
+use super::record::{
+    AcResults, CountSource, FaultKind, GenesisRecord, GenesisStatus, StartOutcome, TaskFacts,
+    TestOutcome,
+};
+use super::report::{GenesisMeta, GenesisReport};
+use super::routes::{declared_endpoints, route_coverage};
+use super::spec::{GenesisBenchmark, GenesisTask, GoldenTests, Language, Phase, Timeouts};
+use super::testlog::{Outcome, harness_pytest_counts, harness_surefire_counts, parse_junit};
+use crate::Error;
+use crate::record::{ResultsFile, latest_per_task};
+use crate::report::ReportFiles;
+use crate::run::set_aside;
+use crate::workspace::{copy_tree, remove_dir};
+
+/// How a RepoGenesis evaluation is set up.
+#[derive(Debug, Clone)]
+pub struct GenesisConfig {
+    /// The RepoGenesis checkout (`repo/<task>/`, `eval_harness/`).
+    pub root: PathBuf,
+    /// One generated repository per task: `<generated>/<task>/`.
+    pub generated: PathBuf,
+    /// Where everything goes: `results.jsonl`, `report.*`, `work/<task>/`,
+    /// `venvs/`.
+    pub out_dir: PathBuf,
+    /// Tasks to evaluate (all when empty).
+    pub tasks: Vec<String>,
+    /// Tasks evaluated at once (forced to 1 without namespace isolation).
+    pub jobs: usize,
+    /// Skip tasks `results.jsonl` already has; without it an existing file
+    /// is moved aside.
+    pub resume: bool,
+    /// Per-phase limits replacing the benchmark's (both languages).
+    pub phase_limits: Vec<(Phase, Duration)>,
+    /// Isolation of builds, services and tests.
+    pub isolation: Isolation,
+    /// Let pip reach the package registry in the build phase.
+    pub package_registry: bool,
+    /// Where Python environments are cached (default `out_dir/venvs`).
+    pub venv_dir: Option<PathBuf>,
+    /// The local Maven repository (default `~/.m2/repository`).
+    pub maven_repo: Option<PathBuf>,
+    /// Keep each task's workspace (default: removed after the task).
+    pub keep_workspaces: bool,
+}
+
+impl GenesisConfig {
+    /// Defaults: every task, one job, no resume, the benchmark's timeouts,
+    /// automatic isolation, registry access for pip.
+    pub fn new(
+        root: impl Into<PathBuf>,
+        generated: impl Into<PathBuf>,
+        out_dir: impl Into<PathBuf>,
+    ) -> Self {
+        GenesisConfig {
+            root: root.into(),
+            generated: generated.into(),
+            out_dir: out_dir.into(),
+            tasks: Vec::new(),
+            jobs: 1,
+            resume: false,
+            phase_limits: Vec::new(),
+            isolation: Isolation::Auto,
+            package_registry: true,
+            venv_dir: None,
+            maven_repo: None,
+            keep_workspaces: false,
+        }
+    }
+}
+
+/// What the observer of a run is told.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GenesisEvent {
+    /// The plan.
+    Planned {
+        /// Tasks to evaluate now.
+        to_run: usize,
+        /// Tasks skipped because `--resume` found them recorded.
+        skipped: usize,
+        /// Tasks at once.
+        jobs: usize,
+        /// How tasks are isolated, and why when it limits the run.
+        isolation: String,
+    },
+    /// A task started.
+    Started {
+        /// Its name.
+        task: String,
+    },
+    /// A task is recorded.
+    Finished {
+        /// Its record.
+        record: Box<GenesisRecord>,
+        /// Tasks recorded so far in this run.
+        done: usize,
+        /// Tasks this run will record.
+        total: usize,
+    },
+}
+
+/// What a run gave.
+#[derive(Debug, Clone)]
+pub struct GenesisOutcome {
+    /// The report over every recorded task of the selection.
+    pub report: GenesisReport,
+    /// Where it was written.
+    pub files: ReportFiles,
+    /// The results file.
+    pub results: PathBuf,
+    /// Tasks evaluated now.
+    pub ran: usize,
+    /// Tasks skipped because they were recorded.
+    pub skipped: usize,
+    /// The run was stopped before every task was done.
+    pub interrupted: bool,
+    /// Wall-clock time of this run, milliseconds.
+    pub wall_ms: u64,
+}
+
+/// Evaluates generated repositories on RepoGenesis.
+///
+/// ```no_run
+/// use bench_harness::repogenesis::{GenesisConfig, GenesisHarness};
+///
+/// let mut config = GenesisConfig::new("/data/RepoGenesis", "generated/", "target/repogenesis");
+/// config.jobs = 4;
+/// let harness = GenesisHarness::new(config)?;
+/// let outcome = harness.run(&|event| eprintln!("{event:?}"))?;
+/// println!("DSR {:.2} %", outcome.report.summary.all.dsr.rate() * 100.0);
+/// # Ok::<(), bench_harness::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct GenesisHarness {
+    config: GenesisConfig,
+    bench: GenesisBenchmark,
+    timeouts: Timeouts,
+    env: EnvBuilder,
+    isolation: Isolation,
+    isolation_note: String,
+    maven_repo: PathBuf,
+    stop: Arc<AtomicBool>,
+}
+
+impl GenesisHarness {
+    /// Opens the checkout and the generated repositories, prepares the
+    /// output directory, and decides the isolation: namespaces when they
+    /// work (tasks then run `jobs` at a time), else processes, one task at
+    /// a time since their services would share the host's ports.
+    pub fn new(mut config: GenesisConfig) -> Result<Self, Error> {
+        let bench = GenesisBenchmark::open(&config.root)?;
+        config.generated =
+            std::fs::canonicalize(&config.generated).map_err(|source| Error::Io {
+                what: "opening the generated repositories",
+                path: config.generated.clone(),
+                source,
+            })?;
+        std::fs::create_dir_all(&config.out_dir).map_err(|source| Error::Io {
+            what: "creating the output directory",
+            path: config.out_dir.clone(),
+            source,
+        })?;
+        config.out_dir = std::fs::canonicalize(&config.out_dir).map_err(|source| Error::Io {
+            what: "opening the output directory",
+            path: config.out_dir.clone(),
+            source,
+        })?;
+        let mut timeouts = bench.timeouts();
+        for (phase, limit) in &config.phase_limits {
+            timeouts.set(*phase, *limit);
+        }
+        let (isolation, isolation_note) = decide_isolation(config.isolation, config.jobs)?;
+        if isolation == Isolation::Process && config.jobs > 1 {
+            tracing::warn!("{isolation_note}");
+        }
+        config.jobs = if isolation == Isolation::Namespaces {
+            config.jobs.max(1)
+        } else {
+            1
+        };
+        // Sandboxes take relative paths from their own working directory,
+        // so every shared directory is made absolute here.
+        let venv_dir = config
+            .venv_dir
+            .clone()
+            .unwrap_or_else(|| config.out_dir.join("venvs"));
+        std::fs::create_dir_all(&venv_dir).map_err(|source| Error::Io {
+            what: "creating the virtualenv cache",
+            path: venv_dir.clone(),
+            source,
+        })?;
+        let venv_dir = std::fs::canonicalize(&venv_dir).map_err(|source| Error::Io {
+            what: "opening the virtualenv cache",
+            path: venv_dir.clone(),
+            source,
+        })?;
+        let maven_repo = config.maven_repo.clone().unwrap_or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| config.out_dir.clone())
+                .join(".m2")
+                .join("repository")
+        });
+        let maven_repo = if maven_repo.is_absolute() {
+            maven_repo
+        } else {
+            std::env::current_dir()
+                .map_err(|source| Error::Io {
+                    what: "finding the current directory",
+                    path: maven_repo.clone(),
+                    source,
+                })?
+                .join(maven_repo)
+        };
+        let env = EnvBuilder::new(EnvConfig {
+            venv_dir,
+            isolation,
+            package_registry: config.package_registry,
+        });
+        Ok(GenesisHarness {
+            config,
+            bench,
+            timeouts,
+            env,
+            isolation,
+            isolation_note,
+            maven_repo,
+            stop: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// The checkout.
+    pub fn benchmark(&self) -> &GenesisBenchmark {
+        &self.bench
+    }
+
+    /// The configuration (paths made canonical, jobs as they will run).
+    pub fn config(&self) -> &GenesisConfig {
+        &self.config
+    }
+
+    /// The phase limits in force.
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts
+    }
+
+    /// The isolation in effect (never `Auto`) and what it means for the run.
+    pub fn isolation(&self) -> (Isolation, &str) {
+        (self.isolation, &self.isolation_note)
+    }
+
+    /// Setting this flag stops the run after the tasks in flight.
+    pub fn stop_handle(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.stop)
+    }
+
+    /// The results file.
+    pub fn results_file(&self) -> PathBuf {
+        self.config.out_dir.join("results.jsonl")
+    }
+
+    /// Evaluates every selected task not yet recorded, then writes the
+    /// report over all recorded tasks of the selection.
+    pub fn run(&self, observer: &(dyn Fn(&GenesisEvent) + Sync)) -> Result<GenesisOutcome, Error> {
+        let started = Instant::now();
+        let selected = self.bench.select(&self.config.tasks)?;
+        let results: ResultsFile<GenesisRecord> = ResultsFile::new(self.results_file());
+        if !self.config.resume {
+            set_aside(results.path())?;
+        }
+        let recorded: Vec<GenesisRecord> = latest_per_task(&results.load()?)
+            .into_iter()
+            .filter(|r| selected.iter().any(|t| t.name() == r.task))
+            .collect();
+        let pending: Vec<&GenesisTask> = selected
+            .iter()
+            .copied()
+            .filter(|t| !recorded.iter().any(|r| r.task == t.name()))
+            .collect();
+        let skipped = selected.len() - pending.len();
+        observer(&GenesisEvent::Planned {
+            to_run: pending.len(),
+            skipped,
+            jobs: self.config.jobs,
+            isolation: self.isolation_note.clone(),
+        });
+        let next = AtomicUsize::new(0);
+        let done = Mutex::new((0usize, None::<Error>));
+        let total = pending.len();
+        let workers = self.config.jobs.min(total.max(1));
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    loop {
+                        if self.stop.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        let index = next.fetch_add(1, Ordering::SeqCst);
+                        let Some(task) = pending.get(index) else {
+                            break;
+                        };
+                        observer(&GenesisEvent::Started {
+                            task: task.name().to_owned(),
+                        });
+                        let record = self.evaluate(task);
+                        let appended = results.append(&record);
+                        let mut state = done.lock().unwrap_or_else(|p| p.into_inner());
+                        if let Err(e) = appended {
+                            tracing::error!(error = %e, "cannot record a task; stopping");
+                            state.1.get_or_insert(e);
+                            self.stop.store(true, Ordering::SeqCst);
+                            break;
+                        }
+                        state.0 += 1;
+                        let event = GenesisEvent::Finished {
+                            record: Box::new(record),
+                            done: state.0,
+                            total,
+                        };
+                        drop(state);
+                        observer(&event);
+                    }
+                });
+            }
+        });
+        let (ran, error) = done.into_inner().unwrap_or_else(|p| p.into_inner());
+        if let Some(error) = error {
+            return Err(error);
+        }
+        let all: Vec<GenesisRecord> = results
+            .load()?
+            .into_iter()
+            .filter(|r| selected.iter().any(|t| t.name() == r.task))
+            .collect();
+        let wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let meta = GenesisMeta {
+            root: self.bench.root().to_path_buf(),
+            generated: self.config.generated.clone(),
+            selection: if self.config.tasks.is_empty() {
+                "all tasks".to_owned()
+            } else {
+                format!("tasks {}", self.config.tasks.join(", "))
+            },
+            benchmark_tasks: self.bench.tasks().len(),
+            isolation: self.isolation_note.clone(),
+            jobs: self.config.jobs,
+            timeouts: self.timeouts,
+            run_wall_ms: wall_ms,
+            generated_unix: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        };
+        let report = GenesisReport::new(meta, &all);
+        let files = report.write(&self.config.out_dir)?;
+        Ok(GenesisOutcome {
+            report,
+            files,
+            results: results.path().to_path_buf(),
+            ran,
+            skipped,
+            interrupted: ran < total,
+            wall_ms,
+        })
+    }
+
+    /// Evaluates one task. Never fails: whatever goes wrong is in the record.
+    pub fn evaluate(&self, task: &GenesisTask) -> GenesisRecord {
+        let started = Instant::now();
+        let spec = &task.spec;
+        let mut record = GenesisRecord::new(
+            &spec.name,
+            spec.language,
+            spec.framework,
+            spec.port,
+            GenesisStatus::Evaluated,
+        );
+        record.isolation = self.isolation.to_string();
+        record.facts = task_facts(task);
+        let generated = self.config.generated.join(&spec.name);
+        if !generated.is_dir() {
+            record.status = GenesisStatus::NoRepository;
+            record.message = Some(format!("no repository at {}", generated.display()));
+            return record;
+        }
+        let evaluated = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.evaluate_repository(task, &generated, &mut record)
+        }));
+        match evaluated {
+            Ok(Ok(())) => {}
+            Ok(Err(message)) => {
+                record.status = GenesisStatus::Error;
+                record.message = Some(message);
+            }
+            Err(_) => {
+                record.status = GenesisStatus::Error;
+                record.message = Some("the evaluation panicked".into());
+            }
+        }
+        let workspace = self.config.out_dir.join("work").join(&spec.name);
+        if !self.config.keep_workspaces
+            && let Err(e) = remove_dir(&workspace)
+        {
+            tracing::warn!(task = %spec.name, error = %e, "cannot remove the workspace");
+        }
+        record.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        record
+    }
+
+    fn evaluate_repository(
+        &self,
+        task: &GenesisTask,
+        generated: &Path,
+        record: &mut GenesisRecord,
+    ) -> Result<(), String> {
+        // Static metrics on the repository as generated, before anything is
+        // overlaid or built (as `evaluate_single_repo` does).
+        let readme = std::fs::read(&task.readme)
+            .map(|b| python_text(&b))
+            .unwrap_or_default();
+        record.ac = Some(AcResults {
+            harness: api_coverage(AcRule::Harness, &task.readme, generated),
+            legacy: api_coverage(AcRule::Legacy, &task.readme, generated),
+            paper: api_coverage(AcRule::Paper, &task.readme, generated),
+        });
+        record.routes = Some(route_coverage(&declared_endpoints(&readme), generated));
+
+        let workspace = self.config.out_dir.join("work").join(&task.spec.name);
+        let repo = workspace.join("repo");
+        let results = workspace.join("results");
+        remove_dir(&workspace).map_err(|e| e.to_string())?;
+        copy_tree(generated, &repo).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(&results)
+            .map_err(|e| format!("cannot create {}: {e}", results.display()))?;
+        overlay_golden_tests(task, &repo, record)?;
+
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start a runtime: {e}"))?;
+        runtime.block_on(async {
+            match task.spec.language {
+                Language::Python => self.python(task, &workspace, &repo, &results, record).await,
+                Language::Java => self.java(task, &workspace, &repo, &results, record).await,
+            }
+        })
+    }
+
+    async fn python(
+        &self,
+        task: &GenesisTask,
+        workspace: &Path,
+        repo: &Path,
+        results: &Path,
+        record: &mut GenesisRecord,
+    ) -> Result<(), String> {
+        let limits = self.timeouts.of(Language::Python);
+        let (env, build) = self.env.python(&task.spec.name, repo, limits.build).await?;
+        if !build.ok {
+            record.fault(FaultKind::BuildFailed, build.problems.join("\n"));
+        }
+        let dependencies_ok = build.dependencies_ok;
+        record.build = Some(build);
+        let start = start_command(repo, Language::Python);
+        let inputs = DriverInputs {
+            repo: repo.to_path_buf(),
+            results: results.to_path_buf(),
+            language: Language::Python,
+            port: task.spec.port,
+            start,
+            start_timeout: limits.start,
+            test_timeout: limits.tests,
+            namespace: self.isolation == Isolation::Namespaces,
+            maven_repo: None,
+        };
+        let report = self.drive(workspace, &inputs, Some(&env)).await?;
+        self.record_run(task, &inputs, &report, dependencies_ok, results, record);
+        Ok(())
+    }
+
+    async fn java(
+        &self,
+        task: &GenesisTask,
+        workspace: &Path,
+        repo: &Path,
+        results: &Path,
+        record: &mut GenesisRecord,
+    ) -> Result<(), String> {
+        let limits = self.timeouts.of(Language::Java);
+        let started = Instant::now();
+        let mut build = BuildOutcome {
+            location: Some(self.maven_repo.clone()),
+            ..BuildOutcome::default()
+        };
+        let pom_path = repo.join("pom.xml");
+        let pom = match std::fs::read(&pom_path) {
+            Ok(bytes) => python_text(&bytes),
+            Err(_) => match &task.pom {
+                Some(given) => {
+                    let text = std::fs::read(given)
+                        .map(|b| python_text(&b))
+                        .map_err(|e| format!("cannot read {}: {e}", given.display()))?;
+                    record.message = Some(
+                        "the repository has no pom.xml; the task's pom.xml (given to the generator) was used".into(),
+                    );
+                    text
+                }
+                None => String::new(),
+            },
+        };
+        if !pom.is_empty() {
+            std::fs::write(&pom_path, java17(&pom))
+                .map_err(|e| format!("cannot write {}: {e}", pom_path.display()))?;
+        }
+        let unavailable = |record: &mut GenesisRecord, mut build: BuildOutcome, detail: String| {
+            build.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            record.status = GenesisStatus::BuildUnavailable;
+            record.fault(FaultKind::BuildUnavailable, detail);
+            record.build = Some(build);
+        };
+        if which("mvn").is_none() {
+            unavailable(
+                record,
+                build,
+                "Maven (mvn) is not installed; install the Debian package `maven`".into(),
+            );
+            return Ok(());
+        }
+        let missing = missing_artifacts(&pom, &self.maven_repo);
+        if !missing.is_empty() {
+            build.missing_artifacts = missing.iter().map(|a| a.coordinates()).collect();
+            let detail = format!(
+                "{} artifact(s) the pom.xml declares are not in {} and Maven Central is out of reach: {}",
+                missing.len(),
+                self.maven_repo.display(),
+                build.missing_artifacts.join(", ")
+            );
+            unavailable(record, build, detail);
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.maven_repo)
+            .map_err(|e| format!("cannot create {}: {e}", self.maven_repo.display()))?;
+        let config = SandboxConfig::builder(workspace)
+            .isolation(self.isolation)
+            .timeout(limits.build)
+            .read_write_path(&self.maven_repo)
+            .build()
+            .map_err(|e| format!("build sandbox: {e}"))?;
+        let sandbox = Sandbox::new(config)
+            .await
+            .map_err(|e| format!("build sandbox: {e}"))?;
+        let compiled = sandbox
+            .exec(
+                Command::new("mvn")
+                    .arg("-o")
+                    .arg("-B")
+                    .arg("-q")
+                    .arg(format!("-Dmaven.repo.local={}", self.maven_repo.display()))
+                    .arg("-DskipTests")
+                    .arg("compile")
+                    .current_dir(repo),
+            )
+            .await
+            .map_err(|e| format!("cannot run mvn: {e}"))?;
+        let log = compiled.combined_output();
+        if !compiled.success() {
+            if let Some(artifact) = missing_from_log(&log) {
+                build.missing_artifacts = vec![artifact.clone()];
+                unavailable(
+                    record,
+                    build,
+                    format!(
+                        "Maven needs {artifact}, which is not in {} (offline)",
+                        self.maven_repo.display()
+                    ),
+                );
+                return Ok(());
+            }
+            build.problems.push(format!(
+                "mvn compile failed ({}): {}",
+                compiled.status_summary(),
+                tail(&log, 1500)
+            ));
+            record.fault(FaultKind::BuildFailed, build.problems.join("\n"));
+        } else {
+            build.ok = true;
+            build.dependencies_ok = true;
+        }
+        build.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let dependencies_ok = build.dependencies_ok;
+        record.build = Some(build);
+        // As in the harness, a failed compilation does not stop the run:
+        // the start and the tests fail on their own and say so.
+        let inputs = DriverInputs {
+            repo: repo.to_path_buf(),
+            results: results.to_path_buf(),
+            language: Language::Java,
+            port: task.spec.port,
+            start: start_command(repo, Language::Java),
+            start_timeout: limits.start,
+            test_timeout: limits.tests,
+            namespace: self.isolation == Isolation::Namespaces,
+            maven_repo: Some(self.maven_repo.clone()),
+        };
+        let report = self.drive(workspace, &inputs, None).await?;
+        self.record_run(task, &inputs, &report, dependencies_ok, results, record);
+        Ok(())
+    }
+
+    /// Runs the driver script in one sandbox call without network.
+    async fn drive(
+        &self,
+        workspace: &Path,
+        inputs: &DriverInputs,
+        env: Option<&PythonEnv>,
+    ) -> Result<DriverReport, String> {
+        let mut builder = SandboxConfig::builder(workspace)
+            .isolation(self.isolation)
+            .timeout(inputs.call_limit())
+            .max_file_size(256u64 << 20)
+            .output_limit(64 * 1024);
+        if let Some(env) = env {
+            builder = builder.read_only_path(env.dir());
+        }
+        if let Some(maven) = &inputs.maven_repo {
+            builder = builder.read_write_path(maven);
+        }
+        let config = builder.build().map_err(|e| format!("run sandbox: {e}"))?;
+        let sandbox = Sandbox::new(config)
+            .await
+            .map_err(|e| format!("run sandbox: {e}"))?;
+        let mut command = Command::new("bash")
+            .arg("-c")
+            .arg(DRIVER)
+            .current_dir(&inputs.repo);
+        for (name, value) in inputs.env() {
+            command = command.env(name, value);
+        }
+        if let Some(env) = env {
+            let mut path = env.bin_dir().into_os_string();
+            path.push(":");
+            path.push(DEFAULT_PATH);
+            command = command
+                .env("PATH", path)
+                .env("VIRTUAL_ENV", env.dir())
+                .env("PYTHONUNBUFFERED", "1")
+                .env("PYTHONDONTWRITEBYTECODE", "1");
+        }
+        let run = sandbox
+            .exec(command)
+            .await
+            .map_err(|e| format!("cannot run the service and tests: {e}"))?;
+        let text = std::fs::read_to_string(inputs.results.join("driver.env")).unwrap_or_default();
+        let mut report = DriverReport::parse(&text);
+        if run.timed_out {
+            report.pairs.push((
+                "harness_note".into(),
+                format!(
+                    "the run was stopped at its limit of {} s",
+                    inputs.call_limit().as_secs()
+                ),
+            ));
+        }
+        report.pairs.push((
+            "driver_output".into(),
+            tail(&run.combined_output(), 2000).replace('\n', " | "),
+        ));
+        Ok(report)
+    }
+
+    /// Turns what the driver saw into the record's start and test outcomes
+    /// and faults.
+    fn record_run(
+        &self,
+        task: &GenesisTask,
+        inputs: &DriverInputs,
+        report: &DriverReport,
+        dependencies_ok: bool,
+        results: &Path,
+        record: &mut GenesisRecord,
+    ) {
+        let language = task.spec.language;
+        let service_log = read_capped(&results.join("service.log"), 4 << 20);
+        let readiness = report.readiness();
+        let ready_after_s = report
+            .get("ready_after")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let survivors = report.all("survivor");
+        let leftovers = report.all("leftover");
+        let (dsr_legacy, dsr_legacy_message) = legacy_dsr(
+            language,
+            &inputs.repo,
+            dependencies_ok,
+            &readiness,
+            &service_log,
+        );
+        let start = StartOutcome {
+            shown: report
+                .get("start_command")
+                .map_or_else(|| inputs.start.shown(inputs.port), str::to_owned),
+            command: inputs.start.clone(),
+            answered: readiness.answered(),
+            readiness: readiness.clone(),
+            ready_after_s,
+            dsr: report.dsr(),
+            dsr_message: report
+                .get("dsr_message")
+                .unwrap_or("the run ended before the service was probed")
+                .to_owned(),
+            dsr_legacy,
+            dsr_legacy_message,
+            survivors: survivors.clone(),
+            leftovers: leftovers.clone(),
+            log_tail: tail(&service_log, 1500),
+        };
+        let limits = self.timeouts.of(language);
+        match &readiness {
+            Readiness::NoEntryPoint => record.fault(
+                FaultKind::NoEntryPoint,
+                "no start.sh within three levels and no fallback entry point (app.py, main.py, run.py, manage.py, server.py, an importable main/app/server/api module)",
+            ),
+            Readiness::Exited { code } => record.fault(
+                FaultKind::ServiceExited,
+                format!(
+                    "`{}` ended with exit code {} after {} s{}",
+                    start.shown,
+                    code.map_or_else(|| "?".to_owned(), |c| c.to_string()),
+                    ready_after_s,
+                    last_line(&service_log)
+                        .map(|l| format!("; last output: {l}"))
+                        .unwrap_or_default()
+                ),
+            ),
+            Readiness::AliveNotListening => record.fault(
+                FaultKind::NeverListened,
+                format!(
+                    "`{}` was still running after {} s but nothing answered on port {} (the harness counts this as deployed)",
+                    start.shown,
+                    limits.start.as_secs(),
+                    inputs.port
+                ),
+            ),
+            Readiness::Unknown => record.fault(
+                FaultKind::ServiceExited,
+                format!(
+                    "the service's state is unknown: {}",
+                    report.get("harness_note").or(report.get("driver_output")).unwrap_or("the driver reported nothing")
+                ),
+            ),
+            Readiness::Health { .. } | Readiness::Port => {}
+        }
+        // One fault per daemon: what the start command left behind when it
+        // ended, and what outlived the stop of the service's group.
+        let pid = |line: &String| line.split(' ').next().unwrap_or("").to_owned();
+        let outlived: Vec<&String> = leftovers
+            .iter()
+            .filter(|l| !survivors.iter().any(|s| pid(s) == pid(l)))
+            .collect();
+        if !survivors.is_empty() {
+            let killed = survivors
+                .iter()
+                .any(|s| leftovers.iter().any(|l| pid(l) == pid(s)));
+            record.fault(
+                FaultKind::LeftDaemon,
+                format!(
+                    "the start command ended but left running: {}{}",
+                    survivors.join("; "),
+                    if killed {
+                        " (it escaped the service's process group and was killed at the end)"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+        }
+        if !outlived.is_empty() {
+            record.fault(
+                FaultKind::LeftDaemon,
+                format!(
+                    "still running after the service's process group was stopped (killed): {}",
+                    outlived
+                        .iter()
+                        .map(|l| l.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            );
+        }
+        record.start = Some(start);
+        record.tests = Some(self.test_outcome(task, report, results, record));
+    }
+
+    fn test_outcome(
+        &self,
+        task: &GenesisTask,
+        report: &DriverReport,
+        results: &Path,
+        record: &mut GenesisRecord,
+    ) -> TestOutcome {
+        let limits = self.timeouts.of(task.spec.language);
+        let exit_code = report.get("test_exit").and_then(|c| c.parse::<i32>().ok());
+        // `timeout` exits 124 on its limit, 137 when it had to SIGKILL.
+        let timed_out = matches!(exit_code, Some(124 | 137));
+        let log = read_capped(&results.join("tests.log"), 8 << 20);
+        let (counts, source, harness_total, cases, harness_console) = match task.spec.language {
+            Language::Python => {
+                let console = harness_pytest_counts(&log);
+                let junit = std::fs::read(results.join("junit.xml"))
+                    .ok()
+                    .and_then(|b| parse_junit(&String::from_utf8_lossy(&b)));
+                match junit {
+                    Some(junit) => {
+                        let differs = (console.passed, console.failed, console.errors)
+                            != (
+                                junit.counts.passed,
+                                junit.counts.failed,
+                                junit.counts.errors,
+                            );
+                        let total = junit.counts.total();
+                        (
+                            junit.counts,
+                            CountSource::Junit,
+                            total,
+                            junit.cases,
+                            differs.then_some(console),
+                        )
+                    }
+                    None => (
+                        console,
+                        CountSource::Console,
+                        console.total(),
+                        Vec::new(),
+                        None,
+                    ),
+                }
+            }
+            Language::Java => {
+                let surefire = harness_surefire_counts(&log);
+                let mut cases = Vec::new();
+                if let Ok(entries) = std::fs::read_dir(
+                    results
+                        .parent()
+                        .unwrap_or(results)
+                        .join("repo/target/surefire-reports"),
+                ) {
+                    for entry in entries.flatten() {
+                        let name = entry.file_name().to_string_lossy().into_owned();
+                        if name.starts_with("TEST-")
+                            && name.ends_with(".xml")
+                            && let Ok(bytes) = std::fs::read(entry.path())
+                            && let Some(report) = parse_junit(&String::from_utf8_lossy(&bytes))
+                        {
+                            cases.extend(report.cases);
+                        }
+                    }
+                }
+                (
+                    surefire.counts(),
+                    CountSource::Surefire,
+                    surefire.run,
+                    cases,
+                    None,
+                )
+            }
+        };
+        let not_passed: Vec<_> = cases
+            .into_iter()
+            .filter(|c| c.outcome != Outcome::Passed)
+            .collect();
+        if matches!(task.golden, GoldenTests::Missing) {
+            record.fault(
+                FaultKind::NoGoldenTests,
+                "the checkout has no golden tests for this task",
+            );
+        }
+        if timed_out {
+            let partial = verbose_progress(&log);
+            record.fault(
+                FaultKind::TestsTimedOut,
+                format!(
+                    "the golden tests did not finish within {} s and were killed{}",
+                    limits.tests.as_secs(),
+                    partial
+                        .map(|p| format!("; before that pytest reported {p}"))
+                        .unwrap_or_default()
+                ),
+            );
+        } else if counts.reported() == 0 {
+            record.fault(
+                FaultKind::NoTests,
+                format!(
+                    "no test reported (exit code {}){}",
+                    exit_code.map_or_else(|| "?".to_owned(), |c| c.to_string()),
+                    last_line(&log)
+                        .map(|l| format!("; last output: {l}"))
+                        .unwrap_or_default()
+                ),
+            );
+        } else if harness_total == 0 {
+            record.fault(
+                FaultKind::AllSkipped,
+                format!(
+                    "all {} reported tests were skipped, so the harness leaves the repository out of its Pass@1 average",
+                    counts.skipped
+                ),
+            );
+        }
+        TestOutcome {
+            counts,
+            source,
+            harness_total,
+            pass_at_1: if harness_total == 0 {
+                0.0
+            } else {
+                round4(f64::from(counts.passed) / f64::from(harness_total))
+            },
+            counted: harness_total > 0,
+            all_passed: counts.passed > 0
+                && counts.failed == 0
+                && counts.errors == 0
+                && counts.skipped == 0,
+            harness_console,
+            timed_out,
+            exit_code,
+            not_passed,
+        }
+    }
+}
+
+/// What `task` declares: endpoints by each reading of its README, test
+/// functions in its golden tests.
+fn task_facts(task: &GenesisTask) -> TaskFacts {
+    let readme = std::fs::read(&task.readme)
+        .map(|b| python_text(&b))
+        .unwrap_or_default();
+    let golden_test_functions = match &task.golden {
+        GoldenTests::PythonTests { dir } | GoldenTests::JavaSources { dir, .. } => {
+            count_test_functions(dir)
+        }
+        GoldenTests::Missing => 0,
+    };
+    TaskFacts {
+        endpoints_harness: extract_endpoints(AcRule::Harness, &readme).len(),
+        endpoints_paper: extract_endpoints(AcRule::Paper, &readme).len(),
+        endpoints_legacy: extract_endpoints(AcRule::Legacy, &readme).len(),
+        endpoints_declared: declared_endpoints(&readme).len(),
+        golden_test_functions,
+    }
+}
+
+/// `def test_…` in `test_*.py` and `*_test.py` files (`count_tests_ast`
+/// counts plain function definitions, not `async def`), `@Test` in Java.
+fn count_test_functions(dir: &Path) -> usize {
+    let mut count = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let python =
+                name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"));
+            let java = name.ends_with(".java");
+            if !python && !java {
+                continue;
+            }
+            let text = read_capped(&path, 4 << 20);
+            count += text
+                .lines()
+                .map(str::trim_start)
+                .filter(|l| {
+                    if python {
+                        l.strip_prefix("def test_").is_some()
+                    } else {
+                        l.starts_with("@Test")
+                            && !l.starts_with("@TestMethodOrder")
+                            && !l.starts_with("@TestInstance")
+                    }
+                })
+                .count();
+        }
+    }
+    count
+}
+
+/// Namespaces when they work (and `jobs` tasks at once), else processes,
+/// one task at a time.
+fn decide_isolation(requested: Isolation, jobs: usize) -> Result<(Isolation, String), Error> {
+    let probe = || -> Result<(), String> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        runtime
+            .block_on(sandbox::namespaces_available())
+            .map_err(|e| e.to_string())
+    };
+    match requested {
+        Isolation::Process => Ok((
+            Isolation::Process,
+            "process isolation (asked for): one task at a time, since services share the host's ports, and services and tests have the host's network".into(),
+        )),
+        Isolation::Namespaces => match probe() {
+            Ok(()) => Ok((Isolation::Namespaces, namespace_note(jobs))),
+            Err(reason) => Err(Error::Invalid {
+                path: PathBuf::from("bwrap"),
+                message: format!("namespace isolation was asked for but is unavailable: {reason}"),
+            }),
+        },
+        Isolation::Auto => match probe() {
+            Ok(()) => Ok((Isolation::Namespaces, namespace_note(jobs))),
+            Err(reason) => Ok((
+                Isolation::Process,
+                format!(
+                    "namespaces are unavailable ({reason}); falling back to process isolation, one task at a time (services would collide on shared ports) and with the host's network; install bubblewrap to run tasks in parallel, each on a private loopback"
+                ),
+            )),
+        },
+    }
+}
+
+fn namespace_note(jobs: usize) -> String {
+    format!(
+        "namespaces (bubblewrap): each task's service and tests in a network namespace of their own with only a loopback interface; {} at a time",
+        jobs.max(1)
+    )
+}
+
+/// Puts the golden tests where the benchmark's Dockerfiles put them.
+/// Python: the repository's own `tests/` is replaced (the Docker harness
+/// merges the golden tests over it, which would let generated tests count
+/// towards Pass@1; `evaluate_repos.py` replaces it, as here). Java:
+/// `src/test/` is replaced, or `tests/*` copied to `src/test/java/`.
+fn overlay_golden_tests(
+    task: &GenesisTask,
+    repo: &Path,
+    record: &mut GenesisRecord,
+) -> Result<(), String> {
+    match &task.golden {
+        GoldenTests::PythonTests { dir } => {
+            let target = repo.join("tests");
+            if target.exists() {
+                let own = count_files(&target);
+                if own > 0 {
+                    let note = format!(
+                        "the repository's own tests/ ({own} files) was replaced by the golden tests"
+                    );
+                    record.message = Some(
+                        record
+                            .message
+                            .take()
+                            .map_or(note.clone(), |m| format!("{m}; {note}")),
+                    );
+                }
+                remove_path(&target)?;
+            }
+            copy_tree(dir, &target).map_err(|e| e.to_string())
+        }
+        GoldenTests::JavaSources { dir, flat } => {
+            let target = repo.join("src").join("test");
+            if *flat {
+                copy_tree(dir, &target.join("java")).map_err(|e| e.to_string())
+            } else {
+                if target.exists() {
+                    remove_path(&target)?;
+                }
+                copy_tree(dir, &target).map_err(|e| e.to_string())
+            }
+        }
+        GoldenTests::Missing => Ok(()),
+    }
+}
+
+fn remove_path(path: &Path) -> Result<(), String> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    }
+    .map_err(|e| format!("cannot remove {}: {e}", path.display()))
+}
+
+fn count_files(dir: &Path) -> usize {
+    let mut count = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(entry.path()),
+                Ok(_) => count += 1,
+                Err(_) => {}
+            }
+        }
+    }
+    count
+}
+
+/// `test_dsr_repos.py`'s verdict from what the run saw.
+fn legacy_dsr(
+    language: Language,
+    repo: &Path,
+    dependencies_ok: bool,
+    readiness: &Readiness,
+    service_log: &str,
+) -> (bool, String) {
+    if !dependencies_ok {
+        let what = match language {
+            Language::Python => "Pip install failed",
+            Language::Java => "Maven build failed",
+        };
+        return (false, what.into());
+    }
+    if !legacy_start_script_exists(repo) {
+        return (false, "start.sh not found (recursive)".into());
+    }
+    match readiness {
+        Readiness::Health { .. } | Readiness::Port | Readiness::AliveNotListening => {
+            (true, "Server started successfully".into())
+        }
+        Readiness::Exited { code } => match legacy_success_pattern(language, service_log) {
+            Some(p) if p.contains("already in use") => {
+                (true, "Server deployable (port conflict)".into())
+            }
+            Some(_) => (true, "Server started successfully".into()),
+            None => (
+                false,
+                format!(
+                    "Server exited with code {}",
+                    code.map_or_else(|| "?".to_owned(), |c| c.to_string())
+                ),
+            ),
+        },
+        Readiness::NoEntryPoint => (
+            false,
+            "its start.sh is deeper than the entrypoint looks, so it was not started".into(),
+        ),
+        Readiness::Unknown => (false, "the service's state is unknown".into()),
+    }
+}
+
+/// `N passed, M failed` from pytest's `-v` lines, for a run that was killed.
+fn verbose_progress(log: &str) -> Option<String> {
+    let mut counts = [0u32; 4];
+    for line in log.lines() {
+        if !line.contains("::") {
+            continue;
+        }
+        for (i, word) in [" PASSED", " FAILED", " ERROR", " SKIPPED"]
+            .iter()
+            .enumerate()
+        {
+            if line.contains(word) {
+                counts[i] += 1;
+                break;
+            }
+        }
+    }
+    if counts.iter().all(|c| *c == 0) {
+        return None;
+    }
+    let names = ["passed", "failed", "error", "skipped"];
+    Some(
+        counts
+            .iter()
+            .zip(names)
+            .filter(|(c, _)| **c > 0)
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}
+
+fn last_line(text: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| l.chars().take(300).collect())
+}
+
+fn read_capped(path: &Path, max: u64) -> String {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(max).read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(program))
+            .find(|candidate| candidate.is_file())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn killed_runs_still_say_how_far_they_got() {
+        let log = "tests/t.py::a PASSED [ 10%]\ntests/t.py::b FAILED [ 20%]\ntests/t.py::c ";
+        assert_eq!(verbose_progress(log).as_deref(), Some("1 passed, 1 failed"));
+        assert_eq!(verbose_progress("collecting ..."), None);
+    }
+
+    #[test]
+    fn the_legacy_dsr_reads_exit_messages() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("start.sh"), "").unwrap_or_else(|e| panic!("{e}"));
+        let exited = Readiness::Exited { code: Some(0) };
+        assert!(
+            legacy_dsr(
+                Language::Python,
+                dir.path(),
+                true,
+                &exited,
+                " * Running on http://x"
+            )
+            .0
+        );
+        assert!(
+            legacy_dsr(
+                Language::Python,
+                dir.path(),
+                true,
+                &exited,
+                "OSError: Address already in use"
+            )
+            .0
+        );
+        assert_eq!(
+            legacy_dsr(Language::Python, dir.path(), true, &exited, "boom"),
+            (false, "Server exited with code 0".to_owned())
+        );
+        assert!(!legacy_dsr(Language::Python, dir.path(), false, &Readiness::Port, "").0);
+        let empty = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        assert!(!legacy_dsr(Language::Python, empty.path(), true, &Readiness::Port, "").0);
+    }
+}

@@ -1,0 +1,2 @@
+#!/bin/bash
+exec python app.py
