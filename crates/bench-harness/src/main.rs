@@ -4,7 +4,9 @@
 //! `cargo xtask bench gittaskbench ...` builds it in release and passes the
 //! flags through, so xtask does not link the agent or the model.
 //!
-//! Usage: `bench-harness gittaskbench --root <CHECKOUT> [...]` (`--help`).
+//! Usage: `bench-harness gittaskbench --root <CHECKOUT> [...]` and
+//! `bench-harness repogenesis --root <REPOGENESIS> --generated <DIR> [...]`
+//! (`--help` on each; `repogenesis_cli.rs` has the second).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,6 +14,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use bench_harness::{DomainMap, Event, Harness, HarnessConfig, ModelSpec, Models, Selection};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+mod repogenesis_cli;
 
 const USAGE: &str = "usage: bench-harness gittaskbench --root <CHECKOUT> \
     [--tasks ID,ID | --repo NAME | --domain NAME] [--model NAME --base-url URL | --model-path FILE.gguf] [--jobs N] \
@@ -99,11 +103,17 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {
         ["gittaskbench", rest @ ..] => run(rest, PathBuf::from("target/gittaskbench")),
+        ["repogenesis", rest @ ..] => {
+            repogenesis_cli::run(rest, PathBuf::from("target/repogenesis"))
+        }
         ["-h" | "--help"] => {
-            println!("{USAGE}");
+            println!("{USAGE}\n{}", repogenesis_cli::USAGE);
             Ok(())
         }
-        _ => bail!("unknown or missing command\n{USAGE}"),
+        _ => bail!(
+            "unknown or missing command\n{USAGE}\n{}",
+            repogenesis_cli::USAGE
+        ),
     }
 }
 
