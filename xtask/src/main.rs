@@ -17,6 +17,9 @@
 //!   graded with the benchmark's test scripts. xtask itself links none of
 //!   the workspace's crates, so every `cargo xtask ...` (the README's test
 //!   command too) starts without building the agent and the model.
+//! - `bench repogenesis`: the same for `bench-harness repogenesis`:
+//!   generated repositories evaluated on a RepoGenesis checkout (Pass@1,
+//!   API coverage, deployment), results under `target/repogenesis`.
 //! - `bench localization`: how often the initial context of `repo-agent
 //!   context` shows the code a task needs, against aider's repo map, on the
 //!   hand-labelled tasks of `testdata/localization.json`
@@ -100,6 +103,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "importance", rest @ ..] => bench_importance(rest),
         ["bench", "context", rest @ ..] => bench_context(rest),
         ["bench", "gittaskbench", rest @ ..] => bench_gittaskbench(rest),
+        ["bench", "repogenesis", rest @ ..] => bench_repogenesis(rest),
         ["bench", "localization", rest @ ..] => localization::bench(rest),
         _ => {
             eprintln!(
@@ -113,6 +117,7 @@ fn main() -> anyhow::Result<()> {
                  bench importance [--runs N]  measure ranking, and the git feature on a 12,000-commit history\n  \
                  bench context [--runs N]  measure the initial context and a code view of the largest module\n  \
                  bench gittaskbench --root DIR [...]  run and grade GitTaskBench (see --help)\n  \
+                 bench repogenesis --root DIR --generated DIR [...]  evaluate generated repositories on RepoGenesis (see --help)\n  \
                  bench localization [--budgets N,...] [--only LIB,...] [--json OUT] [--no-aider] [--keywords] [--verbose]\n      \
                  how often the initial context shows a task's entry points, against aider's repo map"
             );
@@ -125,6 +130,19 @@ fn main() -> anyhow::Result<()> {
 /// `gittaskbench` command with `rest`; results go under
 /// `target/gittaskbench` unless `--out` is given.
 fn bench_gittaskbench(rest: &[&str]) -> anyhow::Result<()> {
+    bench_harness_command("gittaskbench", "target/gittaskbench", rest)
+}
+
+/// Builds the `bench-harness` binary in release and runs its `repogenesis`
+/// command with `rest`; results (and the cached virtualenvs) go under
+/// `target/repogenesis` unless `--out` is given.
+fn bench_repogenesis(rest: &[&str]) -> anyhow::Result<()> {
+    bench_harness_command("repogenesis", "target/repogenesis", rest)
+}
+
+/// Runs `bench-harness <subcommand> <rest>` from a release build, with
+/// `--out <workspace>/<default_out>` unless `rest` names one (or asks for help).
+fn bench_harness_command(subcommand: &str, default_out: &str, rest: &[&str]) -> anyhow::Result<()> {
     run(cargo().args([
         "build",
         "--release",
@@ -135,15 +153,13 @@ fn bench_gittaskbench(rest: &[&str]) -> anyhow::Result<()> {
     ]))?;
     let binary = target_dir().join("release/bench-harness");
     let mut command = Command::new(&binary);
-    command.arg("gittaskbench").args(rest);
+    command.arg(subcommand).args(rest);
     let has_out = rest
         .iter()
         .any(|a| *a == "--out" || a.starts_with("--out="));
     let asks_help = rest.iter().any(|a| *a == "-h" || *a == "--help");
     if !has_out && !asks_help {
-        command
-            .arg("--out")
-            .arg(workspace_root().join("target/gittaskbench"));
+        command.arg("--out").arg(workspace_root().join(default_out));
     }
     run(&mut command)
 }
