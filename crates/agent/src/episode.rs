@@ -75,6 +75,26 @@ pub struct AgentConfig {
     pub summaries: Summaries,
     /// Which user model-written code runs as (default [`CodeUser::Auto`]).
     pub code_user: CodeUser,
+    /// When the model is asked for search terms before the context is
+    /// built (default [`SearchTerms::Auto`]).
+    pub search_terms: SearchTerms,
+}
+
+/// When the model is asked for English search terms and likely
+/// identifiers before the initial context is built (one short call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchTerms {
+    /// When fewer than two of the task's words name anything in the
+    /// primary repository (a task in another language, or in words the
+    /// code does not use).
+    #[default]
+    Auto,
+    /// Always: on the localization bench the terms lift the share of tasks
+    /// whose context shows an entry point from 71 % to 100 % at 2,000
+    /// tokens (docs/PERFORMANCE.md), for one call of a few hundred tokens.
+    Always,
+    /// Never: the context is built from the task's words alone.
+    Never,
 }
 
 /// Which user model-written code runs as.
@@ -143,6 +163,7 @@ impl Default for AgentConfig {
             analysis_cache: AnalysisCache::None,
             summaries: Summaries::Docstrings,
             code_user: CodeUser::Auto,
+            search_terms: SearchTerms::Auto,
         }
     }
 }

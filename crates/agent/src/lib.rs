@@ -49,7 +49,8 @@ pub mod tools;
 pub mod trajectory;
 
 pub use episode::{
-    AgentConfig, AnalysisCache, Budgets, CodeUser, Progress, Summaries, run, run_episode,
+    AgentConfig, AnalysisCache, Budgets, CodeUser, Progress, SearchTerms, Summaries, run,
+    run_episode,
 };
 pub use history::History;
 pub use model::{LoadedModel, ModelSpec};

@@ -9,7 +9,7 @@ use llm::ChatModel;
 use sandbox::{Isolation, Sandbox, SandboxConfig};
 
 use crate::Error;
-use crate::episode::{AgentConfig, AnalysisCache, CodeUser, Summaries};
+use crate::episode::{AgentConfig, AnalysisCache, CodeUser, SearchTerms, Summaries};
 use crate::redact::Redactor;
 use crate::summaries::ModelSummarizer;
 use crate::task::TaskSpec;
@@ -82,7 +82,12 @@ pub async fn prepare_with_model(
     let mut keywords = Vec::new();
     if let (Some(model), Some(primary)) = (model, graphs.first()) {
         let found = context_pack::task_terms_found(primary, &task.description);
-        if found < crate::keywords::MIN_TERMS_FOUND {
+        let ask = match config.search_terms {
+            SearchTerms::Auto => found < crate::keywords::MIN_TERMS_FOUND,
+            SearchTerms::Always => true,
+            SearchTerms::Never => false,
+        };
+        if ask {
             let name = task.repositories.first().map_or("", |r| r.name.as_str());
             let (terms, event) =
                 crate::keywords::search_terms(model, &task.description, name).await;

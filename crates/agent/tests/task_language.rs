@@ -25,6 +25,14 @@ fn run(
     task: &str,
     answers: Vec<Value>,
 ) -> Result<(Value, Vec<Value>, String), Box<dyn std::error::Error>> {
+    run_with(task, answers, &[])
+}
+
+fn run_with(
+    task: &str,
+    answers: Vec<Value>,
+    extra: &[&str],
+) -> Result<(Value, Vec<Value>, String), Box<dyn std::error::Error>> {
     let fx = Fixture::new()?;
     let (url, bodies) = serve(answers)?;
     let trajectory = fx.dir.path().join("t.jsonl");
@@ -43,6 +51,7 @@ fn run(
             "--trajectory",
         ])
         .arg(&trajectory)
+        .args(extra)
         .output()?;
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert_eq!(result.status.code(), Some(0), "{stderr}");
@@ -95,5 +104,24 @@ fn an_english_task_that_names_the_code_asks_for_nothing() -> TestResult {
     assert_eq!(requests.len(), 1);
     assert!(!trajectory.contains(r#""type":"setup""#), "{trajectory}");
     assert_eq!(summary["total_tokens"], 407, "{summary}");
+    Ok(())
+}
+
+#[test]
+fn search_terms_always_asks_even_for_an_english_task() -> TestResult {
+    let (summary, requests, trajectory) = run_with(
+        "Count the words of the input text and list the top three",
+        vec![
+            text_reply("WordCounter, top", 50),
+            completion("f", "finish", json!({"summary": "done"}), 400),
+        ],
+        &["--search-terms", "always"],
+    )?;
+    assert_eq!(requests.len(), 2);
+    assert!(
+        trajectory.contains(r#""purpose":"search_terms""#),
+        "{trajectory}"
+    );
+    assert_eq!(summary["total_tokens"], 466, "{summary}");
     Ok(())
 }

@@ -101,6 +101,29 @@ pub struct Args {
     /// output directories through POSIX ACLs.
     #[arg(long, default_value = "auto", value_parser = parse_code_user, value_name = "USER")]
     run_as: CodeUser,
+    /// When to ask the model for English search terms before building the
+    /// initial context (one short call, counted): `auto` when fewer than
+    /// two of the task's words name anything in the repository (a task in
+    /// Chinese, say), `always`, or `never`.
+    #[arg(long, value_enum, default_value_t = SearchTermsArg::Auto)]
+    search_terms: SearchTermsArg,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SearchTermsArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<SearchTermsArg> for agent::SearchTerms {
+    fn from(arg: SearchTermsArg) -> Self {
+        match arg {
+            SearchTermsArg::Auto => Self::Auto,
+            SearchTermsArg::Always => Self::Always,
+            SearchTermsArg::Never => Self::Never,
+        }
+    }
 }
 
 fn parse_code_user(text: &str) -> Result<CodeUser, String> {
@@ -220,6 +243,7 @@ pub fn run(args: Args) -> anyhow::Result<agent::Status> {
             .map_or(AnalysisCache::None, AnalysisCache::Home),
         summaries: args.summaries.into(),
         code_user: args.run_as,
+        search_terms: args.search_terms.into(),
         ..AgentConfig::default()
     };
     config.budgets.max_turns = args.max_turns;
