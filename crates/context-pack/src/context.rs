@@ -28,7 +28,6 @@ use importance::Ranking;
 use repo_graph::{ClassId, EntityId, ModuleId, RepoGraph};
 use serde::{Deserialize, Serialize};
 
-use crate::bm25::Bm25;
 use crate::hits;
 use crate::markdown;
 use crate::summary::{StaticSummarizer, Summarizer};
@@ -188,9 +187,9 @@ impl<'g> ContextBuilder<'g> {
     pub fn build(&self) -> Result<RepoContext, crate::Error> {
         let counter =
             TokenCounter::new(self.encoding).map_err(|_| crate::Error::Tokenizer(self.encoding))?;
-        let (modules, classes) = self.order();
         let query = hits::query_terms(self.task.as_deref(), &self.keywords);
-        let hits = hits::search(self.graph, self.ranking, &query);
+        let search = hits::search(self.graph, self.ranking, &query);
+        let (modules, classes) = self.order(&search);
         let mut blocks = Vec::new();
         let mut carry = 0usize;
         // Separators between blocks ("\n\n") are paid for up front.
@@ -218,7 +217,7 @@ impl<'g> ContextBuilder<'g> {
                     &counter,
                     share,
                 ),
-                BlockKind::TaskHits => hits::hits_block(self.graph, &hits, &counter, share),
+                BlockKind::TaskHits => hits::hits_block(self.graph, &search.hits, &counter, share),
                 BlockKind::ModuleSummaries => self.summaries(&counter, share, &modules)?,
                 BlockKind::CoreComponents => self.core(&counter, share, &classes),
                 BlockKind::ModulePaths => self.paths(&counter, share, &modules),
@@ -258,7 +257,7 @@ impl<'g> ContextBuilder<'g> {
     /// Modules and classes in the order the context presents them: by
     /// importance, boosted by task relevance when a task is given
     /// (`score + 5 × relevance`, relevance normalised to [0, 1]).
-    fn order(&self) -> (Vec<ModuleId>, Vec<ClassId>) {
+    fn order(&self, search: &hits::Search) -> (Vec<ModuleId>, Vec<ClassId>) {
         let graph = self.graph;
         let mut modules: Vec<(ModuleId, f64)> = self
             .ranking
@@ -272,38 +271,41 @@ impl<'g> ContextBuilder<'g> {
             .iter()
             .map(|c| (c.id, c.score))
             .collect();
-        let query = self.query_text();
-        if let Some(task) = &query {
+        if let Some(task) = self.query_text()
+            && !search.classes.is_empty()
+        {
+            // A module matches by its own name, path and docstring, or by
+            // its best matching class or function (from the one index the
+            // search built).
             let module_docs: Vec<String> = graph
                 .modules()
                 .iter()
-                .enumerate()
-                .map(|(i, m)| {
-                    let mut doc = format!(
+                .map(|m| {
+                    format!(
                         "{} {} {}",
                         m.name,
                         m.path,
                         m.docstring.as_deref().unwrap_or("")
-                    );
-                    for child in graph.children(EntityId::Module(ModuleId(i as u32))) {
-                        doc.push(' ');
-                        doc.push_str(&entity_text(graph, *child));
-                    }
-                    doc
+                    )
                 })
                 .collect();
-            let class_docs: Vec<String> = (0..graph.classes().len())
-                .map(|i| entity_text(graph, EntityId::Class(ClassId(i as u32))))
-                .collect();
-            let module_relevance =
-                normalised(Bm25::new(module_docs.iter().map(String::as_str)).scores(task));
-            let class_relevance =
-                normalised(Bm25::new(class_docs.iter().map(String::as_str)).scores(task));
+            let mut module_relevance = normalised(hits::stemmed_scores(&module_docs, &task));
+            let mut raise = |module: ModuleId, relevance: f64| {
+                if let Some(slot) = module_relevance.get_mut(module.index()) {
+                    *slot = slot.max(relevance);
+                }
+            };
+            for (class, relevance) in graph.classes().iter().zip(&search.classes) {
+                raise(class.module, *relevance);
+            }
+            for (function, relevance) in graph.functions().iter().zip(&search.functions) {
+                raise(function.module, *relevance);
+            }
             for (id, score) in &mut modules {
                 *score += 5.0 * module_relevance.get(id.index()).copied().unwrap_or(0.0);
             }
             for (id, score) in &mut classes {
-                *score += 5.0 * class_relevance.get(id.index()).copied().unwrap_or(0.0);
+                *score += 5.0 * search.classes.get(id.index()).copied().unwrap_or(0.0);
             }
         }
         let name_of_module = |id: ModuleId| graph.module(id).map_or("", |m| m.name.as_str());
@@ -469,39 +471,6 @@ fn render_dirs(by_dir: &BTreeMap<&str, Vec<&str>>) -> String {
         );
     }
     out
-}
-
-/// Name, qualified name, docstring and parameter names of an entity, for BM25.
-fn entity_text(graph: &RepoGraph, entity: EntityId) -> String {
-    let mut text = graph.qualname(entity).replace('.', " ");
-    match entity {
-        EntityId::Class(c) => {
-            if let Some(class) = graph.class(c) {
-                text.push(' ');
-                text.push_str(class.docstring.as_deref().unwrap_or(""));
-                for method in &class.methods {
-                    if let Some(f) = graph.function(*method) {
-                        text.push(' ');
-                        text.push_str(&f.name);
-                        text.push(' ');
-                        text.push_str(f.docstring.as_deref().unwrap_or(""));
-                    }
-                }
-            }
-        }
-        EntityId::Function(f) => {
-            if let Some(function) = graph.function(f) {
-                text.push(' ');
-                text.push_str(function.docstring.as_deref().unwrap_or(""));
-                for p in &function.params {
-                    text.push(' ');
-                    text.push_str(&p.name);
-                }
-            }
-        }
-        EntityId::Module(_) => {}
-    }
-    text
 }
 
 fn normalised(scores: Vec<f64>) -> Vec<f64> {

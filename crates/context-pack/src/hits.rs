@@ -73,9 +73,14 @@ fn split_scripts(text: &str) -> String {
 /// Entities the repository shows as its way in (the public API, console
 /// scripts, what example scripts call, names used in the README's code)
 /// get a bonus on top of their match.
-pub(crate) fn search(graph: &RepoGraph, ranking: &Ranking, query: &[String]) -> Vec<Hit> {
+pub(crate) fn search(graph: &RepoGraph, ranking: &Ranking, query: &[String]) -> Search {
+    let mut search = Search {
+        hits: Vec::new(),
+        classes: Vec::new(),
+        functions: Vec::new(),
+    };
     if query.is_empty() {
-        return Vec::new();
+        return search;
     }
     let functions = graph.functions();
     let classes = graph.classes();
@@ -87,8 +92,16 @@ pub(crate) fn search(graph: &RepoGraph, ranking: &Ranking, query: &[String]) -> 
     let relevance = index.scores_for_terms(query.to_vec());
     let max_relevance = relevance.iter().copied().fold(0.0, f64::max);
     if max_relevance <= 0.0 {
-        return Vec::new();
+        return search;
     }
+    search.classes = relevance[..classes.len()]
+        .iter()
+        .map(|r| r / max_relevance)
+        .collect();
+    search.functions = relevance[classes.len()..]
+        .iter()
+        .map(|r| r / max_relevance)
+        .collect();
     let importance = Importance::new(graph, ranking);
     let bonus = Bonus::new(graph);
     let mut query_set: Vec<&str> = query.iter().map(String::as_str).collect();
@@ -126,7 +139,18 @@ pub(crate) fn search(graph: &RepoGraph, ranking: &Ranking, query: &[String]) -> 
     let floor = hits.first().map_or(0.0, |h| h.score * MIN_SHARE_OF_BEST);
     hits.retain(|h| h.score >= floor);
     hits.truncate(MAX_HITS);
-    hits
+    search.hits = hits;
+    search
+}
+
+/// What [`search`] found: the best hits, and every class's and function's
+/// text relevance (BM25 normalised to [0, 1]; empty without a query), which
+/// the context's ordering of modules and classes reuses instead of
+/// indexing the repository again.
+pub(crate) struct Search {
+    pub(crate) hits: Vec<Hit>,
+    pub(crate) classes: Vec<f64>,
+    pub(crate) functions: Vec<f64>,
 }
 
 /// A hit must score at least this share of the best one.
