@@ -1,0 +1,274 @@
+//! Block (a) of the initial context: the README, by usefulness.
+//!
+//! A README is written for people on a web page. Badges, logos and lists of
+//! links cost an agent tokens and tell it nothing, and the part it needs
+//! (how to install and call the package) often comes after the feature
+//! list and the benchmarks, where a cut in document order loses it. So:
+//!
+//! 1. The README is cleaned of what carries no text: badges and images,
+//!    HTML tags with nothing between them, HTML comments, reST image
+//!    directives and their substitutions, lines and list items that are only
+//!    links, sections left empty, runs of blank lines. Code is never
+//!    touched: fenced blocks, reST literal blocks (after `::` or a code
+//!    directive) and doctest paragraphs pass through byte for byte.
+//! 2. If the cleaned README fits, it goes in whole.
+//! 3. Otherwise it is split into sections at its headings (Markdown ATX and
+//!    setext, reST underlines) and the sections are ranked: usage-type
+//!    titles first (installation, usage, quick start, examples, API, ...),
+//!    then by how well the section's text matches the task (BM25), code
+//!    examples raising a section a little; licence, citation, benchmarks
+//!    and the like come last. A subsection inherits its parent's kind, so
+//!    "Installation > From source" ranks as installation and "License >
+//!    Third party" as little wanted. The introduction leads, cut to its
+//!    first paragraphs when long.
+//! 4. Sections are taken whole in rank order while they fit; one that does
+//!    not may be cut at a paragraph (or top-level list item) boundary,
+//!    never inside a code block and never so that it loses its first code
+//!    block; a low-value section is never cut, a fragment of it being
+//!    clutter. The kept sections are shown in their original order under
+//!    their own headings (and their parents'), so the README still reads
+//!    as written, and a note names what was left out and how to read the
+//!    whole file.
+//!
+//! Every block is counted once; the sum (plus a token per separator) is the
+//! estimate the selection works with, and the rendered text is counted
+//! whole at the end, dropping the last choice while it is over the share.
+//! Work is linear in the README (which is read up to 512 KiB).
+
+mod clean;
+mod fit;
+mod parse;
+
+use std::borrow::Cow;
+use std::io::Read as _;
+use std::path::Path;
+
+use rustc_hash::FxHashMap;
+
+use crate::TokenCounter;
+use crate::markdown;
+
+use clean::{Cleaner, drop_orphan_definitions};
+use fit::{Fitter, sectionize};
+use parse::{Parser, strip_comments, strip_front_matter};
+
+/// The README is read up to this many bytes; the share is far smaller.
+const MAX_BYTES: u64 = 512 * 1024;
+/// How many omitted sections the note names.
+const LISTED: usize = 8;
+/// Characters of a title the note shows.
+const TITLE_CHARS: usize = 60;
+/// How far an inline construct (tag, link, image) may reach, so a stray
+/// `<` or `[` costs a bounded look ahead, not a scan of the rest.
+const REACH: usize = 2048;
+/// Rounds of the final exact check before giving up on the selection.
+const FIX_ROUNDS: usize = 8;
+
+/// The README block for the repository at `root`: empty when there is no
+/// README, nothing in it but badges and links, or no room.
+pub(crate) fn readme_block(
+    root: &Path,
+    task: Option<&str>,
+    counter: &TokenCounter,
+    share: usize,
+) -> String {
+    match find_readme(root) {
+        Some((name, text)) => render(&name, &text, task, counter, share),
+        None => String::new(),
+    }
+}
+
+/// The README at the root: README.md, .rst, .txt or no extension, any case.
+pub(crate) fn find_readme(root: &Path) -> Option<(String, String)> {
+    let entries = std::fs::read_dir(root).ok()?;
+    let mut candidates: Vec<(usize, String, std::path::PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let rank = match name.to_lowercase().as_str() {
+                "readme.md" | "readme.markdown" => 0,
+                "readme.rst" => 1,
+                "readme.txt" => 2,
+                "readme" => 3,
+                _ => return None,
+            };
+            e.path().is_file().then_some((rank, name, e.path()))
+        })
+        .collect();
+    candidates.sort();
+    let (_, name, path) = candidates.into_iter().next()?;
+    let mut bytes = Vec::new();
+    std::fs::File::open(&path)
+        .ok()?
+        .take(MAX_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some((name, String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The README block for a README called `name` holding `text`, within
+/// `share` tokens.
+fn render(
+    name: &str,
+    text: &str,
+    task: Option<&str>,
+    counter: &TokenCounter,
+    share: usize,
+) -> String {
+    let name = markdown::one_line(name);
+    let heading = format!("## README ({name})\n\n");
+    let room = share.saturating_sub(counter.count(&heading) + 2);
+    if room < 16 {
+        return String::new();
+    }
+    let doc = Document::new(text, Flavor::of(&name));
+    if !doc.has_content() {
+        return String::new();
+    }
+    let all = vec![true; doc.blocks.len()];
+    let whole = format!("{heading}{}", doc.render(&all, &FxHashMap::default()));
+    if counter.count_within(&whole, share).is_some() {
+        return whole;
+    }
+    Fitter {
+        doc: &doc,
+        counter,
+        room,
+        cache: vec![None; doc.blocks.len()],
+    }
+    .fit(&name, &heading, task, share)
+}
+
+/// Which markup the README is written in, by its extension. A README
+/// without one may be either, so both kinds of heading are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flavor {
+    Markdown,
+    Rst,
+    Plain,
+}
+
+impl Flavor {
+    fn of(name: &str) -> Self {
+        let lower = name.to_lowercase();
+        if lower.ends_with(".rst") {
+            Flavor::Rst
+        } else if lower.ends_with(".md") || lower.ends_with(".markdown") {
+            Flavor::Markdown
+        } else {
+            Flavor::Plain
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    /// `atx`: written `## Title`, so a cleaned title is re-rendered that way.
+    Heading {
+        level: usize,
+        title: String,
+        atx: bool,
+    },
+    Prose,
+    Code,
+}
+
+#[derive(Debug, Clone)]
+struct Block {
+    kind: Kind,
+    text: String,
+}
+
+impl Block {
+    fn is_heading(&self) -> bool {
+        matches!(self.kind, Kind::Heading { .. })
+    }
+}
+
+/// A heading and the blocks up to the next heading. Section 0 is the
+/// introduction: what precedes the first heading, plus the document's
+/// title and what follows it when the first heading is the only one of its
+/// level.
+#[derive(Debug, Clone)]
+struct Section {
+    heading: Option<usize>,
+    level: usize,
+    title: String,
+    parent: Option<usize>,
+    /// Block indices; prose and code, and in the introduction the title.
+    /// A section left empty by cleaning shows no heading unless a
+    /// subsection shows something.
+    body: Vec<usize>,
+}
+
+#[derive(Debug)]
+struct Document {
+    blocks: Vec<Block>,
+    sections: Vec<Section>,
+}
+
+impl Document {
+    fn new(text: &str, flavor: Flavor) -> Self {
+        let text = strip_front_matter(text);
+        // HTML comments are Markdown's; reST has its own and no HTML.
+        let text: Cow<'_, str> = if flavor == Flavor::Rst {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Owned(strip_comments(text))
+        };
+        let (raw, image_subs) = Parser::new(&text, flavor).run();
+        let mut blocks = Cleaner::new(&raw, flavor, image_subs).clean(raw);
+        if flavor != Flavor::Rst {
+            blocks = drop_orphan_definitions(blocks);
+        }
+        let sections = sectionize(&blocks);
+        Document { blocks, sections }
+    }
+
+    fn has_content(&self) -> bool {
+        self.blocks.iter().any(|b| !b.is_heading())
+    }
+
+    /// The kept blocks in document order, under the headings of every
+    /// section that shows something. `cuts` replace some blocks' text.
+    fn render(&self, kept: &[bool], cuts: &FxHashMap<usize, String>) -> String {
+        let mut shown = vec![false; self.sections.len()];
+        for (s, section) in self.sections.iter().enumerate() {
+            shown[s] = section
+                .body
+                .iter()
+                .any(|&b| kept.get(b) == Some(&true) && !self.blocks[b].is_heading());
+        }
+        for s in (0..self.sections.len()).rev() {
+            if shown[s]
+                && let Some(parent) = self.sections[s].parent
+            {
+                shown[parent] = true;
+            }
+        }
+        let mut print = vec![false; self.blocks.len()];
+        for (s, section) in self.sections.iter().enumerate() {
+            // The introduction's title shows whenever it was kept.
+            if !shown[s] && s != 0 {
+                continue;
+            }
+            if let Some(h) = section.heading {
+                print[h] = true;
+            }
+            for &b in &section.body {
+                print[b] = kept.get(b) == Some(&true);
+            }
+        }
+        let mut parts: Vec<&str> = Vec::new();
+        for (b, block) in self.blocks.iter().enumerate() {
+            if !print[b] {
+                continue;
+            }
+            parts.push(cuts.get(&b).unwrap_or(&block.text));
+        }
+        parts.join("\n\n")
+    }
+}
+
+#[cfg(test)]
+mod tests;
