@@ -332,7 +332,7 @@ impl<'g> ContextBuilder<'g> {
     }
 
     /// (a) The README, cleaned of badges, image tags and link farms; whole
-    /// when it fits, else its most useful sections (`readme.rs`).
+    /// when it fits, else its most useful sections (`readme/`).
     fn readme(&self, counter: &TokenCounter, share: usize) -> String {
         crate::readme::readme_block(self.graph.root(), self.task.as_deref(), counter, share)
     }
