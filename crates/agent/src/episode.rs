@@ -418,13 +418,7 @@ impl<'a> Episode<'a> {
                 return self.malformed_call(turn, error);
             }
             Err(error) => {
-                self.meter.record_error(self.model.model_name(), &error);
-                let message = error.to_string();
-                self.trajectory
-                    .record(&TrajectoryEvent::ModelError(ModelErrorEvent {
-                        turn,
-                        error,
-                    }))?;
+                let message = self.model_error(turn, error)?;
                 return Ok(Answer::Stop(Status::Error, Some(message)));
             }
         };
@@ -454,23 +448,29 @@ impl<'a> Episode<'a> {
     /// model is shown what was wrong and asked again.
     fn malformed_call(&mut self, turn: u32, error: LlmError) -> Result<Answer, Error> {
         self.turns = turn;
-        self.meter.record_error(self.model.model_name(), &error);
         let name = match &error {
             LlmError::MalformedToolCall { name, .. } => name.clone(),
             _ => String::new(),
         };
         // The error's text carries a bounded preview of the raw arguments.
+        let message = self.model_error(turn, error)?;
+        self.history.push(Message::assistant(format!(
+            "(a call to `{name}` whose arguments could not be read)"
+        )));
+        self.history.push(Message::user(message));
+        Ok(Answer::Retry)
+    }
+
+    /// Counts a failed model call and records it; returns its message.
+    fn model_error(&mut self, turn: u32, error: LlmError) -> Result<String, Error> {
+        self.meter.record_error(self.model.model_name(), &error);
         let message = error.to_string();
         self.trajectory
             .record(&TrajectoryEvent::ModelError(ModelErrorEvent {
                 turn,
                 error,
             }))?;
-        self.history.push(Message::assistant(format!(
-            "(a call to `{name}` whose arguments could not be read)"
-        )));
-        self.history.push(Message::user(message));
-        Ok(Answer::Retry)
+        Ok(message)
     }
 
     /// The model refused the prompt as too long: shrink the conversation

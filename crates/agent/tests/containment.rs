@@ -11,7 +11,7 @@ use agent::{Prepared, ToolOutput};
 use llm::ToolCall;
 use serde_json::{Value, json};
 
-use common::{Fixture, config};
+use common::{Fixture, alive_with, config};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -312,21 +312,6 @@ subprocess.Popen(["setsid", "sh", "-c", "sleep 1000; : " + mark],
 print("daemon started")
 "#;
 
-/// Processes whose command line holds `mark`.
-fn alive_with(mark: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| {
-                    std::fs::read(e.path().join("cmdline"))
-                        .is_ok_and(|c| c.windows(mark.len()).any(|w| w == mark.as_bytes()))
-                })
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 async fn attack(
     isolation: sandbox::Isolation,
 ) -> Result<(String, Setup, String), Box<dyn std::error::Error>> {
@@ -375,7 +360,7 @@ async fn red_team_code_in_the_namespace_sandbox_reaches_nothing() -> TestResult 
         "{text}"
     );
     assert!(text.contains("host unreachable"), "{text}");
-    assert_eq!(alive_with(&mark), 0, "the daemon outlived the call");
+    assert_eq!(alive_with(&mark).len(), 0, "the daemon outlived the call");
     Ok(())
 }
 
@@ -387,6 +372,6 @@ async fn red_team_code_in_process_mode_leaks_no_secret_and_leaves_no_daemon() ->
     let (text, _s, mark) = attack(sandbox::Isolation::Process).await?;
     assert!(text.contains("daemon started"), "{text}");
     assert!(!text.contains("TOP-SECRET-VALUE"), "{text}");
-    assert_eq!(alive_with(&mark), 0, "the daemon outlived the call");
+    assert_eq!(alive_with(&mark).len(), 0, "the daemon outlived the call");
     Ok(())
 }

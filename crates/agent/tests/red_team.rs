@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use common::Fixture;
 use common::cli::{completion, run_on_fixture_in, serve};
+use common::{Fixture, alive_with};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -154,22 +154,6 @@ fn climbing(from: &Path, target: &str) -> String {
         "../".repeat(depth + 2),
         target.trim_start_matches('/')
     )
-}
-
-/// Processes whose command line holds `mark`.
-fn alive_with(mark: &str) -> Vec<PathBuf> {
-    std::fs::read_dir("/proc")
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| {
-                    std::fs::read(e.path().join("cmdline"))
-                        .is_ok_and(|c| c.windows(mark.len()).any(|w| w == mark.as_bytes()))
-                })
-                .map(|e| e.path())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[test]

@@ -8,7 +8,7 @@ mod common;
 use serde_json::{Value, json};
 
 use common::Fixture;
-use common::cli::{completion, repo_agent, serve};
+use common::cli::{completion, run_task_on_fixture, serve};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -36,21 +36,7 @@ fn run_with(
     let fx = Fixture::new()?;
     let (url, bodies) = serve(answers)?;
     let trajectory = fx.dir.path().join("t.jsonl");
-    let result = repo_agent()
-        .env("REPO_AGENT_HOME", fx.dir.path().join("home"))
-        .args(["run", "--repo"])
-        .arg(fx.repo())
-        .args(["--task", task, "--output-dir"])
-        .arg(fx.out())
-        .args([
-            "--base-url",
-            &url,
-            "--model",
-            "test-model",
-            "--json",
-            "--trajectory",
-        ])
-        .arg(&trajectory)
+    let result = run_task_on_fixture(&fx, &url, task, "auto")
         .args(extra)
         .output()?;
     let stderr = String::from_utf8_lossy(&result.stderr);

@@ -103,12 +103,17 @@ pub fn run_on_fixture(fx: &Fixture, url: &str) -> Command {
 
 /// [`run_on_fixture`] in the isolation named (`process`, `namespaces`).
 pub fn run_on_fixture_in(fx: &Fixture, url: &str, isolation: &str) -> Command {
+    run_task_on_fixture(fx, url, "Count the words.", isolation)
+}
+
+/// [`run_on_fixture_in`] with this task.
+pub fn run_task_on_fixture(fx: &Fixture, url: &str, task: &str, isolation: &str) -> Command {
     let mut command = repo_agent();
     command
         .env("REPO_AGENT_HOME", fx.dir.path().join("home"))
         .args(["run", "--repo"])
         .arg(fx.repo())
-        .args(["--task", "Count the words.", "--output-dir"])
+        .args(["--task", task, "--output-dir"])
         .arg(fx.out())
         .args(["--base-url", url, "--model", "test-model", "--json"])
         .args(["--isolation", isolation, "--trajectory"])

@@ -78,3 +78,19 @@ pub fn config() -> AgentConfig {
         ..AgentConfig::default()
     }
 }
+
+/// Processes whose command line holds `mark` (their `/proc` directories).
+pub fn alive_with(mark: &str) -> Vec<PathBuf> {
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| {
+                    std::fs::read(e.path().join("cmdline"))
+                        .is_ok_and(|c| c.windows(mark.len()).any(|w| w == mark.as_bytes()))
+                })
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
