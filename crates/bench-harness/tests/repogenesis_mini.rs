@@ -473,15 +473,13 @@ fn services_that_hang_daemonise_or_skip_are_recorded_not_fatal() {
                         .any(|s| s.contains("python web_app.py")),
                     "{start:#?}"
                 );
-                if record.isolation == "namespaces" {
-                    assert!(
-                        start
-                            .leftovers
-                            .iter()
-                            .any(|s| s.contains("python web_app.py")),
-                        "the daemon outlived its group and was killed: {start:#?}"
-                    );
-                }
+                assert!(
+                    start
+                        .leftovers
+                        .iter()
+                        .any(|s| s.contains("python web_app.py")),
+                    "the daemon outlived its group and was killed: {start:#?}"
+                );
             }
             _ => assert_eq!(record.tests.as_ref().unwrap().counts.skipped, 9),
         }

@@ -186,7 +186,7 @@ SERVICE_PID=""
 launch() {
   emit start_command "$*"
   echo "Starting service via: $*"
-  setsid "$@" > "$R/service.log" 2>&1 < /dev/null &
+  REPOGENESIS_MARK="$RUN_MARK" setsid "$@" > "$R/service.log" 2>&1 < /dev/null &
   SERVICE_PID=$!
 }
 start_service() {
@@ -207,13 +207,19 @@ start_service() {
   esac
 }
 others() {
-  # Processes of this namespace other than its init, this shell and the
-  # service's own; builtins only, so the scan sees no processes of its own.
-  local d p args
+  # The service's processes still alive: in a PID namespace of our own,
+  # every process but its init and this shell; otherwise those carrying the
+  # service's mark in their environment. Builtins only, so the scan sees no
+  # processes of its own.
+  local d p args envs
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
     [ "$p" = 1 ] || [ "$p" = "$$" ] || [ "$p" = "$BASHPID" ] && continue
-    [ -n "${1:-}" ] && [ "$p" = "$1" ] && continue
+    if [ "$NS_SCAN" != 1 ]; then
+      envs=()
+      mapfile -d '' -t envs < "$d/environ" 2>/dev/null || continue
+      [[ " ${envs[*]} " == *" REPOGENESIS_MARK=$RUN_MARK "* ]] || continue
+    fi
     args=()
     mapfile -d '' -t args < "$d/cmdline" 2>/dev/null || continue
     [ "${#args[@]}" -eq 0 ] && continue
@@ -236,9 +242,7 @@ wait_for_service() {
       code=$?
       echo "Process exited with code $code after ${i}s"
       emit readiness exited; emit exit_code "$code"; emit ready_after "$i"
-      if [ "$NS_SCAN" = 1 ]; then
-        while IFS= read -r line; do emit survivor "$line"; done < <(others)
-      fi
+      while IFS= read -r line; do emit survivor "$line"; done < <(others)
       return 1
     fi
     for path in / /health /api/health /api/v1/health /actuator/health; do
@@ -279,13 +283,11 @@ cleanup() {
     kill -KILL -- "-$SERVICE_PID" 2>/dev/null; kill -9 "$SERVICE_PID" 2>/dev/null
     wait "$SERVICE_PID" 2>/dev/null
   fi
-  if [ "$NS_SCAN" = 1 ]; then
-    local line
-    while IFS= read -r line; do
-      emit leftover "$line"
-      kill -9 "${line%% *}" 2>/dev/null
-    done < <(others)
-  fi
+  local line
+  while IFS= read -r line; do
+    emit leftover "$line"
+    kill -9 "${line%% *}" 2>/dev/null
+  done < <(others)
   emit done 1
 }
 
@@ -338,7 +340,9 @@ pub struct DriverInputs {
     pub start_timeout: Duration,
     /// Test run limit.
     pub test_timeout: Duration,
-    /// Whether leftover processes can be listed (a PID namespace of its own).
+    /// Whether the call has a PID namespace of its own (every process in it
+    /// is the service's); otherwise the service's processes are told by a
+    /// mark in their environment.
     pub namespace: bool,
     /// Java: the local Maven repository.
     pub maven_repo: Option<PathBuf>,
@@ -366,6 +370,7 @@ impl DriverInputs {
                 "NS_SCAN".into(),
                 if self.namespace { "1" } else { "0" }.into(),
             ),
+            ("RUN_MARK".into(), run_mark()),
             (
                 "MAVEN_REPO".into(),
                 self.maven_repo
@@ -383,6 +388,15 @@ impl DriverInputs {
         let start = self.start_timeout.as_secs().max(1);
         Duration::from_secs(48 + (3 * start + 10) + self.test_timeout.as_secs().max(1) + 5 + 30)
     }
+}
+
+/// A mark unique to one run, put in the service's environment so that its
+/// processes can be found where they share the host's process table.
+fn run_mark() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{}-{nanos}", std::process::id())
 }
 
 /// How the readiness probe ended.
