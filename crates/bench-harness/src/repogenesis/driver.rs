@@ -151,27 +151,33 @@ pub fn start_command(repo: &Path, language: Language) -> StartCommand {
 /// `test_dsr_repos.py`: the root, else anything named `start.sh` at most
 /// five directories down.
 pub fn legacy_start_script_exists(repo: &Path) -> bool {
-    if repo.join("start.sh").exists() {
+    legacy_file_exists(repo, "start.sh")
+}
+
+/// `find_file_recursive(repo, name)` of `test_dsr_repos.py` found something.
+pub fn legacy_file_exists(repo: &Path, name: &str) -> bool {
+    if repo.join(name).exists() {
         return true;
     }
-    fn walk(dir: &Path, depth: usize) -> bool {
+    // `rglob` keeps paths of at most six parts: five directories and the name.
+    fn walk(dir: &Path, name: &str, depth: usize) -> bool {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return false;
         };
         for entry in entries.flatten() {
-            if entry.file_name() == "start.sh" {
+            if entry.file_name() == name {
                 return true;
             }
             if depth < 6
                 && entry.file_type().is_ok_and(|t| t.is_dir())
-                && walk(&entry.path(), depth + 1)
+                && walk(&entry.path(), name, depth + 1)
             {
                 return true;
             }
         }
         false
     }
-    walk(repo, 1)
+    walk(repo, name, 1)
 }
 
 /// The script run in the sandbox. Inputs come through the environment;

@@ -45,7 +45,7 @@ pub use coverage::{
 };
 pub use driver::{
     DRIVER, DriverInputs, DriverReport, Readiness, StartCommand, find_start_script,
-    legacy_start_script_exists, legacy_success_pattern, start_command,
+    legacy_file_exists, legacy_start_script_exists, legacy_success_pattern, start_command,
 };
 pub use env::{BuildOutcome, EnvBuilder, EnvConfig, EnvInputs, FALLBACK_PACKAGES, TEST_TOOLS};
 pub use maven::{

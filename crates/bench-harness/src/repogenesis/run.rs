@@ -21,7 +21,7 @@ use sandbox::{Command, DEFAULT_PATH, Isolation, PythonEnv, Sandbox, SandboxConfi
 
 use super::coverage::{AcRule, api_coverage, extract_endpoints, python_text, round4};
 use super::driver::{
-    DRIVER, DriverInputs, DriverReport, Readiness, legacy_start_script_exists,
+    DRIVER, DriverInputs, DriverReport, Readiness, legacy_file_exists, legacy_start_script_exists,
     legacy_success_pattern, start_command,
 };
 use super::env::{BuildOutcome, EnvBuilder, EnvConfig, tail};
@@ -1147,6 +1147,14 @@ fn legacy_dsr(
         };
         return (false, what.into());
     }
+    // `detect_repo_type`: a Python repository needs one of these files.
+    if language == Language::Python
+        && !["requirements.txt", "setup.py", "pyproject.toml"]
+            .iter()
+            .any(|f| legacy_file_exists(repo, f))
+    {
+        return (false, "Unknown or missing build config".into());
+    }
     if !legacy_start_script_exists(repo) {
         return (false, "start.sh not found (recursive)".into());
     }
@@ -1247,6 +1255,11 @@ mod tests {
     fn the_legacy_dsr_reads_exit_messages() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(dir.path().join("start.sh"), "").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            legacy_dsr(Language::Python, dir.path(), true, &Readiness::Port, "").1,
+            "Unknown or missing build config"
+        );
+        std::fs::write(dir.path().join("requirements.txt"), "").unwrap_or_else(|e| panic!("{e}"));
         let exited = Readiness::Exited { code: Some(0) };
         assert!(
             legacy_dsr(
@@ -1273,7 +1286,19 @@ mod tests {
             (false, "Server exited with code 0".to_owned())
         );
         assert!(!legacy_dsr(Language::Python, dir.path(), false, &Readiness::Port, "").0);
-        let empty = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        assert!(!legacy_dsr(Language::Python, empty.path(), true, &Readiness::Port, "").0);
+        let no_script = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(no_script.path().join("pyproject.toml"), "")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            legacy_dsr(
+                Language::Python,
+                no_script.path(),
+                true,
+                &Readiness::Port,
+                ""
+            )
+            .1,
+            "start.sh not found (recursive)"
+        );
     }
 }
