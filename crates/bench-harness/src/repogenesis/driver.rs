@@ -248,6 +248,9 @@ wait_for_service() {
       code=$?
       echo "Process exited with code $code after ${i}s"
       emit readiness exited; emit exit_code "$code"; emit ready_after "$i"
+      # A child the script forked just before it ended may still be between
+      # fork and exec; give it a moment so it shows under its own name.
+      sleep 0.2
       while IFS= read -r line; do emit survivor "$line"; done < <(others)
       return 1
     fi
