@@ -112,18 +112,19 @@ impl Bm25 {
     pub fn scores_for_terms(&self, mut query_terms: Vec<String>) -> Vec<f64> {
         query_terms.sort();
         query_terms.dedup();
-        let n = self.docs.len() as f64;
+        // Once per query term, not once per (document, term).
+        let idf: Vec<f64> = query_terms.iter().map(|t| self.idf(t)).collect();
+        let average_length = self.average_length.max(1.0);
         self.docs
             .iter()
             .zip(&self.lengths)
             .map(|(counts, length)| {
+                let norm = 1.0 - B + B * length / average_length;
                 query_terms
                     .iter()
-                    .filter_map(|term| {
+                    .zip(&idf)
+                    .filter_map(|(term, idf)| {
                         let tf = f64::from(*counts.get(term)?);
-                        let df = f64::from(self.document_frequency.get(term).copied().unwrap_or(0));
-                        let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-                        let norm = 1.0 - B + B * length / self.average_length.max(1.0);
                         Some(idf * tf * (K1 + 1.0) / (tf + K1 * norm))
                     })
                     .sum()

@@ -188,7 +188,13 @@ impl<'g> ContextBuilder<'g> {
         let counter =
             TokenCounter::new(self.encoding).map_err(|_| crate::Error::Tokenizer(self.encoding))?;
         let query = hits::query_terms(self.task.as_deref(), &self.keywords);
-        let search = hits::search(self.graph, self.ranking, &query);
+        let readme = crate::readme::find_readme(self.graph.root());
+        let search = hits::search(
+            self.graph,
+            self.ranking,
+            &query,
+            readme.as_ref().map(|(_, text)| text.as_str()),
+        );
         let (modules, classes) = self.order(&search);
         let mut blocks = Vec::new();
         let mut carry = 0usize;
@@ -210,7 +216,7 @@ impl<'g> ContextBuilder<'g> {
                 usable * kind.share_percent() / 100 + carry
             };
             let text = match kind {
-                BlockKind::Readme => self.readme(&counter, share),
+                BlockKind::Readme => self.readme(readme.as_ref(), &counter, share),
                 BlockKind::Usage => crate::usage::usage_block(
                     self.graph,
                     self.query_text().as_deref(),
@@ -333,8 +339,13 @@ impl<'g> ContextBuilder<'g> {
 
     /// (a) The README, cleaned of badges, image tags and link farms; whole
     /// when it fits, else its most useful sections (`readme/`).
-    fn readme(&self, counter: &TokenCounter, share: usize) -> String {
-        crate::readme::readme_block(self.graph.root(), self.task.as_deref(), counter, share)
+    fn readme(
+        &self,
+        readme: Option<&(String, String)>,
+        counter: &TokenCounter,
+        share: usize,
+    ) -> String {
+        crate::readme::readme_block(readme, self.task.as_deref(), counter, share)
     }
 
     /// (b) The summary table of the top modules.

@@ -73,7 +73,12 @@ fn split_scripts(text: &str) -> String {
 /// Entities the repository shows as its way in (the public API, console
 /// scripts, what example scripts call, names used in the README's code)
 /// get a bonus on top of their match.
-pub(crate) fn search(graph: &RepoGraph, ranking: &Ranking, query: &[String]) -> Search {
+pub(crate) fn search(
+    graph: &RepoGraph,
+    ranking: &Ranking,
+    query: &[String],
+    readme: Option<&str>,
+) -> Search {
     let mut search = Search {
         hits: Vec::new(),
         classes: Vec::new(),
@@ -103,7 +108,7 @@ pub(crate) fn search(graph: &RepoGraph, ranking: &Ranking, query: &[String]) -> 
         .map(|r| r / max_relevance)
         .collect();
     let importance = Importance::new(graph, ranking);
-    let bonus = Bonus::new(graph);
+    let bonus = Bonus::new(graph, readme);
     let mut query_set: Vec<&str> = query.iter().map(String::as_str).collect();
     query_set.sort_unstable();
     query_set.dedup();
@@ -295,7 +300,7 @@ impl Bonus {
     const EXAMPLE: f64 = 0.2;
     const ENTRY_POINT: f64 = 0.2;
 
-    fn new(graph: &RepoGraph) -> Self {
+    fn new(graph: &RepoGraph, readme: Option<&str>) -> Self {
         let mut bonus = Bonus {
             classes: vec![0.0; graph.classes().len()],
             functions: vec![0.0; graph.functions().len()],
@@ -316,9 +321,7 @@ impl Bonus {
                 bonus.add(entity, Self::EXAMPLE);
             }
         }
-        let named = crate::readme::find_readme(graph.root())
-            .map(|(_, text)| code_identifiers(&text))
-            .unwrap_or_default();
+        let named = readme.map(code_identifiers).unwrap_or_default();
         if !named.is_empty() {
             for (i, class) in graph.classes().iter().enumerate() {
                 if named.contains(class.name.as_str()) {

@@ -65,15 +65,16 @@ const REACH: usize = 2048;
 const FIX_ROUNDS: usize = 8;
 
 /// The README block for the repository at `root`: empty when there is no
-/// README, nothing in it but badges and links, or no room.
+/// README, nothing in it but badges and links, or no room. `readme` is
+/// what [`find_readme`] read (the context reads it once for every block).
 pub(crate) fn readme_block(
-    root: &Path,
+    readme: Option<&(String, String)>,
     task: Option<&str>,
     counter: &TokenCounter,
     share: usize,
 ) -> String {
-    match find_readme(root) {
-        Some((name, text)) => render(&name, &text, task, counter, share),
+    match readme {
+        Some((name, text)) => render(name, text, task, counter, share),
         None => String::new(),
     }
 }
