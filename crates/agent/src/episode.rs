@@ -89,9 +89,10 @@ pub enum SearchTerms {
     /// code does not use).
     #[default]
     Auto,
-    /// Always: on the localization bench the terms lift the share of tasks
-    /// whose context shows an entry point from 71 % to 100 % at 2,000
-    /// tokens (docs/PERFORMANCE.md), for one call of a few hundred tokens.
+    /// Always: on the localization bench, search terms raise the share of
+    /// tasks whose context shows an entry point to nearly all of them
+    /// (docs/PERFORMANCE.md, "Localization"), for one call of a few
+    /// hundred tokens.
     Always,
     /// Never: the context is built from the task's words alone.
     Never,

@@ -18,6 +18,10 @@ const MAX_TERMS: usize = 12;
 /// Longest term kept: identifiers, not sentences.
 const MAX_TERM_CHARS: usize = 48;
 
+/// Bytes of a reply read for terms: a dozen short terms fit many times
+/// over, and a reply of megabytes is not split and scanned whole.
+const MAX_REPLY_BYTES: usize = 4 * 1024;
+
 /// Asks `model` for search terms for `task` in the repository `repo`. A
 /// failed call is no failure of the run: the context is then built from
 /// the task alone, and the event says why.
@@ -71,6 +75,11 @@ pub(crate) async fn search_terms(
 /// them, duplicates dropped. A model's reply is untrusted text: whatever
 /// it holds, this keeps a few short words.
 pub(crate) fn parse_terms(reply: &str) -> Vec<String> {
+    let mut end = reply.len().min(MAX_REPLY_BYTES);
+    while !reply.is_char_boundary(end) {
+        end -= 1;
+    }
+    let reply = &reply[..end];
     let mut out: Vec<String> = Vec::new();
     for piece in reply.split([',', ';', '\n', '、', '，']) {
         let term = piece
@@ -114,5 +123,19 @@ mod tests {
         assert!(parse_terms(&long).is_empty());
         let many: Vec<String> = (0..50).map(|i| format!("term{i}")).collect();
         assert_eq!(parse_terms(&many.join(",")).len(), MAX_TERMS);
+    }
+
+    #[test]
+    fn a_huge_or_hostile_reply_gives_a_few_short_terms() {
+        // 10 MB of one word: only the head is read, and it is one term.
+        let huge = "extract ".repeat(1_300_000);
+        assert_eq!(parse_terms(&huge).len(), 0, "one 4 KiB piece is too long");
+        // Multibyte text cut at the byte limit does not split a character.
+        let chinese = format!("{}, pdf", "提".repeat(2_000));
+        assert!(parse_terms(&chinese).is_empty());
+        let mixed = format!("pdf, {}", "文".repeat(5_000));
+        assert_eq!(parse_terms(&mixed), ["pdf"]);
+        // Control characters and Markdown do not survive as terms of their own.
+        assert_eq!(parse_terms("```\nfoo\n```"), ["foo"]);
     }
 }
