@@ -232,12 +232,6 @@ fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
             ""
         }
     );
-    println!("results: {}", outcome.results.display());
-    println!(
-        "report:  {}\n         {}\n         {}",
-        outcome.files.markdown.display(),
-        outcome.files.html.display(),
-        outcome.files.json.display()
-    );
+    println!("{}", outcome.files.locations(&outcome.results));
     Ok(())
 }

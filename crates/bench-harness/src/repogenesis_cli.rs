@@ -189,12 +189,6 @@ pub fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
             ""
         }
     );
-    println!("results: {}", outcome.results.display());
-    println!(
-        "report:  {}\n         {}\n         {}",
-        outcome.files.markdown.display(),
-        outcome.files.html.display(),
-        outcome.files.json.display()
-    );
+    println!("{}", outcome.files.locations(&outcome.results));
     Ok(())
 }

@@ -166,6 +166,30 @@ pub struct ReportFiles {
     pub html: PathBuf,
 }
 
+impl ReportFiles {
+    /// The lines a command prints to say where the results file and the
+    /// report are.
+    ///
+    /// ```
+    /// let files = bench_harness::ReportFiles {
+    ///     json: "out/report.json".into(),
+    ///     markdown: "out/report.md".into(),
+    ///     html: "out/report.html".into(),
+    /// };
+    /// let text = files.locations(std::path::Path::new("out/results.jsonl"));
+    /// assert!(text.starts_with("results: out/results.jsonl\nreport:  out/report.md"));
+    /// ```
+    pub fn locations(&self, results: &Path) -> String {
+        format!(
+            "results: {}\nreport:  {}\n         {}\n         {}",
+            results.display(),
+            self.markdown.display(),
+            self.html.display(),
+            self.json.display()
+        )
+    }
+}
+
 impl Report {
     /// The report of `records` (when a task has several, the last counts).
     ///
@@ -243,28 +267,7 @@ impl Report {
 
     /// Writes `report.json`, `report.md` and `report.html` into `dir`.
     pub fn write(&self, dir: &Path) -> Result<ReportFiles, Error> {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-            what: "creating the report directory",
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let files = ReportFiles {
-            json: dir.join("report.json"),
-            markdown: dir.join("report.md"),
-            html: dir.join("report.html"),
-        };
-        for (path, text) in [
-            (&files.json, self.to_json()),
-            (&files.markdown, self.to_markdown()),
-            (&files.html, self.to_html()),
-        ] {
-            std::fs::write(path, text).map_err(|source| Error::Io {
-                what: "writing the report",
-                path: path.clone(),
-                source,
-            })?;
-        }
-        Ok(files)
+        write_files(dir, self.to_json(), self.to_markdown(), self.to_html())
     }
 
     fn heading(&self) -> String {
@@ -760,6 +763,38 @@ pub(crate) fn utc(secs: u64) -> String {
         rem / 3600,
         (rem % 3600) / 60
     )
+}
+
+/// Writes a report's three forms as `report.json`, `report.md` and
+/// `report.html` into `dir` (both benchmarks' reports).
+pub(crate) fn write_files(
+    dir: &Path,
+    json: String,
+    markdown: String,
+    html: String,
+) -> Result<ReportFiles, Error> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        what: "creating the report directory",
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let files = ReportFiles {
+        json: dir.join("report.json"),
+        markdown: dir.join("report.md"),
+        html: dir.join("report.html"),
+    };
+    for (path, text) in [
+        (&files.json, json),
+        (&files.markdown, markdown),
+        (&files.html, html),
+    ] {
+        std::fs::write(path, text).map_err(|source| Error::Io {
+            what: "writing the report",
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(files)
 }
 
 #[cfg(test)]

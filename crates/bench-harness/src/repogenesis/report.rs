@@ -428,28 +428,7 @@ impl GenesisReport {
 
     /// Writes `report.json`, `report.md` and `report.html` into `dir`.
     pub fn write(&self, dir: &Path) -> Result<ReportFiles, Error> {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-            what: "creating the report directory",
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let files = ReportFiles {
-            json: dir.join("report.json"),
-            markdown: dir.join("report.md"),
-            html: dir.join("report.html"),
-        };
-        for (path, text) in [
-            (&files.json, self.to_json()),
-            (&files.markdown, self.to_markdown()),
-            (&files.html, self.to_html()),
-        ] {
-            std::fs::write(path, text).map_err(|source| Error::Io {
-                what: "writing the report",
-                path: path.clone(),
-                source,
-            })?;
-        }
-        Ok(files)
+        crate::report::write_files(dir, self.to_json(), self.to_markdown(), self.to_html())
     }
 
     fn heading(&self) -> String {
