@@ -4,9 +4,11 @@
 //! not only that a module matters.
 //!
 //! The search is BM25 over each function's and class's name (split into
-//! words), qualified name, parameter names and docstring, with a light
-//! stemmer on both sides, combined with importance; entities the README's
-//! code or the usage facts name are raised. Tests, private names and
+//! words, counted twice), its file's name, its first six parameters (a
+//! class: its public methods' names) and the head of its docstring, with a
+//! light stemmer on both sides; plus a name match weighted by each word's
+//! rarity, and importance. Entities the README's code or the usage facts
+//! name are raised. Tests, private names and
 //! dunder methods are lowered, since a task almost never starts there.
 
 use std::collections::BTreeMap;
