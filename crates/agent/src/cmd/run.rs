@@ -303,3 +303,45 @@ pub fn run(args: Args) -> anyhow::Result<agent::Status> {
     }
     Ok(summary.status)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_as_accepts_names_and_ids_and_refuses_the_rest() {
+        assert_eq!(parse_code_user("auto"), Ok(CodeUser::Auto));
+        assert_eq!(parse_code_user("caller"), Ok(CodeUser::Caller));
+        assert_eq!(
+            parse_code_user("nobody"),
+            Ok(CodeUser::User(sandbox::RunAs::NOBODY))
+        );
+        assert_eq!(
+            parse_code_user("1000:100"),
+            Ok(CodeUser::User(sandbox::RunAs {
+                uid: 1000,
+                gid: 100
+            }))
+        );
+        assert_eq!(
+            parse_code_user("1000"),
+            Ok(CodeUser::User(sandbox::RunAs {
+                uid: 1000,
+                gid: 1000
+            }))
+        );
+        for bad in [
+            "",
+            "root",
+            "1000:",
+            ":5",
+            "-1",
+            "4294967296",
+            "1:2:3",
+            "1000\0",
+        ] {
+            let err = parse_code_user(bad).expect_err(bad);
+            assert!(err.contains("auto, caller, nobody or UID[:GID]"), "{err}");
+        }
+    }
+}
