@@ -406,8 +406,9 @@ pub struct SourceFiles {
     note: Option<String>,
 }
 
-/// `EXCLUDED_DIRS` of `eval_harness/constants.py`.
-const HARNESS_EXCLUDED: [&str; 14] = [
+/// `EXCLUDED_DIRS` of `eval_harness/constants.py` (route coverage prunes
+/// the same).
+pub(super) const HARNESS_EXCLUDED: [&str; 14] = [
     ".git",
     "__pycache__",
     "node_modules",

@@ -208,29 +208,14 @@ pub fn serves(route: &Route, endpoint: &DeclaredEndpoint) -> bool {
         && normalized(&route.path) == normalized(&endpoint.path)
 }
 
-/// Directories whose routes do not count (the harness's `EXCLUDED_DIRS`).
-const EXCLUDED: [&str; 14] = [
-    ".git",
-    "__pycache__",
-    "node_modules",
-    "venv",
-    ".venv",
-    "target",
-    "build",
-    ".pytest_cache",
-    "dist",
-    "egg-info",
-    "test",
-    "tests",
-    ".idea",
-    ".vscode",
-];
-
 /// Whether a route declared in `file` (relative to the root) counts.
 fn outside_tests(file: &str) -> bool {
     let mut components: Vec<&str> = file.split('/').collect();
     components.pop();
-    !components.iter().any(|c| EXCLUDED.contains(c))
+    // The harness's `EXCLUDED_DIRS`, as its AC rule prunes them.
+    !components
+        .iter()
+        .any(|c| super::coverage::HARNESS_EXCLUDED.contains(c))
 }
 
 /// The route coverage of `declared` by the routes of the repository at `repo`.
