@@ -120,7 +120,7 @@ pub use model::{
 pub use render::{
     CallEdge, GraphDocument, ModuleEdge, ResolutionStats, RoutesDocument, SCHEMA_VERSION, Stats,
 };
-pub use routes::{Framework, HttpMethod, Route};
+pub use routes::{Endpoint, Framework, HttpMethod, Route, same_path};
 pub use source::read_small_text;
 pub use usage::{
     ApiEntry, ApiOrigin, CliCommand, CliFramework, CliOption, ConfigSkip, ConfigSkipReason,

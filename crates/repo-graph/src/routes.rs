@@ -7,6 +7,11 @@
 //! except for their handlers); resolution turns handler expressions into
 //! entities and joins prefixes that cross files (a Flask blueprint's
 //! registration, a FastAPI router's inclusion, a Django `include`).
+//!
+//! [`Endpoint`] is the other side: a method and path a specification
+//! states. [`same_path`] is the one definition of when two paths are the
+//! same, so a route [`serves`](Route::serves) an endpoint however each
+//! spells its parameters.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -114,6 +119,105 @@ pub struct Route {
     pub file: String,
     /// 1-based line of the declaration.
     pub line: u32,
+}
+
+impl Route {
+    /// Whether this route answers `endpoint`: the same method (or a route
+    /// for any method) and the same path by [`same_path`].
+    ///
+    /// ```
+    /// use repo_graph::{Endpoint, HttpMethod};
+    /// # let graph = {
+    /// #     let dir = tempfile::tempdir().unwrap();
+    /// #     std::fs::write(dir.path().join("app.py"), "from flask import Flask\napp = Flask(__name__)\n\n@app.get('/users/<int:id>/')\ndef user(id):\n    return {}\n").unwrap();
+    /// #     repo_graph::Analyzer::new(dir.path()).analyze().unwrap()
+    /// # };
+    /// let route = &graph.routes()[0];
+    /// assert!(route.serves(&Endpoint::new(HttpMethod::Get, "/users/{id}")));
+    /// assert!(!route.serves(&Endpoint::new(HttpMethod::Post, "/users/{id}")));
+    /// ```
+    pub fn serves(&self, endpoint: &Endpoint) -> bool {
+        (self.method == endpoint.method || self.method == HttpMethod::Any)
+            && same_path(&self.path, &endpoint.path)
+    }
+}
+
+/// An HTTP endpoint as a specification states it: a method and a path,
+/// with path parameters in whatever syntax the author used.
+///
+/// ```
+/// use repo_graph::{Endpoint, HttpMethod};
+///
+/// let get = Endpoint::new(HttpMethod::Get, "/users/{id}");
+/// assert_eq!(get.label(), "GET /users/{id}");
+/// assert_eq!(get.path_key(), Endpoint::new(HttpMethod::Get, "/users/<int:pk>/").path_key());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Endpoint {
+    /// The method.
+    pub method: HttpMethod,
+    /// The path as written, starting with `/`.
+    pub path: String,
+}
+
+impl Endpoint {
+    /// An endpoint for `method` and `path`.
+    pub fn new(method: HttpMethod, path: impl Into<String>) -> Endpoint {
+        Endpoint {
+            method,
+            path: path.into(),
+        }
+    }
+
+    /// `GET /users/{id}`.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.method.as_str(), self.path)
+    }
+
+    /// The path with every parameter written `{}`, no empty segments (so
+    /// no trailing slash) and no query string or fragment: two paths have
+    /// the same key exactly when [`same_path`] holds.
+    pub fn path_key(&self) -> String {
+        let mut key = String::with_capacity(self.path.len());
+        for segment in path_segments(&self.path) {
+            key.push('/');
+            key.push_str(segment.unwrap_or("{}"));
+        }
+        if key.is_empty() {
+            key.push('/');
+        }
+        key
+    }
+}
+
+/// Whether `a` and `b` name the same path: segment by segment, any
+/// parameter syntax (`{id}`, `<int:id>`, `:id`, `*`) matching any other,
+/// trailing and doubled slashes, query strings and fragments ignored.
+/// Literal segments compare exactly (URLs are case-sensitive).
+///
+/// ```
+/// use repo_graph::same_path;
+///
+/// assert!(same_path("/users/{id}/", "/users/<int:pk>"));
+/// assert!(same_path("/users/:id?verbose=1", "/users/*"));
+/// assert!(!same_path("/users/{id}", "/users/id"));
+/// assert!(!same_path("/users", "/users/{id}"));
+/// ```
+pub fn same_path(a: &str, b: &str) -> bool {
+    path_segments(a).eq(path_segments(b))
+}
+
+/// The non-empty segments of `path` before any query or fragment: `None`
+/// for a parameter, `Some(text)` for a literal.
+fn path_segments(path: &str) -> impl Iterator<Item = Option<&str>> {
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    path.split('/').filter(|s| !s.is_empty()).map(|s| {
+        let parameter = (s.starts_with('{') && s.ends_with('}'))
+            || (s.starts_with('<') && s.ends_with('>'))
+            || s.starts_with(':')
+            || s == "*";
+        (!parameter).then_some(s)
+    })
 }
 
 /// A route's handler after resolution.
@@ -409,5 +513,54 @@ mod tests {
         assert_eq!(join_paths("/api", ""), "/api");
         assert_eq!(join_paths("api", "users/"), "/api/users/");
         assert_eq!(join_paths("/users", "/"), "/users/");
+    }
+
+    #[test]
+    fn parameters_match_in_any_syntax() {
+        assert!(same_path("/a/{id}/b/", "/a/<int:pk>/b"));
+        assert!(same_path("/a/:id", "/a/{x}"));
+        assert!(same_path("/a/*", "/a/{x}"));
+        assert!(same_path("/a//b/", "/a/b"));
+        assert!(same_path("/", ""));
+        assert!(same_path("/a?x=1", "/a#top"));
+        assert!(!same_path("/a/{id}", "/a/id"));
+        assert!(!same_path("/a", "/a/{id}"));
+        assert!(!same_path("/A", "/a"));
+        // A brace that does not enclose the whole segment is a literal.
+        assert!(!same_path("/a/{id}.json", "/a/{x}"));
+    }
+
+    #[test]
+    fn path_keys_agree_with_same_path() {
+        let key = |p: &str| Endpoint::new(HttpMethod::Get, p).path_key();
+        assert_eq!(key("/users/<int:id>/"), "/users/{}");
+        assert_eq!(key(""), "/");
+        assert_eq!(key("/?q=1"), "/");
+        let paths = ["/a/{id}", "/a/:x/", "/a/b", "/a", "/", "/a/{}", "/a/*/c"];
+        for a in paths {
+            for b in paths {
+                assert_eq!(key(a) == key(b), same_path(a, b), "{a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn labels_and_serving() {
+        let route = |method, path: &str| Route {
+            method,
+            path: path.to_owned(),
+            handler: "h".to_owned(),
+            entity: None,
+            framework: Framework::Flask,
+            module: ModuleId(0),
+            file: "app.py".to_owned(),
+            line: 1,
+        };
+        let endpoint = Endpoint::new(HttpMethod::Put, "/items/{id}");
+        assert_eq!(endpoint.label(), "PUT /items/{id}");
+        assert!(route(HttpMethod::Put, "/items/<id>").serves(&endpoint));
+        assert!(route(HttpMethod::Any, "/items/<id>/").serves(&endpoint));
+        assert!(!route(HttpMethod::Get, "/items/<id>").serves(&endpoint));
+        assert!(!route(HttpMethod::Put, "/items").serves(&endpoint));
     }
 }
