@@ -37,6 +37,7 @@ mod hits;
 pub mod markdown;
 mod readme;
 pub mod select;
+pub mod spec;
 mod summary;
 mod usage;
 

@@ -6,13 +6,13 @@ use rustc_hash::FxHashSet;
 use super::{Block, Flavor, Kind};
 
 /// A Markdown code fence: its character and length.
-pub(super) struct Fence {
+pub(crate) struct Fence {
     ch: char,
     len: usize,
 }
 
 impl Fence {
-    pub(super) fn open(line: &str) -> Option<Fence> {
+    pub(crate) fn open(line: &str) -> Option<Fence> {
         let t = line.trim_start();
         let ch = t.chars().next()?;
         if ch != '`' && ch != '~' {
@@ -26,7 +26,13 @@ impl Fence {
         Some(Fence { ch, len })
     }
 
-    pub(super) fn closes(&self, line: &str) -> bool {
+    /// The fence's character and length: a line of only that character,
+    /// at least that many times, closes it.
+    pub(crate) fn marker(&self) -> (char, usize) {
+        (self.ch, self.len)
+    }
+
+    pub(crate) fn closes(&self, line: &str) -> bool {
         let t = line.trim();
         t.chars().count() >= self.len && t.chars().all(|c| c == self.ch)
     }
@@ -326,7 +332,7 @@ impl<'t> Parser<'t> {
 }
 
 /// An ATX heading: `## Title ##`, up to three spaces in.
-fn atx(line: &str) -> Option<(usize, &str)> {
+pub(crate) fn atx(line: &str) -> Option<(usize, &str)> {
     if indent(line) > 3 {
         return None;
     }
@@ -375,7 +381,7 @@ fn directive(first: &str) -> Option<Directive> {
     })
 }
 
-pub(super) fn indent(line: &str) -> usize {
+pub(crate) fn indent(line: &str) -> usize {
     line.chars()
         .take_while(|c| *c == ' ' || *c == '\t')
         .map(|c| if c == '\t' { 4 } else { 1 })
@@ -384,7 +390,7 @@ pub(super) fn indent(line: &str) -> usize {
 
 /// The length of a list marker (`- `, `* `, `+ `, `1. `, `2) `, `#. `) at
 /// the start of `t`, counting the space after it.
-pub(super) fn list_marker(t: &str) -> Option<usize> {
+pub(crate) fn list_marker(t: &str) -> Option<usize> {
     let b = t.as_bytes();
     let marker = match b.first()? {
         b'-' | b'*' | b'+' => 1,
