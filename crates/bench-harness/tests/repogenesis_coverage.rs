@@ -11,8 +11,9 @@
 use std::path::{Path, PathBuf};
 
 use bench_harness::repogenesis::{
-    AcRule, SourceFiles, declared_endpoints, extract_endpoints, is_implemented, python_text,
+    AcRule, SourceFiles, extract_endpoints, is_implemented, python_text,
 };
+use context_pack::spec::declared_endpoints;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};

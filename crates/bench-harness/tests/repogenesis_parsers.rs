@@ -4,10 +4,11 @@
 //! panic, and well-formed input round-trips.
 
 use bench_harness::repogenesis::{
-    AcRule, DriverReport, Outcome, declared_endpoints, extract_endpoints, harness_pytest_counts,
+    AcRule, DriverReport, Outcome, extract_endpoints, harness_pytest_counts,
     harness_surefire_counts, missing_from_log, parse_constants, parse_junit, pom_artifacts,
     python_text,
 };
+use context_pack::spec::declared_endpoints;
 use proptest::prelude::*;
 
 /// Text rich in the characters the readers look for.

@@ -62,9 +62,7 @@ pub use record::{
 pub use report::{
     FaultRow, GenesisMeta, GenesisReport, GenesisSummary, GroupScores, Mean, Ratio, Scores,
 };
-pub use routes::{
-    DeclaredEndpoint, RouteCoverage, coverage_by_routes, declared_endpoints, route_coverage, serves,
-};
+pub use routes::{DeclaredEndpoint, RouteCoverage, coverage_by_routes, route_coverage};
 pub use run::{GenesisConfig, GenesisEvent, GenesisHarness, GenesisOutcome};
 pub use spec::{
     Constants, FrameworkHint, GenesisBenchmark, GenesisTask, GoldenTests, Language, Phase,

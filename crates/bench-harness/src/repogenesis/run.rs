@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use context_pack::spec::declared_endpoints;
 use sandbox::{Command, DEFAULT_PATH, Isolation, PythonEnv, Sandbox, SandboxConfig};
 
 use super::coverage::{AcRule, api_coverage, extract_endpoints, python_text, round4};
@@ -31,7 +32,7 @@ use super::record::{
     TestOutcome,
 };
 use super::report::{GenesisMeta, GenesisReport};
-use super::routes::{declared_endpoints, route_coverage};
+use super::routes::route_coverage;
 use super::spec::{GenesisBenchmark, GenesisTask, GoldenTests, Language, Phase, Timeouts};
 use super::testlog::{Outcome, harness_pytest_counts, harness_surefire_counts, parse_junit};
 use crate::Error;
