@@ -618,12 +618,22 @@ fn compiled(cell: &'static OnceLock<Regex>, pattern: &'static str) -> &'static R
     })
 }
 
+/// A path in running text: up to a space, markup, a quote, a bracket or a
+/// separator; a whole segment `<id>` or `<int:id>` (Flask's parameters) is
+/// kept, while a `<` elsewhere opens a tag (`/results</code>`, `/a<br>`)
+/// and ends the path.
+macro_rules! path_pattern {
+    () => {
+        r"(/(?:<[^\s<>/]+>)?(?:[^\s`'\x22|*<>()\[\],;/]|/(?:<[^\s<>/]+>)?)*)"
+    };
+}
+
 /// `METHOD /path` on one line, with markup between them.
 fn inline_pattern() -> &'static Regex {
     static CELL: OnceLock<Regex> = OnceLock::new();
     compiled(
         &CELL,
-        r"\b(GET|POST|PUT|DELETE|PATCH)\b[\s*`:|]*(/[^\s`'\x22|*<>()\[\],;]*)",
+        concat!(r"\b(GET|POST|PUT|DELETE|PATCH)\b[\s*`:|]*", path_pattern!()),
     )
 }
 
@@ -641,7 +651,10 @@ fn path_label() -> &'static Regex {
     static CELL: OnceLock<Regex> = OnceLock::new();
     compiled(
         &CELL,
-        r"(?i:\b(?:path|endpoint|url|route|interface)\b)[\s*`:]*(/[^\s`'\x22|*<>()\[\],;]*)",
+        concat!(
+            r"(?i:\b(?:path|endpoint|url|route|interface)\b)[\s*`:]*",
+            path_pattern!()
+        ),
     )
 }
 

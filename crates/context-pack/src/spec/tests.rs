@@ -362,9 +362,22 @@ fn readme_styles_of_the_benchmark() {
 }
 
 #[test]
+fn angle_bracket_parameters_are_part_of_the_path() {
+    assert_eq!(
+        labels("- `GET /users/<int:user_id>/posts`\n- Path: /files/<name>\n- Method: DELETE\n"),
+        ["GET /users/<int:user_id>/posts", "DELETE /files/<name>"]
+    );
+    // A tag after the path is not a parameter.
+    assert_eq!(
+        labels("<code>POST /results</code> and <b>GET /a<br>"),
+        ["POST /results", "GET /a"]
+    );
+}
+
+#[test]
 fn duplicates_are_the_same_endpoint_in_any_parameter_syntax() {
     assert_eq!(
-        labels("GET /users/{id}\nGET /users/:id/\nPOST /users/{id}\n"),
+        labels("GET /users/{id}\nGET /users/<int:id>/\nPOST /users/{id}\n"),
         ["GET /users/{id}", "POST /users/{id}"]
     );
 }
