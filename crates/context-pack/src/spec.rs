@@ -170,6 +170,19 @@ struct Found<'t> {
 impl SpecDocument {
     /// `text` split at its headings (see the [module](self) for which
     /// lines are headings).
+    ///
+    /// ```
+    /// use context_pack::spec::{HeadingKind, SpecDocument};
+    ///
+    /// let doc = SpecDocument::parse("Service\n=======\n\n```sh\n# not a heading\n```\n## Port\n8080\n");
+    /// let kinds: Vec<(HeadingKind, &str, u32)> = doc
+    ///     .sections()
+    ///     .iter()
+    ///     .map(|s| (s.kind, s.heading.as_str(), s.line))
+    ///     .collect();
+    /// assert_eq!(kinds, [(HeadingKind::Setext, "Service", 1), (HeadingKind::Atx, "Port", 7)]);
+    /// assert_eq!(doc.sections()[1].parents, ["Service"]);
+    /// ```
     pub fn parse(text: &str) -> SpecDocument {
         let lines: Vec<&str> = text.lines().collect();
         let code = code_lines(&lines);
