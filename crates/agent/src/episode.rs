@@ -15,8 +15,8 @@ use crate::prompt;
 use crate::task::TaskSpec;
 use crate::tools::{ToolOptions, ToolOutput, Tools};
 use crate::trajectory::{
-    ContextExceededEvent, DigestEvent, ModelErrorEvent, ModelEvent, RequestEvent, StartEvent,
-    Status, Summary, ToolEvent, ToolOutcome, Trajectory, TrajectoryEvent,
+    ContextExceededEvent, DigestEvent, ModelErrorEvent, ModelEvent, RequestEvent, SetupEvent,
+    StartEvent, Status, Summary, ToolEvent, ToolOutcome, Trajectory, TrajectoryEvent,
 };
 
 /// Limits on an episode.
@@ -209,7 +209,45 @@ pub async fn run_episode(
     trajectory: &mut Trajectory,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Summary, Error> {
-    let mut episode = Episode::start(model, prepared, task, budgets, trajectory)?;
+    let tools = &prepared.tools;
+    let opening = vec![
+        Message::system(prompt::system_prompt(tools.options().exploration)),
+        Message::user(prompt::task_prompt(task, Some(&prepared.context))),
+    ];
+    let context_tokens = tools.counter().count(&prepared.context);
+    let start = Opening {
+        messages: opening,
+        context_tokens,
+        setup: &prepared.setup,
+    };
+    run_conversation(model, tools, start, task, budgets, trajectory, progress).await
+}
+
+/// How a conversation of the loop opens: its first messages, the tokens
+/// of the context they carry, and the setup calls already made for it.
+#[derive(Debug, Clone)]
+pub struct Opening<'a> {
+    /// The system prompt and the first user message (at least).
+    pub messages: Vec<Message>,
+    /// Tokens of the context in them, for the `start` event.
+    pub context_tokens: usize,
+    /// Model calls made before the conversation; their tokens count.
+    pub setup: &'a [SetupEvent],
+}
+
+/// The loop of [`run_episode`] over any opening: `repo-agent generate`
+/// runs its repair rounds through it with the same tools, budgets and
+/// trajectory events, and a prompt of its own.
+pub async fn run_conversation(
+    model: &dyn ChatModel,
+    tools: &Tools,
+    opening: Opening<'_>,
+    task: &TaskSpec,
+    budgets: &Budgets,
+    trajectory: &mut Trajectory,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Summary, Error> {
+    let mut episode = Episode::start(model, tools, opening, task, budgets, trajectory)?;
     let (status, message) = 'episode: loop {
         if let Some(status) = episode.budget_spent() {
             break (status, None);
@@ -293,22 +331,17 @@ struct Episode<'a> {
 }
 
 impl<'a> Episode<'a> {
-    /// The system and task prompts with the initial context; records `start`.
+    /// The opening messages; records `start` and the setup calls.
     fn start(
         model: &'a dyn ChatModel,
-        prepared: &'a Prepared,
+        tools: &'a Tools,
+        opening: Opening<'_>,
         task: &'a TaskSpec,
         budgets: &'a Budgets,
         trajectory: &'a mut Trajectory,
     ) -> Result<Self, Error> {
-        let tools = &prepared.tools;
         let definitions = tools.definitions();
-        let system = prompt::system_prompt(tools.options().exploration);
-        let task_prompt = prompt::task_prompt(task, Some(&prepared.context));
-        let history = History::new(
-            tools.counter().clone(),
-            vec![Message::system(system), Message::user(task_prompt)],
-        );
+        let history = History::new(tools.counter().clone(), opening.messages);
         trajectory.record(&TrajectoryEvent::Start(StartEvent {
             task: task.clone(),
             model: model.model_name().to_owned(),
@@ -318,11 +351,11 @@ impl<'a> Episode<'a> {
             timeout_ms: budgets.timeout.map(millis),
             exploration_tools: tools.options().exploration,
             info_selection: tools.options().info_selection,
-            context_tokens: tools.counter().count(&prepared.context),
+            context_tokens: opening.context_tokens,
         }))?;
         // The calls made while preparing count toward the run's tokens.
         let meter = UsageMeter::default();
-        for event in &prepared.setup {
+        for event in opening.setup {
             trajectory.record(&TrajectoryEvent::Setup(event.clone()))?;
             meter.add(&event.usage);
         }

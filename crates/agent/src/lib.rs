@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod episode;
+pub mod generate;
 pub mod history;
 mod keywords;
 pub mod model;
@@ -49,8 +50,8 @@ pub mod tools;
 pub mod trajectory;
 
 pub use episode::{
-    AgentConfig, AnalysisCache, Budgets, CodeUser, Progress, SearchTerms, Summaries, run,
-    run_episode,
+    AgentConfig, AnalysisCache, Budgets, CodeUser, Opening, Progress, SearchTerms, Summaries, run,
+    run_conversation, run_episode,
 };
 pub use history::History;
 pub use model::{LoadedModel, ModelSpec};

@@ -207,9 +207,14 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// the sandbox exists, when the user the code runs as depends on it (root
 /// in process mode hands the code to `nobody`).
 async fn settle_isolation(config: &AgentConfig) -> Isolation {
+    settle_isolation_for(config.isolation, config.code_user).await
+}
+
+/// [`settle_isolation`] for any caller that runs model-written code.
+pub(crate) async fn settle_isolation_for(isolation: Isolation, code_user: CodeUser) -> Isolation {
     let root = rustix::process::geteuid().is_root();
-    if config.isolation != Isolation::Auto || config.code_user != CodeUser::Auto || !root {
-        return config.isolation;
+    if isolation != Isolation::Auto || code_user != CodeUser::Auto || !root {
+        return isolation;
     }
     match sandbox::namespaces_available().await {
         Ok(()) => Isolation::Namespaces,

@@ -771,17 +771,22 @@ fn innermost(g: &RepoGraph, module: ModuleId, line: u32) -> String {
 /// Writes `bytes` to `path` (checked by the policy), refusing to follow a
 /// symlink put in its place since the check.
 fn write_no_follow(path: &Path, bytes: &[u8]) -> Result<(), Fail> {
+    write_file_no_follow(path, bytes)
+        .map_err(|e| Fail(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Writes `bytes` to `path`, refusing to follow a symlink at `path`
+/// (`O_NOFOLLOW`): the one way the agent writes files a model chose.
+pub(crate) fn write_file_no_follow(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    let fail = |e: std::io::Error| Fail(format!("cannot write {}: {e}", path.display()));
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)
-        .map_err(fail)?;
-    file.write_all(bytes).map_err(fail)
+        .open(path)?;
+    file.write_all(bytes)
 }
 
 fn read_text(path: &Path) -> Result<String, Fail> {
