@@ -100,8 +100,15 @@ pub enum TrajectoryEvent {
     Model(ModelEvent),
     /// A tool call ran (or was interrupted by the wall-clock limit).
     Tool(ToolEvent),
-    /// The episode ended; always the last line.
+    /// The episode ended; always the last line of a `run` trajectory (a
+    /// `generate` trajectory has one per repair round).
     Summary(Summary),
+    /// `repo-agent generate` started: the specification and its facts.
+    GenerateStart(crate::generate::GenerateStartEvent),
+    /// One step of a generation phase, with its model usage.
+    Step(crate::generate::StepEvent),
+    /// The generation run ended; always the last line of its trajectory.
+    Generated(crate::generate::GenerateSummary),
 }
 
 impl TrajectoryEvent {
@@ -117,6 +124,9 @@ impl TrajectoryEvent {
             TrajectoryEvent::Model(_) => "model",
             TrajectoryEvent::Tool(_) => "tool",
             TrajectoryEvent::Summary(_) => "summary",
+            TrajectoryEvent::GenerateStart(_) => "generate_start",
+            TrajectoryEvent::Step(_) => "step",
+            TrajectoryEvent::Generated(_) => "generated",
         }
     }
 }

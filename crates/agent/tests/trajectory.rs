@@ -24,6 +24,8 @@ fn call(id: &str, name: &str, args: Value) -> ChatResponse {
 /// One documented kind: its fields and its example line.
 #[derive(Debug, Default)]
 struct Documented {
+    /// A kind of `repo-agent generate`'s trajectories (a `###` heading).
+    generate: bool,
     fields: BTreeSet<String>,
     example: Option<String>,
 }
@@ -37,12 +39,17 @@ fn documented() -> Result<BTreeMap<String, Documented>, Box<dyn std::error::Erro
     let mut current: Option<String> = None;
     let mut in_example = false;
     for line in text.lines() {
-        if let Some(kind) = line
-            .strip_prefix("## `")
-            .and_then(|rest| rest.strip_suffix('`'))
+        let heading = |prefix: &str| {
+            line.strip_prefix(prefix)
+                .and_then(|rest| rest.strip_suffix('`'))
+                .map(str::to_owned)
+        };
+        if let Some((kind, generate)) = heading("## `")
+            .map(|k| (k, false))
+            .or_else(|| heading("### `").map(|k| (k, true)))
         {
-            current = Some(kind.to_owned());
-            kinds.entry(kind.to_owned()).or_default();
+            current = Some(kind.clone());
+            kinds.entry(kind).or_default().generate = generate;
             continue;
         }
         if line.starts_with("## ") {
@@ -192,7 +199,11 @@ async fn recorded_trajectories_read_back_and_match_the_documentation() -> TestRe
     assert_eq!(status, Status::Timeout);
     seen.extend(more);
 
-    let documented_kinds: BTreeSet<String> = docs.keys().cloned().collect();
+    let documented_kinds: BTreeSet<String> = docs
+        .iter()
+        .filter(|(_, d)| !d.generate)
+        .map(|(k, _)| k.clone())
+        .collect();
     assert_eq!(seen, documented_kinds, "every documented kind was recorded");
     Ok(())
 }
@@ -200,7 +211,7 @@ async fn recorded_trajectories_read_back_and_match_the_documentation() -> TestRe
 #[test]
 fn every_documented_example_parses_as_its_kind() -> TestResult {
     let docs = documented()?;
-    assert_eq!(docs.len(), 9, "{:?}", docs.keys());
+    assert_eq!(docs.len(), 12, "{:?}", docs.keys());
     for (kind, doc) in &docs {
         let example = doc
             .example
@@ -212,6 +223,116 @@ fn every_documented_example_parses_as_its_kind() -> TestResult {
         assert_eq!(serde_json::to_value(&event)?, raw, "`{kind}` round-trips");
         let undocumented: Vec<String> = keys(&raw).difference(&doc.fields).cloned().collect();
         assert!(undocumented.is_empty(), "`{kind}`: {undocumented:?}");
+    }
+    Ok(())
+}
+
+/// `repo-agent generate`'s trajectory: a blueprint, three files, a static
+/// check that fails (a route the specification declares is missing), one
+/// repair round through the agent loop, a verified result. Every line is
+/// a documented kind with documented fields, and the steps' usage adds up
+/// to the run's totals.
+#[tokio::test]
+async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
+    use agent::generate::{GenerateConfig, GenerateRequest, GenerateStatus};
+    let docs = documented()?;
+    let dir = tempfile::tempdir()?;
+    let spec = dir.path().join("README.md");
+    std::fs::write(
+        &spec,
+        "# Ping service\n\nListens on port 5000.\n\n## API\n\nGET /ping\n\nGET /version\n",
+    )?;
+    let out = dir.path().join("out");
+    let blueprint = r#"{"project": "ping", "service": {"port": 5000, "endpoints": [{"method": "GET", "path": "/ping"}]},
+        "files": [{"path": "app.py", "purpose": "The app."}, {"path": "requirements.txt", "purpose": "Requirements."},
+                  {"path": "start.sh", "purpose": "Starts it.", "depends_on": ["app.py"]}],
+        "start": {"command": "python app.py"}, "build_order": ["requirements.txt", "app.py", "start.sh"]}"#;
+    let app = "from flask import Flask\napp = Flask(__name__)\n\n@app.get('/ping')\ndef ping():\n    return 'pong'\n";
+    let text = |t: &str, p: u64, c: u64| ChatResponse::text(t).with_usage(TokenUsage::new(p, c));
+    let model = Scripted::new()
+        // The first answer is refused (no JSON): the blueprint is asked again.
+        .then(text("I will plan it.", 300, 5))
+        .then(text(&format!("```json\n{blueprint}\n```"), 400, 120))
+        .then(text("flask\n", 200, 2))
+        .then(text(&format!("```python\n{app}```"), 250, 60))
+        .then(text("```sh\n#!/bin/sh\nexec python app.py\n```", 260, 8))
+        .then(call(
+            "r1",
+            "edit_file",
+            json!({"path": out.join("app.py"), "old_text": "    return 'pong'\n", "new_text": "    return 'pong'\n\n@app.get('/version')\ndef version():\n    return '1'\n"}),
+        ))
+        .then(call("r2", "finish", json!({"summary": "added GET /version"})));
+    let config = GenerateConfig {
+        dynamic_checks: false,
+        max_iterations: 2,
+        isolation: sandbox::Isolation::Process,
+        ..GenerateConfig::default()
+    };
+    let path = dir.path().join("generate.jsonl");
+    let mut trajectory = Trajectory::to_file(&path)?;
+    let report = agent::generate::generate(
+        &model,
+        &GenerateRequest::new(&spec, &out),
+        &config,
+        &mut trajectory,
+        &mut |_| {},
+    )
+    .await?;
+    let summary = &report.summary;
+    assert_eq!(
+        summary.status,
+        GenerateStatus::Verified,
+        "{:#?}",
+        report.checks
+    );
+    assert_eq!(summary.rounds.len(), 2);
+    assert!(
+        summary.rounds[0].failed[0].contains("GET /version"),
+        "{:?}",
+        summary.rounds
+    );
+    assert_eq!(model.remaining(), 0);
+    assert_eq!(summary.model_calls, 7);
+    assert_eq!(
+        summary.total_tokens,
+        300 + 5 + 400 + 120 + 200 + 2 + 250 + 60 + 260 + 8 + 2 * 110
+    );
+
+    let read = Trajectory::read(&path)?;
+    assert_eq!(read, trajectory.events());
+    assert!(matches!(
+        read.first(),
+        Some(TrajectoryEvent::GenerateStart(_))
+    ));
+    assert!(matches!(read.last(), Some(TrajectoryEvent::Generated(s)) if s == summary));
+    let mut seen = BTreeSet::new();
+    let mut step_tokens = 0;
+    for (line, event) in std::fs::read_to_string(&path)?.lines().zip(&read) {
+        let raw: Value = serde_json::from_str(line)?;
+        assert_eq!(serde_json::to_value(event)?, raw);
+        let kind = raw["type"].as_str().unwrap_or_default().to_owned();
+        let doc = docs
+            .get(&kind)
+            .ok_or_else(|| format!("kind `{kind}` is not documented"))?;
+        let undocumented: Vec<String> = keys(&raw).difference(&doc.fields).cloned().collect();
+        assert!(undocumented.is_empty(), "`{kind}`: {undocumented:?}");
+        if let TrajectoryEvent::Step(step) = event {
+            step_tokens += step.usage.total_tokens();
+        }
+        seen.insert(kind);
+    }
+    assert_eq!(step_tokens, summary.total_tokens);
+    for kind in [
+        "generate_start",
+        "step",
+        "generated",
+        "start",
+        "request",
+        "model",
+        "tool",
+        "summary",
+    ] {
+        assert!(seen.contains(kind), "{kind} not recorded: {seen:?}");
     }
     Ok(())
 }

@@ -1,0 +1,1141 @@
+//! `repo-agent generate`: build a repository from a specification with
+//! DeepCode's information-flow method (seed 004 section 3), on this
+//! project's structure.
+//!
+//! 1. **Blueprint** ([`blueprint`]): the specification is segmented by
+//!    headings (`context_pack::spec`) and the model turns it into a typed
+//!    [`Blueprint`], parsed strictly and repaired by asking again with the
+//!    validation error. Endpoints and the port the specification states are
+//!    extracted without a model, and the blueprint is made to agree.
+//! 2. **Code with memory** ([`memory`]): files are written one at a time in
+//!    build order; the context of each is the blueprint and the memory
+//!    entries of the files it uses, taken from repo-graph's facts of those
+//!    files, never their code.
+//! 3. **Retrieval** ([`retrieve`]): with reference repositories, the best
+//!    matching reference code is offered per file within a token budget.
+//! 4. **Verification and repair** ([`verify`], [`probe`]): static checks
+//!    from facts, then install, start, call and test in the sandbox; the
+//!    failures go to a repair round of the agent loop with the edit tools
+//!    ([`crate::run_conversation`]), up to `max_iterations` times.
+//!
+//! Every phase is a `step` line of the trajectory with its tokens; each
+//! repair round is an episode (`start` … `summary`); the last line is
+//! `generated`.
+//!
+//! ```no_run
+//! # async fn demo(model: &dyn llm::ChatModel) -> Result<(), agent::Error> {
+//! use agent::generate::{GenerateConfig, GenerateRequest, generate};
+//! let request = GenerateRequest::new("README.md", "out/service");
+//! let mut trajectory = agent::Trajectory::in_memory();
+//! let report = generate(model, &request, &GenerateConfig::default(), &mut trajectory, &mut |line| eprintln!("{line}")).await?;
+//! println!("{:?}: {} checks failed", report.summary.status, report.summary.checks_failed);
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod blueprint;
+pub mod memory;
+pub mod probe;
+mod prompts;
+pub mod report;
+pub mod retrieve;
+pub mod verify;
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use context_pack::TokenCounter;
+use context_pack::spec::SpecDocument;
+use llm::{ChatModel, ChatRequest, LlmError, Message, Metered, Usage, UsageMeter};
+use sandbox::{Isolation, Sandbox, SandboxConfig};
+
+pub use blueprint::{Blueprint, BlueprintError, BlueprintOrigin, SpecFacts};
+pub use memory::MemoryEntry;
+pub use report::{
+    GeneratePhase, GenerateReport, GenerateStartEvent, GenerateStatus, GenerateSummary, PhaseTimes,
+    Round, StepEvent,
+};
+pub use verify::{Check, CheckKind};
+
+use crate::Error;
+use crate::episode::{AnalysisCache, Budgets, CodeUser, Opening};
+use crate::tools::policy::{Access, PathPolicy, RootKind};
+use crate::tools::{ToolOptions, Tools};
+use crate::trajectory::{Status, Trajectory, TrajectoryEvent};
+
+/// What to generate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenerateRequest {
+    /// The specification (Markdown or plain text).
+    pub spec: PathBuf,
+    /// The directory the repository is written into (created).
+    pub out: PathBuf,
+    /// Reference repositories on disk.
+    pub references: Vec<PathBuf>,
+}
+
+impl GenerateRequest {
+    /// A request without references.
+    pub fn new(spec: impl Into<PathBuf>, out: impl Into<PathBuf>) -> Self {
+        GenerateRequest {
+            spec: spec.into(),
+            out: out.into(),
+            references: Vec::new(),
+        }
+    }
+}
+
+/// How a generation run is set up.
+#[derive(Debug, Clone)]
+pub struct GenerateConfig {
+    /// Most repair rounds (default 3).
+    pub max_iterations: u32,
+    /// Token and time limits over the whole run; `max_turns` is per repair
+    /// round (default 12); `context_window` bounds each conversation.
+    pub budgets: Budgets,
+    /// Sandbox isolation of the dynamic checks and repair commands.
+    pub isolation: Isolation,
+    /// Which user the generated code runs as.
+    pub code_user: CodeUser,
+    /// Let `pip install` reach the package registry (default true).
+    pub package_registry: bool,
+    /// Where the pip cache lives (under the home when there is one).
+    pub analysis_cache: AnalysisCache,
+    /// Run the dynamic checks (default true).
+    pub dynamic_checks: bool,
+    /// Tokens of the specification shown to the planner (default 12,000).
+    pub spec_budget: usize,
+    /// Tokens of reference code offered per file (default 1,500).
+    pub retrieval_budget: usize,
+    /// Blueprint answers asked for before falling back (default 3).
+    pub blueprint_attempts: u32,
+    /// Most completion tokens of one file (default 8,000).
+    pub file_max_tokens: u32,
+    /// Time the service gets to listen (default 30 s).
+    pub startup_timeout: Duration,
+    /// Time of one example call (default 10 s).
+    pub request_timeout: Duration,
+    /// Time of the repository's tests (default 300 s).
+    pub test_timeout: Duration,
+    /// Time limit of one command of a repair round (default 120 s).
+    pub exec_timeout: Duration,
+}
+
+impl Default for GenerateConfig {
+    fn default() -> Self {
+        GenerateConfig {
+            max_iterations: 3,
+            budgets: Budgets {
+                max_turns: 12,
+                ..Budgets::default()
+            },
+            isolation: Isolation::Auto,
+            code_user: CodeUser::Auto,
+            package_registry: true,
+            analysis_cache: AnalysisCache::None,
+            dynamic_checks: true,
+            spec_budget: 12_000,
+            retrieval_budget: 1_500,
+            blueprint_attempts: 3,
+            file_max_tokens: 8_000,
+            startup_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(10),
+            test_timeout: Duration::from_secs(300),
+            exec_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl GenerateConfig {
+    /// Fits the budgets to an in-process model's small context window:
+    /// the specification gets half of it, a file's answer and the
+    /// reference code a quarter and an eighth.
+    pub fn fit_window(&mut self, window: usize) {
+        self.budgets.context_window = self.budgets.context_window.min(window);
+        self.spec_budget = self.spec_budget.min(window / 2);
+        self.retrieval_budget = self.retrieval_budget.min(window / 8);
+        self.file_max_tokens = self
+            .file_max_tokens
+            .min(u32::try_from(window / 4).unwrap_or(u32::MAX));
+    }
+}
+
+/// A model failure that costs the step, not the run: a transient error
+/// that retries did not cure, a prompt too long for the model, arguments
+/// that cannot be read.
+fn step_failure(e: &LlmError) -> bool {
+    e.is_retryable()
+        || matches!(
+            e,
+            LlmError::ContextLengthExceeded { .. } | LlmError::MalformedToolCall { .. }
+        )
+}
+
+/// Largest specification read (bytes).
+pub const MAX_SPEC_BYTES: u64 = 2 * 1024 * 1024;
+
+/// Largest file content taken from one answer (bytes).
+const MAX_FILE_BYTES: usize = 512 * 1024;
+
+/// Tokens of file contents shown to a repair round.
+const REPAIR_FILE_TOKENS: usize = 12_000;
+
+/// The agent's own directory inside the output.
+pub const AGENT_DIR: &str = ".repo-agent";
+
+/// Runs the whole pipeline; the report is also written to
+/// `out/.repo-agent/report.json` (and `.md`). Failures of the model and of
+/// checks are statuses of the report; only what stops the run before it
+/// can report (an unreadable specification, an unwritable directory, a
+/// trajectory that cannot be written) is an `Err`.
+pub async fn generate(
+    model: &dyn ChatModel,
+    request: &GenerateRequest,
+    config: &GenerateConfig,
+    trajectory: &mut Trajectory,
+    progress: &mut dyn FnMut(&str),
+) -> Result<GenerateReport, Error> {
+    let mut run = Run::start(model, request, config, trajectory, progress)?;
+    let status = run.pipeline().await?;
+    run.finish(status)
+}
+
+/// A generation run in progress.
+struct Run<'a> {
+    model: Metered<&'a dyn ChatModel>,
+    request: &'a GenerateRequest,
+    config: &'a GenerateConfig,
+    trajectory: &'a mut Trajectory,
+    progress: &'a mut dyn FnMut(&str),
+    meter: UsageMeter,
+    counter: TokenCounter,
+    started: Instant,
+    out: PathBuf,
+    policy: PathPolicy,
+    spec: SpecDocument,
+    facts: SpecFacts,
+    blueprint: Option<Blueprint>,
+    analyzer: repo_graph::Analyzer,
+    memory: HashMap<String, MemoryEntry>,
+    written: Vec<String>,
+    sandbox: Option<Sandbox>,
+    env: Option<(sandbox::PythonEnv, String)>,
+    checks: Vec<Check>,
+    rounds: Vec<Round>,
+    not_probed: Vec<String>,
+    retrieved: Vec<(String, String)>,
+    times: PhaseTimes,
+    message: Option<String>,
+}
+
+/// Why the pipeline stopped early.
+enum Stop {
+    Status(GenerateStatus, String),
+    Fatal(Error),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Self {
+        Stop::Fatal(e)
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The usage between two snapshots of a meter.
+fn usage_between(before: &Usage, after: &Usage) -> Usage {
+    Usage {
+        calls: after.calls - before.calls,
+        failed_calls: after.failed_calls - before.failed_calls,
+        retries: after.retries - before.retries,
+        prompt_tokens: after.prompt_tokens - before.prompt_tokens,
+        completion_tokens: after.completion_tokens - before.completion_tokens,
+        cached_tokens: after.cached_tokens - before.cached_tokens,
+        estimated_calls: after.estimated_calls - before.estimated_calls,
+        cost_usd: after.cost_usd - before.cost_usd,
+        unpriced_calls: after.unpriced_calls - before.unpriced_calls,
+        latency: after.latency.saturating_sub(before.latency),
+    }
+}
+
+/// Reads the specification: a text file of at most [`MAX_SPEC_BYTES`].
+fn read_spec(path: &Path) -> Result<String, Error> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Error::Task(format!(
+            "cannot read the specification {}: {e}",
+            path.display()
+        ))
+    })?;
+    if !meta.is_file() {
+        return Err(Error::Task(format!(
+            "the specification {} is not a file",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_SPEC_BYTES {
+        return Err(Error::Task(format!(
+            "the specification {} has {} bytes; at most {MAX_SPEC_BYTES} are read",
+            path.display(),
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| {
+        Error::Task(format!(
+            "cannot read the specification {}: {e}",
+            path.display()
+        ))
+    })?;
+    if bytes.iter().take(8192).any(|b| *b == 0) {
+        return Err(Error::Task(format!(
+            "the specification {} is a binary file",
+            path.display()
+        )));
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if text.trim().is_empty() {
+        return Err(Error::Task(format!(
+            "the specification {} is empty",
+            path.display()
+        )));
+    }
+    Ok(text)
+}
+
+/// The content of a file from the coder's answer: its fenced block (the
+/// longest when there are several), else the whole answer.
+fn file_content(answer: &str) -> String {
+    let answer = blueprint::cut(answer, MAX_FILE_BYTES);
+    let blocks = blueprint::fenced_blocks(answer);
+    let body = blocks
+        .iter()
+        .map(|(_, body)| *body)
+        .max_by_key(|b| b.len())
+        .unwrap_or(answer);
+    let mut text = body.trim_matches('\n').to_owned();
+    text.push('\n');
+    text
+}
+
+impl<'a> Run<'a> {
+    fn start(
+        model: &'a dyn ChatModel,
+        request: &'a GenerateRequest,
+        config: &'a GenerateConfig,
+        trajectory: &'a mut Trajectory,
+        progress: &'a mut dyn FnMut(&str),
+    ) -> Result<Self, Error> {
+        let text = read_spec(&request.spec)?;
+        std::fs::create_dir_all(request.out.join(AGENT_DIR))
+            .map_err(|e| Error::Task(format!("cannot create {}: {e}", request.out.display())))?;
+        let out = std::fs::canonicalize(&request.out)
+            .map_err(|e| Error::Task(format!("cannot resolve {}: {e}", request.out.display())))?;
+        let mut policy = PathPolicy::new(&out).root(&out, RootKind::WorkDir, Access::ReadWrite);
+        for reference in &request.references {
+            policy = policy.root(reference, RootKind::Repository, Access::Read);
+        }
+        let encoding = context_pack::Encoding::default();
+        let counter = TokenCounter::new(encoding)
+            .map_err(|_| Error::Context(context_pack::Error::Tokenizer(encoding)))?;
+        let spec = SpecDocument::parse(&text);
+        let facts = SpecFacts::of(&text);
+        let meter = UsageMeter::default();
+        trajectory.record(&TrajectoryEvent::GenerateStart(GenerateStartEvent {
+            spec: request.spec.clone(),
+            out: out.clone(),
+            references: request.references.clone(),
+            model: model.model_name().to_owned(),
+            max_iterations: config.max_iterations,
+            sections: spec.sections().len(),
+            declared_endpoints: facts.endpoints.iter().map(|e| e.label()).collect(),
+            declared_port: facts.port,
+        }))?;
+        let analyzer = repo_graph::Analyzer::new(&out).respect_ignore_files(false);
+        Ok(Run {
+            model: Metered::new(model, meter.clone()),
+            request,
+            config,
+            trajectory,
+            progress,
+            meter,
+            counter,
+            started: Instant::now(),
+            out,
+            policy,
+            spec,
+            facts,
+            blueprint: None,
+            analyzer,
+            memory: HashMap::new(),
+            written: Vec::new(),
+            sandbox: None,
+            env: None,
+            checks: Vec::new(),
+            rounds: Vec::new(),
+            not_probed: Vec::new(),
+            retrieved: Vec::new(),
+            times: PhaseTimes::default(),
+            message: None,
+        })
+    }
+
+    async fn pipeline(&mut self) -> Result<GenerateStatus, Error> {
+        match self.stages().await {
+            Ok(status) => Ok(status),
+            Err(Stop::Status(status, message)) => {
+                self.message = Some(message);
+                Ok(status)
+            }
+            Err(Stop::Fatal(e)) => Err(e),
+        }
+    }
+
+    async fn stages(&mut self) -> Result<GenerateStatus, Stop> {
+        self.blueprint_phase().await?;
+        self.write_phase().await?;
+        self.verify_round(0).await?;
+        let mut iteration = 0;
+        while self.checks.iter().any(|c| !c.passed) && iteration < self.config.max_iterations {
+            iteration += 1;
+            self.repair_round(iteration).await?;
+            self.verify_round(iteration).await?;
+        }
+        Ok(if self.checks.iter().all(|c| c.passed) {
+            GenerateStatus::Verified
+        } else {
+            GenerateStatus::ChecksFailed
+        })
+    }
+
+    fn say(&mut self, line: &str) {
+        (self.progress)(line);
+    }
+
+    fn time_left(&self) -> Option<Duration> {
+        self.config
+            .budgets
+            .timeout
+            .map(|t| t.saturating_sub(self.started.elapsed()))
+    }
+
+    /// Stops when a run-wide budget is spent.
+    fn check_budgets(&self) -> Result<(), Stop> {
+        if let Some(max) = self.config.budgets.max_tokens
+            && self.meter.summary().total_tokens() >= max
+        {
+            return Err(Stop::Status(
+                GenerateStatus::MaxTokens,
+                format!("the token budget of {max} is spent"),
+            ));
+        }
+        if self.time_left().is_some_and(|t| t.is_zero()) {
+            return Err(Stop::Status(
+                GenerateStatus::Timeout,
+                "the time limit was reached".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// One model call within the time left; a failure that retrying
+    /// cannot fix stops the run.
+    async fn ask(
+        &mut self,
+        messages: Vec<Message>,
+        max_tokens: u32,
+    ) -> Result<Result<String, LlmError>, Stop> {
+        self.check_budgets()?;
+        let request = ChatRequest::new(messages)
+            .with_temperature(0.0)
+            .with_max_tokens(max_tokens);
+        let call = self.model.complete(&request);
+        let answer = match self.time_left() {
+            Some(left) => match tokio::time::timeout(left, call).await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    return Err(Stop::Status(
+                        GenerateStatus::Timeout,
+                        "the time limit was reached".into(),
+                    ));
+                }
+            },
+            None => call.await,
+        };
+        Ok(answer.map(|r| r.content.unwrap_or_default()))
+    }
+
+    fn step(
+        &mut self,
+        phase: GeneratePhase,
+        target: Option<&str>,
+        before: &Usage,
+        started: Instant,
+        result: String,
+        checks: Vec<Check>,
+    ) -> Result<(), Stop> {
+        let usage = usage_between(before, &self.meter.summary());
+        self.trajectory.record(&TrajectoryEvent::Step(StepEvent {
+            phase,
+            target: target.map(str::to_owned),
+            usage,
+            ms: millis(started.elapsed()),
+            result,
+            checks,
+        }))?;
+        Ok(())
+    }
+
+    async fn blueprint_phase(&mut self) -> Result<(), Stop> {
+        let started = Instant::now();
+        self.say(&format!(
+            "[blueprint] {} sections; {} endpoints and port {:?} stated in the specification",
+            self.spec.sections().len(),
+            self.facts.endpoints.len(),
+            self.facts.port
+        ));
+        let mut messages = vec![
+            Message::system(prompts::PLANNER),
+            Message::user(prompts::planner_request(
+                &self.spec,
+                &self.facts,
+                &self.counter,
+                self.config.spec_budget,
+            )),
+        ];
+        let mut last_error = String::new();
+        let mut blueprint = None;
+        for attempt in 1..=self.config.blueprint_attempts.max(1) {
+            let before = self.meter.summary();
+            let call_started = Instant::now();
+            let answer = match self.ask(messages.clone(), 8_000).await? {
+                Ok(answer) => answer,
+                Err(e) if step_failure(&e) => {
+                    last_error = e.to_string();
+                    self.step(
+                        GeneratePhase::Blueprint,
+                        None,
+                        &before,
+                        call_started,
+                        format!("attempt {attempt} failed: {e}"),
+                        Vec::new(),
+                    )?;
+                    continue;
+                }
+                Err(e) => {
+                    self.step(
+                        GeneratePhase::Blueprint,
+                        None,
+                        &before,
+                        call_started,
+                        format!("model error: {e}"),
+                        Vec::new(),
+                    )?;
+                    return Err(Stop::Status(GenerateStatus::ModelError, e.to_string()));
+                }
+            };
+            match blueprint::parse(&answer) {
+                Ok(b) => {
+                    self.step(
+                        GeneratePhase::Blueprint,
+                        None,
+                        &before,
+                        call_started,
+                        format!("attempt {attempt}: {} files planned", b.files.len()),
+                        Vec::new(),
+                    )?;
+                    blueprint = Some(b);
+                    break;
+                }
+                Err(e) => {
+                    last_error = e.to_string();
+                    self.say(&format!(
+                        "[blueprint] attempt {attempt} refused: {}",
+                        last_error.lines().next().unwrap_or("")
+                    ));
+                    self.step(
+                        GeneratePhase::Blueprint,
+                        None,
+                        &before,
+                        call_started,
+                        format!("attempt {attempt} refused: {last_error}"),
+                        Vec::new(),
+                    )?;
+                    messages.push(Message::assistant(
+                        blueprint::cut(&answer, 16_000).to_owned(),
+                    ));
+                    messages.push(Message::user(format!("{last_error}\n\nAnswer again with the corrected blueprint as one ```json block.")));
+                }
+            }
+        }
+        let mut blueprint = match blueprint {
+            Some(b) => b,
+            None if !self.facts.endpoints.is_empty() => {
+                let project = self
+                    .out
+                    .file_name()
+                    .map_or("service".into(), |n| n.to_string_lossy().into_owned());
+                self.say("[blueprint] no valid blueprint from the model; one is built from the specification's endpoints");
+                Blueprint::from_facts(&project, &self.facts)
+            }
+            None => {
+                return Err(Stop::Status(
+                    GenerateStatus::NoBlueprint,
+                    format!(
+                        "the model gave no valid blueprint and the specification states no endpoint: {last_error}"
+                    ),
+                ));
+            }
+        };
+        blueprint.reconcile(&self.facts);
+        for correction in &blueprint.corrections {
+            tracing::info!(%correction, "blueprint corrected");
+        }
+        let json = serde_json::to_string_pretty(&blueprint).unwrap_or_default();
+        let path = self.out.join(AGENT_DIR).join("blueprint.json");
+        crate::tools::write_file_no_follow(&path, json.as_bytes())
+            .map_err(|e| Error::Task(format!("cannot write {}: {e}", path.display())))?;
+        self.say(&format!(
+            "[blueprint] {:?}: {} files, {} endpoints; written to {}",
+            blueprint.origin,
+            blueprint.files.len(),
+            blueprint.service.as_ref().map_or(0, |s| s.endpoints.len()),
+            path.display()
+        ));
+        self.times.blueprint_ms = millis(started.elapsed());
+        self.blueprint = Some(blueprint);
+        Ok(())
+    }
+
+    fn blueprint(&self) -> &Blueprint {
+        // Set by the blueprint phase before any later phase runs.
+        static EMPTY: std::sync::OnceLock<Blueprint> = std::sync::OnceLock::new();
+        self.blueprint.as_ref().unwrap_or_else(|| {
+            EMPTY.get_or_init(|| Blueprint::from_facts("empty", &SpecFacts::default()))
+        })
+    }
+
+    fn analyze(&self) -> Result<repo_graph::RepoGraph, Stop> {
+        self.analyzer
+            .analyze()
+            .map_err(|e| Stop::Fatal(Error::Analysis(e)))
+    }
+
+    async fn write_phase(&mut self) -> Result<(), Stop> {
+        let started = Instant::now();
+        let references = if self.request.references.is_empty() {
+            None
+        } else {
+            let refs = retrieve::References::analyze(&self.request.references)?;
+            Some(refs)
+        };
+        let order = self.blueprint().build_order.clone();
+        let total = order.len();
+        for (i, path) in order.iter().enumerate() {
+            let Some(plan) = self.blueprint().file(path).cloned() else {
+                continue;
+            };
+            let mut context = self.blueprint().render();
+            let deps: Vec<&MemoryEntry> = plan
+                .depends_on
+                .iter()
+                .filter_map(|d| self.memory.get(d))
+                .collect();
+            if !deps.is_empty() {
+                context.push_str("\n# Memory of the files it uses\n");
+                for entry in deps {
+                    context.push_str(&entry.render());
+                }
+            }
+            if let Some(refs) = &references {
+                let before = self.meter.summary();
+                let retrieve_started = Instant::now();
+                let found = refs.for_file(
+                    &plan,
+                    self.blueprint(),
+                    &self.counter,
+                    self.config.retrieval_budget,
+                );
+                let result = match &found {
+                    Some(r) => format!("{} ({} tokens)", r.source, r.tokens),
+                    None => "nothing relevant".to_owned(),
+                };
+                self.step(
+                    GeneratePhase::Retrieve,
+                    Some(path),
+                    &before,
+                    retrieve_started,
+                    result,
+                    Vec::new(),
+                )?;
+                if let Some(r) = found {
+                    let _ = write!(
+                        context,
+                        "\n# Reference code ({}); adapt, do not copy blindly\n```\n{}\n```\n",
+                        r.source, r.text
+                    );
+                    self.retrieved.push((path.clone(), r.source));
+                }
+            }
+            let _ = write!(
+                context,
+                "\n# Write `{path}`\nPurpose: {}\n{}Answer with its complete content in one fenced code block.\n",
+                plan.purpose,
+                if plan.exports.is_empty() {
+                    String::new()
+                } else {
+                    format!("It must export: {}\n", plan.exports.join(", "))
+                }
+            );
+            self.say(&format!("[write {}/{total}] {path}", i + 1));
+            let before = self.meter.summary();
+            let call_started = Instant::now();
+            let messages = vec![Message::system(prompts::CODER), Message::user(context)];
+            let answer = match self.ask(messages, self.config.file_max_tokens).await? {
+                Ok(answer) => answer,
+                Err(e) if step_failure(&e) => {
+                    self.step(
+                        GeneratePhase::WriteFile,
+                        Some(path),
+                        &before,
+                        call_started,
+                        format!("not written: {e}"),
+                        Vec::new(),
+                    )?;
+                    continue;
+                }
+                Err(e) => {
+                    self.step(
+                        GeneratePhase::WriteFile,
+                        Some(path),
+                        &before,
+                        call_started,
+                        format!("model error: {e}"),
+                        Vec::new(),
+                    )?;
+                    return Err(Stop::Status(GenerateStatus::ModelError, e.to_string()));
+                }
+            };
+            let content = file_content(&answer);
+            self.write(path, &content)?;
+            let graph = self.analyze()?;
+            let entry = MemoryEntry::of(&graph, path, self.blueprint())
+                .unwrap_or_else(|| MemoryEntry::plain(path, self.blueprint()));
+            let result = format!(
+                "{} lines; {} interface entries, {} routes",
+                content.lines().count(),
+                entry.interface.len(),
+                entry.routes.len()
+            );
+            self.memory.insert(path.clone(), entry);
+            self.written.push(path.clone());
+            self.step(
+                GeneratePhase::WriteFile,
+                Some(path),
+                &before,
+                call_started,
+                result,
+                Vec::new(),
+            )?;
+        }
+        self.times.write_ms = millis(started.elapsed());
+        Ok(())
+    }
+
+    /// Writes a generated file inside the output directory (never through
+    /// a symlink); shell scripts are made executable.
+    fn write(&mut self, path: &str, content: &str) -> Result<(), Stop> {
+        let target = self
+            .policy
+            .write(path)
+            .map_err(|e| Error::Task(format!("cannot write {path}: {e}")))?;
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Error::Task(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        crate::tools::write_file_no_follow(&target, content.as_bytes())
+            .map_err(|e| Error::Task(format!("cannot write {}: {e}", target.display())))?;
+        if path.ends_with(".sh") {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).map_err(
+                |e| Error::Task(format!("cannot make {} executable: {e}", target.display())),
+            )?;
+        }
+        Ok(())
+    }
+
+    async fn sandbox(&mut self) -> Result<Sandbox, Stop> {
+        if let Some(sandbox) = &self.sandbox {
+            return Ok(sandbox.clone());
+        }
+        let isolation =
+            crate::prepare::settle_isolation_for(self.config.isolation, self.config.code_user)
+                .await;
+        let code_user = self
+            .config
+            .code_user
+            .resolve(isolation, rustix::process::geteuid().as_raw());
+        let mut builder = SandboxConfig::builder(&self.out)
+            .isolation(isolation)
+            .run_as(code_user)
+            .timeout(self.config.exec_timeout)
+            .package_registry(self.config.package_registry)
+            .read_write_path(&self.out);
+        if let AnalysisCache::Home(home) = &self.config.analysis_cache {
+            builder = builder.pip_cache_dir(home.join("cache").join("pip"));
+        }
+        for reference in &self.request.references {
+            builder = builder.read_only_path(reference);
+        }
+        let sandbox = Sandbox::new(builder.build().map_err(Error::Sandbox)?)
+            .await
+            .map_err(Error::Sandbox)?;
+        self.say(&format!(
+            "[verify] sandbox: {:?} isolation, memory limit: {}",
+            sandbox.isolation(),
+            sandbox.memory_cap()
+        ));
+        self.sandbox = Some(sandbox.clone());
+        Ok(sandbox)
+    }
+
+    async fn verify_round(&mut self, iteration: u32) -> Result<(), Stop> {
+        let started = Instant::now();
+        let graph = self.analyze()?;
+        let checks = verify::static_checks(&self.out, &graph, self.blueprint());
+        let failed = checks.iter().filter(|c| !c.passed).count();
+        self.say(&format!(
+            "[verify {iteration}] static: {} passed, {failed} failed",
+            checks.len() - failed
+        ));
+        let before = self.meter.summary();
+        self.times.static_ms += millis(started.elapsed());
+        self.step(
+            GeneratePhase::StaticChecks,
+            None,
+            &before,
+            started,
+            format!("{} passed, {failed} failed", checks.len() - failed),
+            checks.clone(),
+        )?;
+        let mut all = checks;
+        if self.config.dynamic_checks && self.blueprint().service.is_some() {
+            let dynamic_started = Instant::now();
+            let dynamic = self.dynamic_checks(&graph).await?;
+            let failed = dynamic.iter().filter(|c| !c.passed).count();
+            self.say(&format!(
+                "[verify {iteration}] dynamic: {} passed, {failed} failed",
+                dynamic.len() - failed
+            ));
+            self.times.dynamic_ms += millis(dynamic_started.elapsed());
+            self.step(
+                GeneratePhase::DynamicChecks,
+                None,
+                &before,
+                dynamic_started,
+                format!("{} passed, {failed} failed", dynamic.len() - failed),
+                dynamic.clone(),
+            )?;
+            all.extend(dynamic);
+        }
+        for c in all.iter().filter(|c| !c.passed) {
+            self.say(&format!(
+                "  FAIL {}: {}",
+                report::kind_name(c.kind),
+                c.detail.lines().next().unwrap_or("")
+            ));
+        }
+        self.rounds.push(Round {
+            iteration,
+            passed: all.iter().filter(|c| c.passed).count(),
+            failed: all
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| {
+                    format!(
+                        "{}: {}",
+                        report::kind_name(c.kind),
+                        c.detail.lines().next().unwrap_or("")
+                    )
+                })
+                .collect(),
+        });
+        self.checks = all;
+        Ok(())
+    }
+
+    /// Install (when the requirements changed), start, call, test.
+    async fn dynamic_checks(&mut self, graph: &repo_graph::RepoGraph) -> Result<Vec<Check>, Stop> {
+        let sandbox = self.sandbox().await?;
+        let requirements =
+            std::fs::read_to_string(self.out.join("requirements.txt")).unwrap_or_default();
+        let has_tests = self.out.join("tests").is_dir();
+        let reuse = self
+            .env
+            .as_ref()
+            .filter(|(_, r)| *r == requirements)
+            .map(|(env, _)| env.clone());
+        let mut checks = Vec::new();
+        let env = match reuse {
+            Some(env) => env,
+            None => {
+                let venv = self.out.join(AGENT_DIR).join("venv");
+                let (env, install) = probe::install(&sandbox, &self.out, &venv, has_tests)
+                    .await
+                    .map_err(|e| Error::Task(format!("verification could not run: {e}")))?;
+                checks.push(Check {
+                    kind: CheckKind::Install,
+                    passed: install.ok,
+                    detail: if install.ok {
+                        format!("installed in {} ms", install.ms)
+                    } else {
+                        format!(
+                            "pip install -r requirements.txt failed:\n{}",
+                            install.log_tail
+                        )
+                    },
+                    files: if install.ok {
+                        Vec::new()
+                    } else {
+                        vec!["requirements.txt".into()]
+                    },
+                });
+                if install.ok {
+                    self.env = Some((env.clone(), requirements));
+                }
+                env
+            }
+        };
+        let (requests, skipped) = verify::probe_requests(self.blueprint());
+        self.not_probed = skipped;
+        let port = self.blueprint().service.as_ref().map_or(5000, |s| s.port);
+        let plan = probe::ProbePlan {
+            port,
+            start_script: "start.sh".into(),
+            requests,
+            run_tests: has_tests,
+            startup_timeout: self.config.startup_timeout,
+            request_timeout: self.config.request_timeout,
+            test_timeout: self.config.test_timeout,
+        };
+        let report = probe::probe(&sandbox, &self.out, &env, &plan)
+            .await
+            .map_err(|e| Error::Task(format!("verification could not run: {e}")))?;
+        let mut service_files: Vec<String> =
+            graph.routes().iter().map(|r| r.file.clone()).collect();
+        service_files.sort();
+        service_files.dedup();
+        checks.extend(verify::dynamic_checks(&report, &service_files));
+        Ok(checks)
+    }
+
+    async fn repair_round(&mut self, iteration: u32) -> Result<(), Stop> {
+        self.check_budgets()?;
+        let started = Instant::now();
+        let failing: Vec<Check> = self.checks.iter().filter(|c| !c.passed).cloned().collect();
+        self.say(&format!(
+            "[repair {iteration}] {} failing checks",
+            failing.len()
+        ));
+        let mut files: Vec<String> = failing
+            .iter()
+            .flat_map(|c| c.files.iter().cloned())
+            .collect();
+        files.sort();
+        files.dedup();
+        let mut evidence = String::from("# Failing checks\n");
+        for c in &failing {
+            let detail = blueprint::cut(&c.detail, 4_000);
+            let _ = writeln!(evidence, "## {}\n{detail}\n", report::kind_name(c.kind));
+        }
+        let _ = writeln!(
+            evidence,
+            "# The repository\nRoot (absolute): {}\n",
+            self.out.display()
+        );
+        let mut shown = 0usize;
+        for file in &files {
+            let Ok(path) = self.policy.read(file) else {
+                continue;
+            };
+            let Ok(text) = repo_graph::read_small_text(&path, 256 * 1024) else {
+                continue;
+            };
+            let tokens = self.counter.count(&text);
+            if shown + tokens > REPAIR_FILE_TOKENS {
+                let _ = writeln!(
+                    evidence,
+                    "## {} ({tokens} tokens; view it with view_file)\n",
+                    path.display()
+                );
+                continue;
+            }
+            shown += tokens;
+            let _ = writeln!(evidence, "## {}\n```\n{text}\n```\n", path.display());
+        }
+        let _ = write!(evidence, "\n{}", self.blueprint().render());
+        let graph = self.analyze()?;
+        let tools = Tools::new(
+            vec![graph],
+            self.policy.clone(),
+            self.sandbox().await?,
+            self.counter.clone(),
+            ToolOptions {
+                exploration: false,
+                ..ToolOptions::default()
+            },
+        )
+        .with_redactor(crate::redact::Redactor::from_env());
+        let task = crate::TaskSpec::new(
+            format!(
+                "Repair the generated repository so its failing checks pass (round {iteration})."
+            ),
+            &self.out,
+            &self.out,
+        );
+        let mut budgets = self.config.budgets;
+        budgets.timeout = self.time_left();
+        budgets.max_tokens = budgets
+            .max_tokens
+            .map(|max| max.saturating_sub(self.meter.summary().total_tokens()));
+        let opening = Opening {
+            context_tokens: self.counter.count(&evidence),
+            messages: vec![Message::system(prompts::REPAIRER), Message::user(evidence)],
+            setup: &[],
+        };
+        let before = self.meter.summary();
+        let progress = &mut *self.progress;
+        let mut on_turn = |p: &crate::Progress| {
+            if let Some(tool) = &p.tool {
+                progress(&format!("  [repair {iteration}, turn {}] {tool}", p.turn));
+            }
+        };
+        let summary = crate::run_conversation(
+            &self.model,
+            &tools,
+            opening,
+            &task,
+            &budgets,
+            self.trajectory,
+            &mut on_turn,
+        )
+        .await?;
+        self.times.repair_ms += millis(started.elapsed());
+        self.step(
+            GeneratePhase::Repair,
+            None,
+            &before,
+            started,
+            format!(
+                "{:?} after {} turns: {}",
+                summary.status,
+                summary.turns,
+                summary.message.as_deref().unwrap_or("")
+            ),
+            Vec::new(),
+        )?;
+        match summary.status {
+            Status::Error => Err(Stop::Status(
+                GenerateStatus::ModelError,
+                summary.message.unwrap_or_default(),
+            )),
+            Status::Timeout => Err(Stop::Status(
+                GenerateStatus::Timeout,
+                "the time limit was reached during a repair".into(),
+            )),
+            Status::MaxTokens => Err(Stop::Status(
+                GenerateStatus::MaxTokens,
+                "the token budget ran out during a repair".into(),
+            )),
+            Status::Finished | Status::MaxTurns => Ok(()),
+        }
+    }
+
+    fn finish(self, status: GenerateStatus) -> Result<GenerateReport, Error> {
+        let usage = self.meter.summary();
+        let summary = GenerateSummary {
+            status,
+            out: self.out.clone(),
+            blueprint: self.blueprint.as_ref().map(|b| b.origin),
+            files: self.written.clone(),
+            checks_passed: self.checks.iter().filter(|c| c.passed).count(),
+            checks_failed: self.checks.iter().filter(|c| !c.passed).count(),
+            iterations: self.rounds.len().saturating_sub(1) as u32,
+            rounds: self.rounds.clone(),
+            model_calls: usage.calls,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            total_tokens: usage.total_tokens(),
+            cost: usage.cost_usd,
+            wall_ms: millis(self.started.elapsed()),
+            phases: self.times,
+            message: self.message.clone(),
+        };
+        let report = GenerateReport {
+            summary: summary.clone(),
+            checks: self.checks.clone(),
+            corrections: self
+                .blueprint
+                .as_ref()
+                .map(|b| b.corrections.clone())
+                .unwrap_or_default(),
+            not_probed: self.not_probed.clone(),
+            retrieved: self.retrieved.clone(),
+        };
+        let dir = self.out.join(AGENT_DIR);
+        let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+        for (name, text) in [("report.json", json), ("report.md", report.to_markdown())] {
+            let path = dir.join(name);
+            crate::tools::write_file_no_follow(&path, text.as_bytes())
+                .map_err(|e| Error::Task(format!("cannot write {}: {e}", path.display())))?;
+        }
+        self.trajectory
+            .record(&TrajectoryEvent::Generated(summary))?;
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_content_takes_the_block_or_the_answer() {
+        assert_eq!(
+            file_content("Here:\n```python\nprint(1)\n```\nDone."),
+            "print(1)\n"
+        );
+        assert_eq!(file_content("flask\n"), "flask\n");
+        assert_eq!(
+            file_content("```\na\n```\n```sh\nlonger one\n```"),
+            "longer one\n"
+        );
+        let huge = "x".repeat(MAX_FILE_BYTES * 2);
+        assert!(file_content(&huge).len() <= MAX_FILE_BYTES + 1);
+    }
+
+    #[test]
+    fn a_hostile_specification_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let binary = dir.path().join("spec.bin");
+        std::fs::write(&binary, b"\0\x01\x02").unwrap();
+        assert!(
+            read_spec(&binary)
+                .unwrap_err()
+                .to_string()
+                .contains("binary")
+        );
+        let empty = dir.path().join("empty.md");
+        std::fs::write(&empty, "  \n").unwrap();
+        assert!(read_spec(&empty).unwrap_err().to_string().contains("empty"));
+        assert!(
+            read_spec(dir.path())
+                .unwrap_err()
+                .to_string()
+                .contains("not a file")
+        );
+        assert!(read_spec(&dir.path().join("missing.md")).is_err());
+    }
+}
