@@ -55,6 +55,15 @@ const EXIT_CODES: &str = "Exit codes:\n  \
     3  the wall-clock limit (--timeout) was reached\n  \
     4  a budget ran out (--max-turns or --max-tokens)";
 
+/// `repo-agent generate`'s exit codes (also in the README).
+const GENERATE_EXIT_CODES: &str = "Exit codes:\n  \
+    0  every check passed (verified)\n  \
+    1  an error, or no blueprint could be made, or the model failed\n  \
+    2  a usage error (bad flags)\n  \
+    3  the wall-clock limit (--timeout) was reached\n  \
+    4  the token budget (--max-tokens) ran out\n  \
+    5  checks still fail after the last repair round";
+
 // Parsed once per process: the size of the largest variant does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
@@ -70,6 +79,9 @@ enum Command {
     /// Solve a task with a repository: explore it, write and run code, produce the outputs.
     #[command(after_help = EXIT_CODES)]
     Run(cmd::run::Args),
+    /// Build a repository from a specification: blueprint, code with memory, checks and repair.
+    #[command(after_help = GENERATE_EXIT_CODES)]
+    Generate(cmd::generate::Args),
 }
 
 /// Makes this process non-dumpable: no process of the same user without
@@ -101,6 +113,7 @@ fn main() -> ExitCode {
         Command::Context(args) => cmd::context::run_context(args).map(|()| 0),
         Command::View(args) => cmd::context::run_view(args).map(|()| 0),
         Command::Run(args) => cmd::run::run(args).map(|status| status.exit_code()),
+        Command::Generate(args) => cmd::generate::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -2,5 +2,6 @@
 
 pub mod analyze;
 pub mod context;
+pub mod generate;
 pub mod rank;
 pub mod run;

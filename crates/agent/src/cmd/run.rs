@@ -126,7 +126,7 @@ impl From<SearchTermsArg> for agent::SearchTerms {
     }
 }
 
-fn parse_code_user(text: &str) -> Result<CodeUser, String> {
+pub(super) fn parse_code_user(text: &str) -> Result<CodeUser, String> {
     match text {
         "auto" => return Ok(CodeUser::Auto),
         "caller" => return Ok(CodeUser::Caller),
@@ -160,7 +160,7 @@ impl From<SummariesArg> for Summaries {
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
-enum IsolationArg {
+pub(super) enum IsolationArg {
     Auto,
     Namespaces,
     Process,

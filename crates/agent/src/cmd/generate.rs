@@ -1,0 +1,154 @@
+//! `repo-agent generate`: build a repository from a specification.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent::generate::{GenerateConfig, GenerateRequest};
+use agent::{AnalysisCache, CodeUser, ModelSpec, Trajectory};
+use anyhow::Context as _;
+
+use super::run::{IsolationArg, parse_code_user};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The specification: a README or design document (Markdown or text).
+    #[arg(long, value_name = "FILE.md")]
+    spec: PathBuf,
+    /// The directory to write the repository into (created; the agent's
+    /// blueprint, report and virtualenv go to its `.repo-agent/`).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// A reference repository on disk (a framework's example app, say)
+    /// whose most relevant code is offered for each file; repeatable.
+    #[arg(long = "reference", value_name = "REPO")]
+    references: Vec<PathBuf>,
+    /// OpenAI-compatible server (default: OPENAI_BASE_URL).
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Model name on that server (default: REPO_AGENT_MODEL). Without a
+    /// server or model, the embedded local model runs instead.
+    #[arg(long)]
+    model: Option<String>,
+    /// Run this GGUF chat model in-process instead of the embedded default.
+    #[arg(long, value_name = "FILE.gguf", conflicts_with_all = ["base_url", "model"])]
+    model_path: Option<PathBuf>,
+    /// Most repair rounds after the first verification.
+    #[arg(long, default_value_t = 3)]
+    max_iterations: u32,
+    /// Most model turns of one repair round.
+    #[arg(long, default_value_t = 12)]
+    max_turns: u32,
+    /// Most prompt plus completion tokens over the whole run.
+    #[arg(long)]
+    max_tokens: Option<u64>,
+    /// Wall-clock limit of the whole run, in seconds.
+    #[arg(long)]
+    timeout: Option<u64>,
+    /// The model's context window in tokens.
+    #[arg(long, default_value_t = 128_000)]
+    context_window: usize,
+    /// Tokens of the specification shown to the planner.
+    #[arg(long, default_value_t = 12_000)]
+    spec_budget: usize,
+    /// Tokens of reference code offered per file.
+    #[arg(long, default_value_t = 1_500)]
+    retrieval_budget: usize,
+    /// Skip installing, starting and calling the service (static checks only).
+    #[arg(long)]
+    no_dynamic_checks: bool,
+    /// Seconds the service gets to listen on its port.
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    startup_timeout: u64,
+    /// Write the trajectory (JSON lines) to this file.
+    #[arg(long)]
+    trajectory: Option<PathBuf>,
+    /// Print the final summary as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    /// How code runs: `namespaces`, `process` or `auto`.
+    #[arg(long, value_enum, default_value_t = IsolationArg::Auto)]
+    isolation: IsolationArg,
+    /// Which user generated code runs as (as for `run`).
+    #[arg(long, default_value = "auto", value_parser = parse_code_user, value_name = "USER")]
+    run_as: CodeUser,
+    /// Keep code off the network entirely, package registry included.
+    #[arg(long)]
+    no_network: bool,
+}
+
+/// Generates, verifies and repairs; the status decides the exit code.
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let model = ModelSpec {
+        base_url: args.base_url.clone(),
+        model: args.model.clone(),
+        model_path: args.model_path.clone(),
+    }
+    .load(&mut |message| eprintln!("{message}"))?;
+    if model.embedded_default {
+        eprintln!(
+            "note: the embedded model demonstrates the pipeline (blueprint, memory, checks, repair); \
+             it cannot write a working service. Pass --base-url and --model for real generation."
+        );
+    }
+    let mut config = GenerateConfig {
+        max_iterations: args.max_iterations,
+        isolation: args.isolation.into(),
+        code_user: args.run_as,
+        package_registry: !args.no_network,
+        analysis_cache: agent::paths::repo_agent_home()
+            .map_or(AnalysisCache::None, AnalysisCache::Home),
+        dynamic_checks: !args.no_dynamic_checks,
+        spec_budget: args.spec_budget,
+        retrieval_budget: args.retrieval_budget,
+        startup_timeout: Duration::from_secs(args.startup_timeout.max(1)),
+        ..GenerateConfig::default()
+    };
+    config.budgets.max_turns = args.max_turns;
+    config.budgets.max_tokens = args.max_tokens;
+    config.budgets.timeout = args.timeout.map(Duration::from_secs);
+    config.budgets.context_window = args.context_window;
+    if let Some(window) = model.context_window {
+        config.fit_window(window);
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let mut request = GenerateRequest::new(cwd.join(&args.spec), cwd.join(&args.out));
+    request.references = args.references.iter().map(|r| cwd.join(r)).collect();
+    let mut trajectory = match &args.trajectory {
+        Some(path) => Trajectory::to_file(path)?,
+        None => Trajectory::in_memory(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let report = runtime.block_on(agent::generate::generate(
+        model.chat.as_ref(),
+        &request,
+        &config,
+        &mut trajectory,
+        &mut |line| eprintln!("{line}"),
+    ));
+    runtime.shutdown_background();
+    let report = report?;
+    let s = &report.summary;
+    eprintln!(
+        "{:?}: {} checks passed, {} failed after {} repair rounds; {} model calls, {} tokens, ${:.4}, {:.1}s. Report: {}",
+        s.status,
+        s.checks_passed,
+        s.checks_failed,
+        s.iterations,
+        s.model_calls,
+        s.total_tokens,
+        s.cost,
+        s.wall_ms as f64 / 1000.0,
+        s.out
+            .join(agent::generate::AGENT_DIR)
+            .join("report.md")
+            .display()
+    );
+    if args.json {
+        crate::output::emit(&format!("{}\n", serde_json::to_string(s)?), None)?;
+    }
+    Ok(s.status.exit_code())
+}
