@@ -144,7 +144,10 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
         for entry in entries {
             let entry = entry.map_err(io("listing", &source))?;
             let name = entry.file_name();
-            if name == ".git" || name == "__pycache__" {
+            // `.repo-agent` is the state `repo-agent generate` keeps in the
+            // repositories it writes (blueprint, report, virtualenv), not
+            // part of the repository under evaluation.
+            if name == ".git" || name == "__pycache__" || name == ".repo-agent" {
                 continue;
             }
             let path = entry.path();
