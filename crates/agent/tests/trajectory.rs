@@ -270,9 +270,18 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
     };
     let path = dir.path().join("generate.jsonl");
     let mut trajectory = Trajectory::to_file(&path)?;
+    // A reference application: its routes module is offered for app.py.
+    let reference = dir.path().join("reference");
+    std::fs::create_dir_all(&reference)?;
+    std::fs::write(
+        reference.join("app.py"),
+        "from flask import Flask\napp = Flask(__name__)\n\n@app.get('/ping')\ndef ping_handler():\n    return 'pong'\n",
+    )?;
+    let mut request = GenerateRequest::new(&spec, &out);
+    request.references.push(reference);
     let report = agent::generate::generate(
         &model,
-        &GenerateRequest::new(&spec, &out),
+        &request,
         &config,
         &mut trajectory,
         &mut |_| {},
@@ -322,6 +331,11 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
         seen.insert(kind);
     }
     assert_eq!(step_tokens, summary.total_tokens);
+    // Retrieval: one step per file; app.py's prompt held the reference's code.
+    assert_eq!(report.retrieved.len(), 1, "{:?}", report.retrieved);
+    assert!(report.retrieved[0].1.ends_with("reference/app.py"));
+    let app_prompt = model.requests()[3].messages[1].text().unwrap_or("").to_owned();
+    assert!(app_prompt.contains("# Reference code") && app_prompt.contains("def ping_handler"), "{app_prompt}");
     for kind in [
         "generate_start",
         "step",
