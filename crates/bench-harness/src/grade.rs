@@ -371,17 +371,7 @@ fn stamp_note(stamp: &Path) -> Option<String> {
     Some(note).filter(|n| !n.trim().is_empty())
 }
 
-/// The last `max` bytes of `text`, cut at a character boundary.
-fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("…{}", &text[start..])
-}
+use sandbox::text_tail as tail;
 
 /// FNV-1a, to notice changed requirements.
 fn fnv1a(bytes: &[u8]) -> u64 {

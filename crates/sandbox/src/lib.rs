@@ -85,7 +85,7 @@ pub use config::{
     SandboxConfigBuilder,
 };
 pub use error::{Result, SandboxError};
-pub use output::{CapturedOutput, OutputCallback, OutputChunk, OutputStream};
+pub use output::{CapturedOutput, OutputCallback, OutputChunk, OutputStream, text_tail};
 pub use python::{PythonEnv, PythonScript};
 pub use runner::ExecResult;
 pub use sandbox::{Sandbox, namespaces_available};

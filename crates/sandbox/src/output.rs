@@ -164,6 +164,25 @@ impl Capture {
     }
 }
 
+/// The last `max` bytes of `text`, cut at a character boundary and marked
+/// with a leading `…` when something was cut: the one way logs and
+/// outputs are shortened to their end for a report.
+///
+/// ```
+/// assert_eq!(sandbox::text_tail("short", 10), "short");
+/// assert_eq!(sandbox::text_tail("päivää", 4), "…ää");
+/// ```
+pub fn text_tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &text[start..])
+}
+
 /// Length of a UTF-8 sequence that was started at the end of `bytes` but not finished.
 fn incomplete_utf8_suffix(bytes: &[u8]) -> usize {
     let start = bytes.len().saturating_sub(3);

@@ -878,17 +878,7 @@ fn millis(elapsed: Duration) -> u64 {
     u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The last `max` bytes of `text`, cut at a character boundary.
-fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("…{}", &text[start..])
-}
+use sandbox::text_tail as tail;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -306,17 +306,7 @@ async fn install(
     Some(message)
 }
 
-/// The last `max` bytes of `text`, cut at a character boundary.
-pub(crate) fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("…{}", &text[start..])
-}
+pub(crate) use sandbox::text_tail as tail;
 
 #[cfg(test)]
 mod tests {
