@@ -279,14 +279,8 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
     )?;
     let mut request = GenerateRequest::new(&spec, &out);
     request.references.push(reference);
-    let report = agent::generate::generate(
-        &model,
-        &request,
-        &config,
-        &mut trajectory,
-        &mut |_| {},
-    )
-    .await?;
+    let report =
+        agent::generate::generate(&model, &request, &config, &mut trajectory, &mut |_| {}).await?;
     let summary = &report.summary;
     assert_eq!(
         summary.status,
@@ -334,8 +328,14 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
     // Retrieval: one step per file; app.py's prompt held the reference's code.
     assert_eq!(report.retrieved.len(), 1, "{:?}", report.retrieved);
     assert!(report.retrieved[0].1.ends_with("reference/app.py"));
-    let app_prompt = model.requests()[3].messages[1].text().unwrap_or("").to_owned();
-    assert!(app_prompt.contains("# Reference code") && app_prompt.contains("def ping_handler"), "{app_prompt}");
+    let app_prompt = model.requests()[3].messages[1]
+        .text()
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        app_prompt.contains("# Reference code") && app_prompt.contains("def ping_handler"),
+        "{app_prompt}"
+    );
     for kind in [
         "generate_start",
         "step",
