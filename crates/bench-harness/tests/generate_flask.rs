@@ -237,6 +237,28 @@ fn a_bug_found_by_an_endpoint_call_is_repaired_and_the_golden_tests_pass() {
         "{prompt}"
     );
     assert!(!prompt.contains("jsonify"), "{prompt}");
+    // What the pipeline actually sends, counted with tiktoken (the
+    // script's usage figures above are the script's, not measurements).
+    let counter = llm::TokenCounter::new(llm::Encoding::default()).unwrap();
+    let sent: Vec<usize> = model
+        .requests()
+        .iter()
+        .map(|r| {
+            r.messages
+                .iter()
+                .filter_map(|m| m.text())
+                .map(|t| counter.count(t))
+                .sum()
+        })
+        .collect();
+    eprintln!(
+        "measured prompt tokens per call (blueprint, 3 files, 2 repair turns): {sent:?}, total {}",
+        sent.iter().sum::<usize>()
+    );
+    assert!(
+        sent[3] < sent[0] + 1_500,
+        "a file's prompt is the blueprint and memory, not the whole specification: {sent:?}"
+    );
     eprintln!(
         "measured: {} tokens; static checks {} ms, dynamic checks {} ms over {} rounds",
         s.total_tokens,
