@@ -262,12 +262,14 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
             json!({"path": out.join("app.py"), "old_text": "    return 'pong'\n", "new_text": "    return 'pong'\n\n@app.get('/version')\ndef version():\n    return '1'\n"}),
         ))
         .then(call("r2", "finish", json!({"summary": "added GET /version"})));
-    let config = GenerateConfig {
+    let mut config = GenerateConfig {
         dynamic_checks: false,
         max_iterations: 2,
         isolation: sandbox::Isolation::Process,
         ..GenerateConfig::default()
     };
+    // A small window: every answer's room is what the prompt leaves.
+    config.budgets.context_window = 3_000;
     let path = dir.path().join("generate.jsonl");
     let mut trajectory = Trajectory::to_file(&path)?;
     // A reference application: its routes module is offered for app.py.
@@ -325,6 +327,20 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
         seen.insert(kind);
     }
     assert_eq!(step_tokens, summary.total_tokens);
+    let counter = llm::TokenCounter::new(llm::Encoding::default())?;
+    for request in model.requests().iter().filter(|r| r.tools.is_empty()) {
+        let prompt: usize = request
+            .messages
+            .iter()
+            .filter_map(|m| m.text())
+            .map(|t| counter.count(t))
+            .sum();
+        let max = request.max_tokens.unwrap_or(u32::MAX) as usize;
+        assert!(
+            prompt + max <= 3_000,
+            "prompt {prompt} + answer {max} overflow the window"
+        );
+    }
     // Retrieval: one step per file; app.py's prompt held the reference's code.
     assert_eq!(report.retrieved.len(), 1, "{:?}", report.retrieved);
     assert!(report.retrieved[0].1.ends_with("reference/app.py"));

@@ -173,6 +173,10 @@ fn step_failure(e: &LlmError) -> bool {
         )
 }
 
+/// Tokens a chat template adds around the messages, kept free when the
+/// answer's room in the window is computed.
+const PROMPT_OVERHEAD: usize = 64;
+
 /// Largest specification read (bytes).
 pub const MAX_SPEC_BYTES: u64 = 2 * 1024 * 1024;
 
@@ -448,6 +452,22 @@ impl<'a> Run<'a> {
         max_tokens: u32,
     ) -> Result<Result<String, LlmError>, Stop> {
         self.check_budgets()?;
+        // The answer's room is what the window leaves after the prompt: a
+        // fixed output limit would overflow a small in-process model's
+        // window before it wrote a word.
+        let prompt: usize = messages
+            .iter()
+            .filter_map(Message::text)
+            .map(|t| self.counter.count(t))
+            .sum();
+        let room = self
+            .config
+            .budgets
+            .context_window
+            .saturating_sub(prompt + PROMPT_OVERHEAD);
+        let max_tokens = max_tokens
+            .min(u32::try_from(room).unwrap_or(u32::MAX))
+            .max(1);
         let request = ChatRequest::new(messages)
             .with_temperature(0.0)
             .with_max_tokens(max_tokens);
