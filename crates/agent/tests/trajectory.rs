@@ -250,6 +250,13 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
     let app = "from flask import Flask\napp = Flask(__name__)\n\n@app.get('/ping')\ndef ping():\n    return 'pong'\n";
     let text = |t: &str, p: u64, c: u64| ChatResponse::text(t).with_usage(TokenUsage::new(p, c));
     let model = Scripted::new()
+        // The model's tokenizer finds the prompt longer than ours: it says
+        // so, and the call is made again with the room it leaves.
+        .then_error(LlmError::ContextLengthExceeded {
+            message: "too long".into(),
+            limit: Some(3_000),
+            requested: Some(3_500),
+        })
         // The first answer is refused (no JSON): the blueprint is asked again.
         .then(text("I will plan it.", 300, 5))
         .then(text(&format!("```json\n{blueprint}\n```"), 400, 120))
@@ -297,7 +304,15 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
         summary.rounds
     );
     assert_eq!(model.remaining(), 0);
-    assert_eq!(summary.model_calls, 7);
+    assert_eq!(summary.model_calls, 8);
+    let (first, retry) = (
+        model.requests()[0].max_tokens,
+        model.requests()[1].max_tokens,
+    );
+    assert!(
+        retry < first,
+        "the retry asks for less: {first:?} then {retry:?}"
+    );
     assert_eq!(
         summary.total_tokens,
         300 + 5 + 400 + 120 + 200 + 2 + 250 + 60 + 260 + 8 + 2 * 110
@@ -344,7 +359,7 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
     // Retrieval: one step per file; app.py's prompt held the reference's code.
     assert_eq!(report.retrieved.len(), 1, "{:?}", report.retrieved);
     assert!(report.retrieved[0].1.ends_with("reference/app.py"));
-    let app_prompt = model.requests()[3].messages[1]
+    let app_prompt = model.requests()[4].messages[1]
         .text()
         .unwrap_or("")
         .to_owned();

@@ -471,20 +471,39 @@ impl<'a> Run<'a> {
         let request = ChatRequest::new(messages)
             .with_temperature(0.0)
             .with_max_tokens(max_tokens);
-        let call = self.model.complete(&request);
-        let answer = match self.time_left() {
-            Some(left) => match tokio::time::timeout(left, call).await {
-                Ok(answer) => answer,
-                Err(_) => {
-                    return Err(Stop::Status(
-                        GenerateStatus::Timeout,
-                        "the time limit was reached".into(),
-                    ));
-                }
-            },
-            None => call.await,
-        };
+        let answer = self.complete(&request).await?;
+        // The model's own tokenizer counts the prompt differently: when it
+        // says how much the prompt took, ask once more with the room left.
+        if let Err(LlmError::ContextLengthExceeded {
+            limit: Some(limit),
+            requested: Some(requested),
+            ..
+        }) = &answer
+            && let Some(prompt) = requested.checked_sub(u64::from(max_tokens))
+            && *limit > prompt + 16
+        {
+            let room = u32::try_from(limit - prompt - 16).unwrap_or(u32::MAX);
+            let retry = request.with_max_tokens(room.min(max_tokens));
+            return Ok(self
+                .complete(&retry)
+                .await?
+                .map(|r| r.content.unwrap_or_default()));
+        }
         Ok(answer.map(|r| r.content.unwrap_or_default()))
+    }
+
+    /// One call within the time left.
+    async fn complete(
+        &self,
+        request: &ChatRequest,
+    ) -> Result<Result<llm::ChatResponse, LlmError>, Stop> {
+        let call = self.model.complete(request);
+        match self.time_left() {
+            Some(left) => tokio::time::timeout(left, call).await.map_err(|_| {
+                Stop::Status(GenerateStatus::Timeout, "the time limit was reached".into())
+            }),
+            None => Ok(call.await),
+        }
     }
 
     fn step(
