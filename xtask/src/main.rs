@@ -20,6 +20,11 @@
 //! - `bench repogenesis`: the same for `bench-harness repogenesis`:
 //!   generated repositories evaluated on a RepoGenesis checkout (Pass@1,
 //!   API coverage, deployment), results under `target/repogenesis`.
+//!   With `--generate` (`genesis.rs`) it first builds `repo-agent` too and
+//!   generates each task's repository with `repo-agent generate` (one task
+//!   at a time), evaluates them, and reports generation and evaluation side
+//!   by side under `target/repogenesis-generate/<UTC timestamp>`
+//!   (docs/REPOGENESIS.md).
 //! - `bench localization`: how often the initial context of `repo-agent
 //!   context` shows the code a task needs, against aider's repo map, on the
 //!   hand-labelled tasks of `testdata/localization.json`
@@ -31,6 +36,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 mod analysis;
+mod genesis;
 mod localization;
 mod model;
 
@@ -103,6 +109,9 @@ fn main() -> anyhow::Result<()> {
         ["bench", "importance", rest @ ..] => bench_importance(rest),
         ["bench", "context", rest @ ..] => bench_context(rest),
         ["bench", "gittaskbench", rest @ ..] => bench_gittaskbench(rest),
+        ["bench", "repogenesis", rest @ ..] if rest.contains(&"--generate") => {
+            genesis::run_generate(rest)
+        }
         ["bench", "repogenesis", rest @ ..] => bench_repogenesis(rest),
         ["bench", "localization", rest @ ..] => localization::bench(rest),
         _ => {
@@ -118,6 +127,8 @@ fn main() -> anyhow::Result<()> {
                  bench context [--runs N]  measure the initial context and a code view of the largest module\n  \
                  bench gittaskbench --root DIR [...]  run and grade GitTaskBench (see --help)\n  \
                  bench repogenesis --root DIR --generated DIR [...]  evaluate generated repositories on RepoGenesis (see --help)\n  \
+                 bench repogenesis --generate [--tasks A,B] [--model NAME ...] [...]\n      \
+                 generate each task's repository with repo-agent, evaluate them, report both (see --generate --help)\n  \
                  bench localization [--budgets N,...] [--only LIB,...] [--json OUT] [--no-aider] [--keywords] [--verbose]\n      \
                  how often the initial context shows a task's entry points, against aider's repo map"
             );
