@@ -105,6 +105,8 @@ pub(crate) fn run_generate(rest: &[&str]) -> anyhow::Result<()> {
     let agent = target_dir().join("release/repo-agent");
     let harness = target_dir().join("release/bench-harness");
     check_harness_flags(&harness, &options.evaluation)?;
+    let build_ms = started.elapsed().as_millis() as u64;
+    let generation_started = Instant::now();
 
     let out = &options.out;
     for dir in ["generated", "trajectories", "logs"] {
@@ -138,7 +140,7 @@ pub(crate) fn run_generate(rest: &[&str]) -> anyhow::Result<()> {
             .with_context(|| format!("cannot append to {}", journal_path.display()))?;
         generation.push(record);
     }
-    let generation_ms = started.elapsed().as_millis() as u64;
+    let generation_ms = generation_started.elapsed().as_millis() as u64;
 
     let evaluation_started = Instant::now();
     let mut command = Command::new(&harness);
@@ -178,6 +180,7 @@ pub(crate) fn run_generate(rest: &[&str]) -> anyhow::Result<()> {
         tasks: &tasks,
         generation: &generation,
         records: &records,
+        build_ms,
         generation_ms,
         evaluation_ms,
         total_ms: started.elapsed().as_millis() as u64,
@@ -435,6 +438,7 @@ fn generate_task(agent: &Path, options: &Options, task: &str) -> anyhow::Result<
         "trajectory": trajectory,
         "log": log_path,
         "exit_code": status.code(),
+        "signal": std::os::unix::process::ExitStatusExt::signal(&status),
         "wall_ms": wall_ms,
         "summary": summary,
     });
@@ -444,7 +448,7 @@ fn generate_task(agent: &Path, options: &Options, task: &str) -> anyhow::Result<
     if summary.is_none() {
         record["error"] = json!(match status.code() {
             Some(code) => format!("repo-agent generate exited with {code} without a summary"),
-            None => format!("repo-agent generate ended by {status} without a summary"),
+            None => format!("repo-agent generate was ended by {status} without a summary"),
         });
         record["stderr_tail"] = json!(tail.join("\n"));
     }
@@ -470,9 +474,31 @@ fn stream_stderr(stderr: impl Read, mut log: std::fs::File, prefix: &str) -> Vec
         if tail.len() == STDERR_TAIL_LINES {
             tail.pop_front();
         }
-        tail.push_back(text.to_owned());
+        tail.push_back(strip_ansi(text));
     }
     tail.into()
+}
+
+/// `text` without its ANSI escape sequences (the colours of tracing's
+/// warnings).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        // CSI: ESC [ parameters, then a final byte in @..=~.
+        if chars.next() == Some('[') {
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Waits for the child; past `deadline` asks it to stop (SIGTERM), then
@@ -547,10 +573,13 @@ fn outcome_line(record: &Value) -> String {
     }
 }
 
+/// The exit code, or the signal that ended the process.
 fn code_text(record: &Value) -> String {
-    record["exit_code"]
-        .as_i64()
-        .map_or_else(|| "signal".to_owned(), |c| c.to_string())
+    match (record["exit_code"].as_i64(), record["signal"].as_i64()) {
+        (Some(code), _) => code.to_string(),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => "–".to_owned(),
+    }
 }
 
 fn text(value: &Value) -> String {
@@ -682,7 +711,7 @@ impl Generation {
         } else if record["killed"].as_bool() == Some(true) {
             "killed".to_owned()
         } else {
-            format!("failed (exit {})", code_text(record))
+            format!("no summary ({})", code_text(record))
         };
         Generation {
             status,
@@ -704,6 +733,7 @@ struct Report<'a> {
     tasks: &'a [String],
     generation: &'a [Value],
     records: &'a BTreeMap<String, Value>,
+    build_ms: u64,
     generation_ms: u64,
     evaluation_ms: u64,
     total_ms: u64,
@@ -808,11 +838,12 @@ impl Report<'_> {
         let _ = writeln!(
             md,
             "Root `{}`; output `{}`.  \nGeneration flags: `{}`; harness flags: `{}`.  \n\
-             Wall time: generation {:.1} s, evaluation {:.1} s, total {:.1} s.\n",
+             Wall time: builds {:.1} s, generation {:.1} s, evaluation {:.1} s, total {:.1} s.\n",
             self.options.root.display(),
             self.options.out.display(),
             shown_flags(&self.options.generation),
             shown_flags(&self.options.evaluation),
+            secs(self.build_ms),
             secs(self.generation_ms),
             secs(self.evaluation_ms),
             secs(self.total_ms),
@@ -971,6 +1002,7 @@ impl Report<'_> {
             "generation_flags": self.options.generation,
             "harness_flags": self.options.evaluation,
             "wall_ms": {
+                "builds": self.build_ms,
                 "generation": self.generation_ms,
                 "evaluation": self.evaluation_ms,
                 "total": self.total_ms,
@@ -1086,6 +1118,14 @@ mod tests {
         assert!(parse(&["--generate", "--generated", "x"]).is_err());
         assert!(parse(&["--generate", "--max-iterations", "many"]).is_err());
         assert!(parse(&["--generate", "--timeout", "0"]).is_err());
+    }
+
+    #[test]
+    fn colours_are_stripped_from_the_tail() {
+        assert_eq!(
+            strip_ansi("\u{1b}[2m2026\u{1b}[0m \u{1b}[33m WARN\u{1b}[0m sandbox"),
+            "2026  WARN sandbox"
+        );
     }
 
     #[test]
