@@ -174,6 +174,22 @@ def start(plan, work, marker):
         )
 
 
+def survivor(marker, grace=1.0):
+    """Whether a process of the run lives on after the start script ended.
+
+    A child the script forked just before it returned may still be between
+    fork and exec, its environment unreadable for a moment: it is looked
+    for again for up to `grace` seconds before the service counts as exited.
+    """
+    end = time.monotonic() + grace
+    while True:
+        if marked(marker):
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.05)
+
+
 def wait_ready(proc, plan, marker, results):
     """Fills `readiness`; the loopback host that answered, if one did.
 
@@ -193,7 +209,7 @@ def wait_ready(proc, plan, marker, results):
             return host
         code = proc.poll()
         if code is not None:
-            if marked(marker):
+            if survivor(marker):
                 results["foreground"] = False
             else:
                 results["readiness"] = {
