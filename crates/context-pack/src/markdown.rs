@@ -66,3 +66,65 @@ pub fn cell_code(text: &str) -> String {
 pub fn cell_text(text: &str) -> String {
     one_line(text).replace('|', "\\|")
 }
+
+/// A fenced code block of a Markdown text (a model's answer, say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FencedBlock<'a> {
+    /// The info string after the opening fence (`json`, `python`, or empty).
+    pub info: &'a str,
+    /// The lines between the fences, each with its line break.
+    pub body: &'a str,
+    /// True when no fence closed it: the text ended inside the block (an
+    /// answer cut by the output limit).
+    pub unclosed: bool,
+}
+
+/// The fenced code blocks of `text`, in order, with the same fence rules as
+/// the README reader (backticks or tildes, three or more; a block closes
+/// only with a fence of its own character at least as long, so a block
+/// fenced with four backticks may hold three-backtick fences). Linear in
+/// the text.
+///
+/// ```
+/// use context_pack::markdown::fenced_blocks;
+/// let answer = "Here:\n````markdown\n```sh\nrun\n```\n````\nDone.\n```json\n{\"a\": 1}";
+/// let blocks = fenced_blocks(answer);
+/// assert_eq!((blocks[0].info, blocks[0].body), ("markdown", "```sh\nrun\n```\n"));
+/// assert_eq!((blocks[1].info, blocks[1].body, blocks[1].unclosed), ("json", "{\"a\": 1}", true));
+/// ```
+pub fn fenced_blocks(text: &str) -> Vec<FencedBlock<'_>> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(crate::readme::Fence, &str, usize)> = None;
+    let mut offset = 0usize;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        match &open {
+            Some((fence, info, body_start)) => {
+                if fence.closes(line) {
+                    blocks.push(FencedBlock {
+                        info,
+                        body: &text[*body_start..start],
+                        unclosed: false,
+                    });
+                    open = None;
+                }
+            }
+            None => {
+                if let Some(fence) = crate::readme::Fence::open(line) {
+                    let (ch, len) = fence.marker();
+                    let info = line.trim_start()[len * ch.len_utf8()..].trim();
+                    open = Some((fence, info, offset));
+                }
+            }
+        }
+    }
+    if let Some((_, info, body_start)) = open {
+        blocks.push(FencedBlock {
+            info,
+            body: &text[body_start.min(text.len())..],
+            unclosed: true,
+        });
+    }
+    blocks
+}
