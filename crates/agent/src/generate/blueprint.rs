@@ -238,54 +238,18 @@ pub(crate) fn cut(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// The JSON object of an answer: a fenced `json` block's, else the text
-/// from the first `{` to the last `}`.
+/// The JSON object of an answer: a fenced `json` block's (or a block that
+/// opens with `{`), else the text from the first `{` to the last `}`.
 fn json_object(answer: &str) -> Option<&str> {
-    if let Some(block) = fenced_blocks(answer).into_iter().find(|(lang, body)| {
-        lang.eq_ignore_ascii_case("json") || body.trim_start().starts_with('{')
-    }) {
-        return Some(block.1.trim());
+    if let Some(block) = context_pack::markdown::fenced_blocks(answer)
+        .into_iter()
+        .find(|b| b.info.eq_ignore_ascii_case("json") || b.body.trim_start().starts_with('{'))
+    {
+        return Some(block.body.trim());
     }
     let start = answer.find('{')?;
     let end = answer.rfind('}')?;
     (end > start).then(|| &answer[start..=end])
-}
-
-/// The fenced code blocks of a Markdown answer: (info string, body).
-/// An unclosed last fence runs to the end (a reply cut by the output limit).
-pub(crate) fn fenced_blocks(text: &str) -> Vec<(&str, &str)> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    let mut offset = 0usize;
-    while let Some(open) = rest.find("```") {
-        let after = &rest[open + 3..];
-        let info_end = after.find('\n').unwrap_or(after.len());
-        let info = after[..info_end].trim();
-        let body_start = (info_end + 1).min(after.len());
-        let body = &after[body_start..];
-        match find_closing_fence(body) {
-            Some(close) => {
-                out.push((info, &body[..close]));
-                let consumed = open + 3 + body_start + close + 3;
-                offset += consumed;
-                rest = &text[offset..];
-            }
-            None => {
-                out.push((info, body));
-                break;
-            }
-        }
-    }
-    out
-}
-
-/// The byte offset of the fence that closes a block: "```" at the start
-/// of a line.
-fn find_closing_fence(body: &str) -> Option<usize> {
-    if body.starts_with("```") {
-        return Some(0);
-    }
-    body.match_indices("\n```").next().map(|(i, _)| i + 1)
 }
 
 /// A path a blueprint may plan: relative, normal, inside the repository,

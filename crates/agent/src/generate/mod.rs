@@ -44,6 +44,7 @@ pub mod verify;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use context_pack::TokenCounter;
@@ -220,7 +221,8 @@ struct Run<'a> {
     policy: PathPolicy,
     spec: SpecDocument,
     facts: SpecFacts,
-    blueprint: Option<Blueprint>,
+    /// Set by the blueprint phase; the later phases get it as an argument.
+    blueprint: Option<Arc<Blueprint>>,
     analyzer: repo_graph::Analyzer,
     memory: HashMap<String, MemoryEntry>,
     written: Vec<String>,
@@ -309,14 +311,30 @@ fn read_spec(path: &Path) -> Result<String, Error> {
     Ok(text)
 }
 
+/// Writes `bytes` to `relative` inside the output directory, creating its
+/// parents: through the path policy, so a directory that generated code
+/// replaced with a symlink out of the tree (`.repo-agent -> /etc`) is
+/// refused, and with `O_NOFOLLOW` on the file itself.
+fn write_inside(policy: &PathPolicy, relative: &str, bytes: &[u8]) -> Result<PathBuf, Error> {
+    let target = policy
+        .write(relative)
+        .map_err(|e| Error::Task(format!("cannot write {relative}: {e}")))?;
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::Task(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    crate::tools::write_file_no_follow(&target, bytes)
+        .map_err(|e| Error::Task(format!("cannot write {}: {e}", target.display())))?;
+    Ok(target)
+}
+
 /// The content of a file from the coder's answer: its fenced block (the
 /// longest when there are several), else the whole answer.
 fn file_content(answer: &str) -> String {
     let answer = blueprint::cut(answer, MAX_FILE_BYTES);
-    let blocks = blueprint::fenced_blocks(answer);
-    let body = blocks
-        .iter()
-        .map(|(_, body)| *body)
+    let body = context_pack::markdown::fenced_blocks(answer)
+        .into_iter()
+        .map(|b| b.body)
         .max_by_key(|b| b.len())
         .unwrap_or(answer);
     let mut text = body.trim_matches('\n').to_owned();
@@ -398,14 +416,14 @@ impl<'a> Run<'a> {
     }
 
     async fn stages(&mut self) -> Result<GenerateStatus, Stop> {
-        self.blueprint_phase().await?;
-        self.write_phase().await?;
-        self.verify_round(0).await?;
+        let blueprint = self.blueprint_phase().await?;
+        self.write_phase(&blueprint).await?;
+        self.verify_round(&blueprint, 0).await?;
         let mut iteration = 0;
         while self.checks.iter().any(|c| !c.passed) && iteration < self.config.max_iterations {
             iteration += 1;
-            self.repair_round(iteration).await?;
-            self.verify_round(iteration).await?;
+            self.repair_round(&blueprint, iteration).await?;
+            self.verify_round(&blueprint, iteration).await?;
         }
         Ok(if self.checks.iter().all(|c| c.passed) {
             GenerateStatus::Verified
@@ -527,7 +545,7 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    async fn blueprint_phase(&mut self) -> Result<(), Stop> {
+    async fn blueprint_phase(&mut self) -> Result<Arc<Blueprint>, Stop> {
         let started = Instant::now();
         self.say(&format!(
             "[blueprint] {} sections; {} endpoints and port {:?} stated in the specification",
@@ -633,9 +651,11 @@ impl<'a> Run<'a> {
             tracing::info!(%correction, "blueprint corrected");
         }
         let json = serde_json::to_string_pretty(&blueprint).unwrap_or_default();
-        let path = self.out.join(AGENT_DIR).join("blueprint.json");
-        crate::tools::write_file_no_follow(&path, json.as_bytes())
-            .map_err(|e| Error::Task(format!("cannot write {}: {e}", path.display())))?;
+        let path = write_inside(
+            &self.policy,
+            &format!("{AGENT_DIR}/blueprint.json"),
+            json.as_bytes(),
+        )?;
         self.say(&format!(
             "[blueprint] {:?}: {} files, {} endpoints; written to {}",
             blueprint.origin,
@@ -644,16 +664,9 @@ impl<'a> Run<'a> {
             path.display()
         ));
         self.times.blueprint_ms = millis(started.elapsed());
-        self.blueprint = Some(blueprint);
-        Ok(())
-    }
-
-    fn blueprint(&self) -> &Blueprint {
-        // Set by the blueprint phase before any later phase runs.
-        static EMPTY: std::sync::OnceLock<Blueprint> = std::sync::OnceLock::new();
-        self.blueprint.as_ref().unwrap_or_else(|| {
-            EMPTY.get_or_init(|| Blueprint::from_facts("empty", &SpecFacts::default()))
-        })
+        let blueprint = Arc::new(blueprint);
+        self.blueprint = Some(Arc::clone(&blueprint));
+        Ok(blueprint)
     }
 
     fn analyze(&self) -> Result<repo_graph::RepoGraph, Stop> {
@@ -662,7 +675,7 @@ impl<'a> Run<'a> {
             .map_err(|e| Stop::Fatal(Error::Analysis(e)))
     }
 
-    async fn write_phase(&mut self) -> Result<(), Stop> {
+    async fn write_phase(&mut self, blueprint: &Blueprint) -> Result<(), Stop> {
         let started = Instant::now();
         let references = if self.request.references.is_empty() {
             None
@@ -670,13 +683,13 @@ impl<'a> Run<'a> {
             let refs = retrieve::References::analyze(&self.request.references)?;
             Some(refs)
         };
-        let order = self.blueprint().build_order.clone();
+        let order = blueprint.build_order.clone();
         let total = order.len();
         for (i, path) in order.iter().enumerate() {
-            let Some(plan) = self.blueprint().file(path).cloned() else {
+            let Some(plan) = blueprint.file(path).cloned() else {
                 continue;
             };
-            let mut context = self.blueprint().render();
+            let mut context = blueprint.render();
             let deps: Vec<&MemoryEntry> = plan
                 .depends_on
                 .iter()
@@ -693,7 +706,7 @@ impl<'a> Run<'a> {
                 let retrieve_started = Instant::now();
                 let found = refs.for_file(
                     &plan,
-                    self.blueprint(),
+                    blueprint,
                     &self.counter,
                     self.config.retrieval_budget,
                 );
@@ -760,8 +773,8 @@ impl<'a> Run<'a> {
             let content = file_content(&answer);
             self.write(path, &content)?;
             let graph = self.analyze()?;
-            let entry = MemoryEntry::of(&graph, path, self.blueprint())
-                .unwrap_or_else(|| MemoryEntry::plain(path, self.blueprint()));
+            let entry = MemoryEntry::of(&graph, path, blueprint)
+                .unwrap_or_else(|| MemoryEntry::plain(path, blueprint));
             let result = format!(
                 "{} lines; {} interface entries, {} routes",
                 content.lines().count(),
@@ -786,16 +799,7 @@ impl<'a> Run<'a> {
     /// Writes a generated file inside the output directory (never through
     /// a symlink); shell scripts are made executable.
     fn write(&mut self, path: &str, content: &str) -> Result<(), Stop> {
-        let target = self
-            .policy
-            .write(path)
-            .map_err(|e| Error::Task(format!("cannot write {path}: {e}")))?;
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| Error::Task(format!("cannot create {}: {e}", parent.display())))?;
-        }
-        crate::tools::write_file_no_follow(&target, content.as_bytes())
-            .map_err(|e| Error::Task(format!("cannot write {}: {e}", target.display())))?;
+        let target = write_inside(&self.policy, path, content.as_bytes())?;
         if path.ends_with(".sh") {
             use std::os::unix::fs::PermissionsExt as _;
             std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).map_err(
@@ -840,10 +844,10 @@ impl<'a> Run<'a> {
         Ok(sandbox)
     }
 
-    async fn verify_round(&mut self, iteration: u32) -> Result<(), Stop> {
+    async fn verify_round(&mut self, blueprint: &Blueprint, iteration: u32) -> Result<(), Stop> {
         let started = Instant::now();
         let graph = self.analyze()?;
-        let checks = verify::static_checks(&self.out, &graph, self.blueprint());
+        let checks = verify::static_checks(&self.out, &graph, blueprint);
         let failed = checks.iter().filter(|c| !c.passed).count();
         self.say(&format!(
             "[verify {iteration}] static: {} passed, {failed} failed",
@@ -860,9 +864,9 @@ impl<'a> Run<'a> {
             checks.clone(),
         )?;
         let mut all = checks;
-        if self.config.dynamic_checks && self.blueprint().service.is_some() {
+        if self.config.dynamic_checks && blueprint.service.is_some() {
             let dynamic_started = Instant::now();
-            let dynamic = self.dynamic_checks(&graph).await?;
+            let dynamic = self.dynamic_checks(blueprint, &graph).await?;
             let failed = dynamic.iter().filter(|c| !c.passed).count();
             self.say(&format!(
                 "[verify {iteration}] dynamic: {} passed, {failed} failed",
@@ -906,7 +910,11 @@ impl<'a> Run<'a> {
     }
 
     /// Install (when the requirements changed), start, call, test.
-    async fn dynamic_checks(&mut self, graph: &repo_graph::RepoGraph) -> Result<Vec<Check>, Stop> {
+    async fn dynamic_checks(
+        &mut self,
+        blueprint: &Blueprint,
+        graph: &repo_graph::RepoGraph,
+    ) -> Result<Vec<Check>, Stop> {
         let sandbox = self.sandbox().await?;
         let requirements =
             std::fs::read_to_string(self.out.join("requirements.txt")).unwrap_or_default();
@@ -947,9 +955,9 @@ impl<'a> Run<'a> {
                 env
             }
         };
-        let (requests, skipped) = verify::probe_requests(self.blueprint());
+        let (requests, skipped) = verify::probe_requests(blueprint);
         self.not_probed = skipped;
-        let port = self.blueprint().service.as_ref().map_or(5000, |s| s.port);
+        let port = blueprint.service.as_ref().map_or(5000, |s| s.port);
         let plan = probe::ProbePlan {
             port,
             start_script: "start.sh".into(),
@@ -970,7 +978,7 @@ impl<'a> Run<'a> {
         Ok(checks)
     }
 
-    async fn repair_round(&mut self, iteration: u32) -> Result<(), Stop> {
+    async fn repair_round(&mut self, blueprint: &Blueprint, iteration: u32) -> Result<(), Stop> {
         self.check_budgets()?;
         let started = Instant::now();
         let failing: Vec<Check> = self.checks.iter().filter(|c| !c.passed).cloned().collect();
@@ -1014,7 +1022,7 @@ impl<'a> Run<'a> {
             shown += tokens;
             let _ = writeln!(evidence, "## {}\n```\n{text}\n```\n", path.display());
         }
-        let _ = write!(evidence, "\n{}", self.blueprint().render());
+        let _ = write!(evidence, "\n{}", blueprint.render());
         let graph = self.analyze()?;
         let tools = Tools::new(
             vec![graph],
@@ -1123,12 +1131,13 @@ impl<'a> Run<'a> {
             not_probed: self.not_probed.clone(),
             retrieved: self.retrieved.clone(),
         };
-        let dir = self.out.join(AGENT_DIR);
         let json = serde_json::to_string_pretty(&report).unwrap_or_default();
         for (name, text) in [("report.json", json), ("report.md", report.to_markdown())] {
-            let path = dir.join(name);
-            crate::tools::write_file_no_follow(&path, text.as_bytes())
-                .map_err(|e| Error::Task(format!("cannot write {}: {e}", path.display())))?;
+            write_inside(
+                &self.policy,
+                &format!("{AGENT_DIR}/{name}"),
+                text.as_bytes(),
+            )?;
         }
         self.trajectory
             .record(&TrajectoryEvent::Generated(summary))?;
@@ -1141,7 +1150,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn agent_files_are_not_written_through_a_symlinked_directory() {
+        let out = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), out.path().join(AGENT_DIR)).unwrap();
+        let root = std::fs::canonicalize(out.path()).unwrap();
+        let policy = PathPolicy::new(&root).root(&root, RootKind::WorkDir, Access::ReadWrite);
+        let err = write_inside(&policy, &format!("{AGENT_DIR}/report.json"), b"{}").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("cannot write .repo-agent/report.json"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        // A file symlinked out of the tree is refused too.
+        std::os::unix::fs::symlink(outside.path().join("x"), root.join("app.py")).unwrap();
+        assert!(write_inside(&policy, "app.py", b"print(1)\n").is_err());
+        assert!(!outside.path().join("x").exists());
+        write_inside(&policy, "pkg/mod.py", b"x = 1\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(root.join("pkg/mod.py")).unwrap(),
+            "x = 1\n"
+        );
+    }
+
+    #[test]
     fn file_content_takes_the_block_or_the_answer() {
+        // A README whose own code fences sit inside a longer outer fence.
+        let readme = "````markdown\n# Run\n```sh\n./start.sh\n```\n````";
+        assert_eq!(file_content(readme), "# Run\n```sh\n./start.sh\n```\n");
         assert_eq!(
             file_content("Here:\n```python\nprint(1)\n```\nDone."),
             "print(1)\n"
