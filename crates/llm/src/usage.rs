@@ -239,6 +239,35 @@ impl Usage {
         self.prompt_tokens + self.completion_tokens
     }
 
+    /// What was added since `earlier`, an earlier summary of the same meter:
+    /// the usage of one step of a longer run.
+    ///
+    /// ```
+    /// use llm::{ChatResponse, TokenUsage, UsageMeter};
+    /// let meter = UsageMeter::default();
+    /// meter.record_response("m", &ChatResponse::text("a").with_usage(TokenUsage::new(10, 2)));
+    /// let before = meter.summary();
+    /// meter.record_response("m", &ChatResponse::text("b").with_usage(TokenUsage::new(5, 1)));
+    /// let step = meter.summary().since(&before);
+    /// assert_eq!((step.calls, step.total_tokens()), (1, 6));
+    /// ```
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            calls: self.calls.saturating_sub(earlier.calls),
+            failed_calls: self.failed_calls.saturating_sub(earlier.failed_calls),
+            retries: self.retries.saturating_sub(earlier.retries),
+            prompt_tokens: self.prompt_tokens.saturating_sub(earlier.prompt_tokens),
+            completion_tokens: self
+                .completion_tokens
+                .saturating_sub(earlier.completion_tokens),
+            cached_tokens: self.cached_tokens.saturating_sub(earlier.cached_tokens),
+            estimated_calls: self.estimated_calls.saturating_sub(earlier.estimated_calls),
+            cost_usd: (self.cost_usd - earlier.cost_usd).max(0.0),
+            unpriced_calls: self.unpriced_calls.saturating_sub(earlier.unpriced_calls),
+            latency: self.latency.saturating_sub(earlier.latency),
+        }
+    }
+
     fn add_tokens(&mut self, tokens: &TokenUsage, cost: Option<f64>) {
         self.prompt_tokens += tokens.prompt_tokens;
         self.completion_tokens += tokens.completion_tokens;
