@@ -180,7 +180,8 @@ pub struct Progress {
     pub total_tokens: u64,
 }
 
-fn millis(d: Duration) -> u64 {
+/// A duration in whole milliseconds, as every trajectory line writes them.
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 

@@ -174,6 +174,10 @@ fn step_failure(e: &LlmError) -> bool {
         )
 }
 
+/// Most completion tokens of a blueprint answer (less when the model's
+/// window leaves less room).
+const BLUEPRINT_MAX_TOKENS: u32 = 8_000;
+
 /// Tokens a chat template adds around the messages, kept free when the
 /// answer's room in the window is computed.
 const PROMPT_OVERHEAD: usize = 64;
@@ -248,25 +252,7 @@ impl From<Error> for Stop {
     }
 }
 
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// The usage between two snapshots of a meter.
-fn usage_between(before: &Usage, after: &Usage) -> Usage {
-    Usage {
-        calls: after.calls - before.calls,
-        failed_calls: after.failed_calls - before.failed_calls,
-        retries: after.retries - before.retries,
-        prompt_tokens: after.prompt_tokens - before.prompt_tokens,
-        completion_tokens: after.completion_tokens - before.completion_tokens,
-        cached_tokens: after.cached_tokens - before.cached_tokens,
-        estimated_calls: after.estimated_calls - before.estimated_calls,
-        cost_usd: after.cost_usd - before.cost_usd,
-        unpriced_calls: after.unpriced_calls - before.unpriced_calls,
-        latency: after.latency.saturating_sub(before.latency),
-    }
-}
+use crate::episode::millis;
 
 /// Reads the specification: a text file of at most [`MAX_SPEC_BYTES`].
 fn read_spec(path: &Path) -> Result<String, Error> {
@@ -524,6 +510,37 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// One model call of a phase: the answer, with the meter's summary and
+    /// the time before the call (for the step the caller records). A failure
+    /// that costs only the step is recorded and returned as its message; one
+    /// that retrying cannot fix is recorded and stops the run.
+    async fn call_step(
+        &mut self,
+        phase: GeneratePhase,
+        target: Option<&str>,
+        messages: Vec<Message>,
+        max_tokens: u32,
+    ) -> Result<Result<(String, Usage, Instant), String>, Stop> {
+        let before = self.meter.summary();
+        let started = Instant::now();
+        match self.ask(messages, max_tokens).await? {
+            Ok(answer) => Ok(Ok((answer, before, started))),
+            Err(e) => {
+                let fatal = !step_failure(&e);
+                let result = if fatal {
+                    format!("model error: {e}")
+                } else {
+                    format!("failed: {e}")
+                };
+                self.step(phase, target, &before, started, result, Vec::new())?;
+                if fatal {
+                    return Err(Stop::Status(GenerateStatus::ModelError, e.to_string()));
+                }
+                Ok(Err(e.to_string()))
+            }
+        }
+    }
+
     fn step(
         &mut self,
         phase: GeneratePhase,
@@ -533,7 +550,7 @@ impl<'a> Run<'a> {
         result: String,
         checks: Vec<Check>,
     ) -> Result<(), Stop> {
-        let usage = usage_between(before, &self.meter.summary());
+        let usage = self.meter.summary().since(before);
         self.trajectory.record(&TrajectoryEvent::Step(StepEvent {
             phase,
             target: target.map(str::to_owned),
@@ -565,32 +582,19 @@ impl<'a> Run<'a> {
         let mut last_error = String::new();
         let mut blueprint = None;
         for attempt in 1..=self.config.blueprint_attempts.max(1) {
-            let before = self.meter.summary();
-            let call_started = Instant::now();
-            let answer = match self.ask(messages.clone(), 8_000).await? {
-                Ok(answer) => answer,
-                Err(e) if step_failure(&e) => {
-                    last_error = e.to_string();
-                    self.step(
-                        GeneratePhase::Blueprint,
-                        None,
-                        &before,
-                        call_started,
-                        format!("attempt {attempt} failed: {e}"),
-                        Vec::new(),
-                    )?;
+            let (answer, before, call_started) = match self
+                .call_step(
+                    GeneratePhase::Blueprint,
+                    None,
+                    messages.clone(),
+                    BLUEPRINT_MAX_TOKENS,
+                )
+                .await?
+            {
+                Ok(called) => called,
+                Err(failed) => {
+                    last_error = failed;
                     continue;
-                }
-                Err(e) => {
-                    self.step(
-                        GeneratePhase::Blueprint,
-                        None,
-                        &before,
-                        call_started,
-                        format!("model error: {e}"),
-                        Vec::new(),
-                    )?;
-                    return Err(Stop::Status(GenerateStatus::ModelError, e.to_string()));
                 }
             };
             match blueprint::parse(&answer) {
@@ -742,33 +746,17 @@ impl<'a> Run<'a> {
                 }
             );
             self.say(&format!("[write {}/{total}] {path}", i + 1));
-            let before = self.meter.summary();
-            let call_started = Instant::now();
             let messages = vec![Message::system(prompts::CODER), Message::user(context)];
-            let answer = match self.ask(messages, self.config.file_max_tokens).await? {
-                Ok(answer) => answer,
-                Err(e) if step_failure(&e) => {
-                    self.step(
-                        GeneratePhase::WriteFile,
-                        Some(path),
-                        &before,
-                        call_started,
-                        format!("not written: {e}"),
-                        Vec::new(),
-                    )?;
-                    continue;
-                }
-                Err(e) => {
-                    self.step(
-                        GeneratePhase::WriteFile,
-                        Some(path),
-                        &before,
-                        call_started,
-                        format!("model error: {e}"),
-                        Vec::new(),
-                    )?;
-                    return Err(Stop::Status(GenerateStatus::ModelError, e.to_string()));
-                }
+            let Ok((answer, before, call_started)) = self
+                .call_step(
+                    GeneratePhase::WriteFile,
+                    Some(path),
+                    messages,
+                    self.config.file_max_tokens,
+                )
+                .await?
+            else {
+                continue;
             };
             let content = file_content(&answer);
             self.write(path, &content)?;
