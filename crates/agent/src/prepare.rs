@@ -234,14 +234,7 @@ fn check_isolation(
 ) -> Result<(), Error> {
     let chosen = sandbox.isolation();
     let memory = sandbox.memory_cap();
-    if chosen == Isolation::Process && config.require_no_network {
-        return Err(Error::Task(
-            "--no-network needs namespace isolation (bubblewrap), which is not available here; \
-             process isolation cannot keep code off the network. Install bubblewrap or drop \
-             --no-network"
-                .into(),
-        ));
-    }
+    no_network_enforced(chosen, config.require_no_network)?;
     if chosen == Isolation::Process && code_user.is_none() && rustix::process::geteuid().is_root() {
         tracing::warn!(
             "sandbox: model-written code runs as root in process isolation (--run-as caller): \
@@ -267,6 +260,20 @@ fn check_isolation(
                  {memory}"
             ),
         }
+    }
+    Ok(())
+}
+
+/// Refuses `--no-network` where nothing can enforce it: process isolation
+/// cannot keep code off the network.
+pub(crate) fn no_network_enforced(chosen: Isolation, required: bool) -> Result<(), Error> {
+    if chosen == Isolation::Process && required {
+        return Err(Error::Task(
+            "--no-network needs namespace isolation (bubblewrap), which is not available here; \
+             process isolation cannot keep code off the network. Install bubblewrap or drop \
+             --no-network"
+                .into(),
+        ));
     }
     Ok(())
 }
@@ -361,7 +368,20 @@ fn context_budgets(total: usize, repositories: usize) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::context_budgets;
+    use super::{context_budgets, no_network_enforced};
+    use sandbox::Isolation;
+
+    #[test]
+    fn no_network_is_refused_where_nothing_enforces_it() {
+        let err = no_network_enforced(Isolation::Process, true).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("Install bubblewrap or drop --no-network"),
+            "{err}"
+        );
+        assert!(no_network_enforced(Isolation::Namespaces, true).is_ok());
+        assert!(no_network_enforced(Isolation::Process, false).is_ok());
+    }
 
     #[test]
     fn the_primary_repository_gets_most_of_the_context() {

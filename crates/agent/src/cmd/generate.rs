@@ -4,10 +4,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agent::generate::{GenerateConfig, GenerateRequest};
-use agent::{AnalysisCache, CodeUser, ModelSpec, Trajectory};
+use agent::{AnalysisCache, Trajectory};
 use anyhow::Context as _;
-
-use super::run::{IsolationArg, parse_code_user};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -22,16 +20,8 @@ pub struct Args {
     /// whose most relevant code is offered for each file; repeatable.
     #[arg(long = "reference", value_name = "REPO")]
     references: Vec<PathBuf>,
-    /// OpenAI-compatible server (default: OPENAI_BASE_URL).
-    #[arg(long)]
-    base_url: Option<String>,
-    /// Model name on that server (default: REPO_AGENT_MODEL). Without a
-    /// server or model, the embedded local model runs instead.
-    #[arg(long)]
-    model: Option<String>,
-    /// Run this GGUF chat model in-process instead of the embedded default.
-    #[arg(long, value_name = "FILE.gguf", conflicts_with_all = ["base_url", "model"])]
-    model_path: Option<PathBuf>,
+    #[command(flatten)]
+    model: super::ModelArgs,
     /// Most repair rounds after the first verification.
     #[arg(long, default_value_t = 3)]
     max_iterations: u32,
@@ -65,25 +55,16 @@ pub struct Args {
     /// Print the final summary as one JSON object on stdout.
     #[arg(long)]
     json: bool,
-    /// How code runs: `namespaces`, `process` or `auto`.
-    #[arg(long, value_enum, default_value_t = IsolationArg::Auto)]
-    isolation: IsolationArg,
-    /// Which user generated code runs as (as for `run`).
-    #[arg(long, default_value = "auto", value_parser = parse_code_user, value_name = "USER")]
-    run_as: CodeUser,
-    /// Keep code off the network entirely, package registry included.
-    #[arg(long)]
-    no_network: bool,
+    #[command(flatten)]
+    sandbox: super::SandboxArgs,
 }
 
 /// Generates, verifies and repairs; the status decides the exit code.
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let model = ModelSpec {
-        base_url: args.base_url.clone(),
-        model: args.model.clone(),
-        model_path: args.model_path.clone(),
-    }
-    .load(&mut |message| eprintln!("{message}"))?;
+    let model = args
+        .model
+        .spec()
+        .load(&mut |message| eprintln!("{message}"))?;
     if model.embedded_default {
         eprintln!(
             "note: the embedded model demonstrates the pipeline (blueprint, memory, checks, repair); \
@@ -92,9 +73,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     let mut config = GenerateConfig {
         max_iterations: args.max_iterations,
-        isolation: args.isolation.into(),
-        code_user: args.run_as,
-        package_registry: !args.no_network,
+        isolation: args.sandbox.isolation.into(),
+        code_user: args.sandbox.run_as,
+        package_registry: !args.sandbox.no_network,
+        require_no_network: args.sandbox.no_network,
         analysis_cache: agent::paths::repo_agent_home()
             .map_or(AnalysisCache::None, AnalysisCache::Home),
         dynamic_checks: !args.no_dynamic_checks,

