@@ -679,6 +679,34 @@ mod tests {
     }
 
     #[test]
+    fn planned_paths_stay_inside_the_repository() {
+        for bad in [
+            "/etc/passwd",
+            "../x.py",
+            "a/../../x.py",
+            "a//b.py",
+            "./a.py",
+            ".repo-agent/report.json",
+            ".git/hooks/pre-commit",
+            "a\\b.py",
+            "a\0b.py",
+            "a\nb.py",
+            "",
+        ] {
+            assert!(check_path(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(check_path(&"a/".repeat(150)).is_err());
+        for good in [
+            "app.py",
+            "pkg/__init__.py",
+            "tests/test_api.py",
+            ".env.example",
+        ] {
+            assert!(check_path(good).is_ok(), "{good:?} refused");
+        }
+    }
+
+    #[test]
     fn shapes_and_garbage_are_errors_not_panics() {
         assert_eq!(parse("no json here"), Err(BlueprintError::NoJson));
         assert!(matches!(
