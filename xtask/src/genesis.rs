@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
-use super::{cargo, run, target_dir, workspace_root};
+use super::{release_binary, run, workspace_root};
 
 const USAGE: &str = "usage: cargo xtask bench repogenesis --generate [--root DIR] [--tasks NAME,NAME] [--out DIR]\n    \
     [--model NAME] [--base-url URL] [--model-path FILE.gguf] [--max-iterations N] [--max-tokens N]\n    \
@@ -93,17 +93,8 @@ pub(crate) fn run_generate(rest: &[&str]) -> anyhow::Result<()> {
         );
     }
 
-    run(cargo().args(["build", "--release", "-p", "agent", "--bin", "repo-agent"]))?;
-    run(cargo().args([
-        "build",
-        "--release",
-        "-p",
-        "bench-harness",
-        "--bin",
-        "bench-harness",
-    ]))?;
-    let agent = target_dir().join("release/repo-agent");
-    let harness = target_dir().join("release/bench-harness");
+    let agent = release_binary("agent", "repo-agent")?;
+    let harness = release_binary("bench-harness", "bench-harness")?;
     check_harness_flags(&harness, &options.evaluation)?;
     let build_ms = started.elapsed().as_millis() as u64;
     let generation_started = Instant::now();

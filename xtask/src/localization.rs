@@ -43,7 +43,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 use crate::analysis::{load_average, thousands};
-use crate::{PYTHON_CORPORA, Sdist, cargo, ensure_venv, fetch_sdists, target_dir, workspace_root};
+use crate::{PYTHON_CORPORA, Sdist, ensure_venv, fetch_sdists, target_dir, workspace_root};
 
 /// The dataset, relative to the workspace root.
 const DATASET: &str = "testdata/localization.json";
@@ -525,8 +525,7 @@ pub(crate) fn bench(rest: &[&str]) -> anyhow::Result<()> {
         wanted.len()
     );
 
-    crate::run(cargo().args(["build", "--release", "-p", "agent", "--bin", "repo-agent"]))?;
-    let binary = target_dir().join("release/repo-agent");
+    let binary = crate::release_binary("agent", "repo-agent")?;
     let help = Command::new(&binary)
         .args(["context", "--help"])
         .output()

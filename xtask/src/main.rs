@@ -154,15 +154,7 @@ fn bench_repogenesis(rest: &[&str]) -> anyhow::Result<()> {
 /// Runs `bench-harness <subcommand> <rest>` from a release build, with
 /// `--out <workspace>/<default_out>` unless `rest` names one (or asks for help).
 fn bench_harness_command(subcommand: &str, default_out: &str, rest: &[&str]) -> anyhow::Result<()> {
-    run(cargo().args([
-        "build",
-        "--release",
-        "-p",
-        "bench-harness",
-        "--bin",
-        "bench-harness",
-    ]))?;
-    let binary = target_dir().join("release/bench-harness");
+    let binary = release_binary("bench-harness", "bench-harness")?;
     let mut command = Command::new(&binary);
     command.arg(subcommand).args(rest);
     let has_out = rest
@@ -173,6 +165,13 @@ fn bench_harness_command(subcommand: &str, default_out: &str, rest: &[&str]) -> 
         command.arg("--out").arg(workspace_root().join(default_out));
     }
     run(&mut command)
+}
+
+/// Builds binary `bin` of `package` in release and returns its path: how
+/// every bench reaches the workspace's programs without linking them.
+fn release_binary(package: &str, bin: &str) -> anyhow::Result<PathBuf> {
+    run(cargo().args(["build", "--release", "-p", package, "--bin", bin]))?;
+    Ok(target_dir().join("release").join(bin))
 }
 
 fn workspace_root() -> PathBuf {
