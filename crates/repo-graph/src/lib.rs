@@ -95,6 +95,7 @@ mod names;
 mod render;
 mod routes;
 mod source;
+mod tree_file;
 pub mod usage;
 mod walk;
 
@@ -122,6 +123,7 @@ pub use render::{
 };
 pub use routes::{Endpoint, Framework, HttpMethod, Route, same_path};
 pub use source::read_small_text;
+pub use tree_file::{FileKind, TreeFile, TreeFileError, open_in_tree, read_in_tree};
 pub use usage::{
     ApiEntry, ApiOrigin, CliCommand, CliFramework, CliOption, ConfigSkip, ConfigSkipReason,
     Distribution, EntryPoint, EntryPointKind, EntryPointSource, ExampleScript, MainEntry, MainKind,
