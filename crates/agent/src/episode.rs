@@ -98,32 +98,44 @@ pub enum SearchTerms {
     Never,
 }
 
-/// Which user model-written code runs as.
+/// Which user model-written code runs as. Whatever is chosen, it is never
+/// root: the sandbox refuses uid and gid 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CodeUser {
-    /// `nobody` (65534) when the agent is root and the code runs in
-    /// process isolation, where nothing else would keep it from the
-    /// agent's memory and from signalling it; the agent's own user
-    /// otherwise (namespaces map it to an unprivileged user of their own).
+    /// `nobody` (65534) when the agent is root, in either isolation mode;
+    /// the agent's own (unprivileged) user otherwise.
     #[default]
     Auto,
-    /// The agent's own user, whatever the isolation. As root in process
-    /// mode the code then has every privilege the agent has.
+    /// The agent's own user. Refused when the agent is root: untrusted
+    /// code never runs as root.
     Caller,
-    /// This user and group (the agent must be root).
+    /// This user and group (the agent must be root; not uid or gid 0).
     User(sandbox::RunAs),
 }
 
 impl CodeUser {
-    /// The user to hand the sandbox, given the isolation in effect and the
-    /// agent's effective user id.
-    pub fn resolve(self, isolation: Isolation, agent_uid: u32) -> Option<sandbox::RunAs> {
+    /// The user to hand the sandbox, given the agent's effective user id.
+    ///
+    /// # Errors
+    ///
+    /// A message for the user when `Caller` is asked of a root agent, or a
+    /// user is root or in root's group.
+    pub fn resolve(self, agent_uid: u32) -> Result<Option<sandbox::RunAs>, String> {
         match self {
-            Self::Auto if isolation == Isolation::Process && agent_uid == 0 => {
-                Some(sandbox::RunAs::NOBODY)
-            }
-            Self::Auto | Self::Caller => None,
-            Self::User(user) => Some(user),
+            Self::Auto if agent_uid == 0 => Ok(Some(sandbox::RunAs::NOBODY)),
+            Self::Caller if agent_uid == 0 => Err(
+                "--run-as caller would run model-written code as root, which the sandbox \
+                 never does; drop it (the default runs the code as nobody) or give an \
+                 unprivileged UID[:GID]"
+                    .to_owned(),
+            ),
+            Self::Auto | Self::Caller => Ok(None),
+            Self::User(user) if user.uid == 0 || user.gid == 0 => Err(format!(
+                "--run-as {}:{} is root or root's group; model-written code never runs as \
+                 root: give an unprivileged UID[:GID]",
+                user.uid, user.gid
+            )),
+            Self::User(user) => Ok(Some(user)),
         }
     }
 }

@@ -9,7 +9,7 @@ use llm::ChatModel;
 use sandbox::{Isolation, Sandbox, SandboxConfig};
 
 use crate::Error;
-use crate::episode::{AgentConfig, AnalysisCache, CodeUser, SearchTerms, Summaries};
+use crate::episode::{AgentConfig, AnalysisCache, SearchTerms, Summaries};
 use crate::redact::Redactor;
 use crate::summaries::ModelSummarizer;
 use crate::task::TaskSpec;
@@ -147,15 +147,14 @@ pub async fn prepare_with_model(
         ))
     })?;
     let work_dir = task.effective_work_dir();
-    let mut builder = SandboxConfig::builder(&work_dir);
-    // The shared pip cache lives under the same home as everything else.
-    if let AnalysisCache::Home(home) = &config.analysis_cache {
-        builder = builder.pip_cache_dir(home.join("cache").join("pip"));
-    }
-    let isolation = settle_isolation(config).await;
+    // pip's cache stays the sandbox's own (its default): code that can run
+    // `setup.py` could poison a cache later tasks trust.
+    let builder = SandboxConfig::builder(&work_dir);
+    let isolation = config.isolation;
     let code_user = config
         .code_user
-        .resolve(isolation, rustix::process::geteuid().as_raw());
+        .resolve(rustix::process::geteuid().as_raw())
+        .map_err(Error::Task)?;
     let mut builder = builder
         .isolation(isolation)
         .run_as(code_user)
@@ -203,28 +202,6 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     canonical_or_lexical(a) == canonical_or_lexical(b)
 }
 
-/// The isolation to ask the sandbox for. `auto` is settled here, before
-/// the sandbox exists, when the user the code runs as depends on it (root
-/// in process mode hands the code to `nobody`).
-async fn settle_isolation(config: &AgentConfig) -> Isolation {
-    settle_isolation_for(config.isolation, config.code_user).await
-}
-
-/// [`settle_isolation`] for any caller that runs model-written code.
-pub(crate) async fn settle_isolation_for(isolation: Isolation, code_user: CodeUser) -> Isolation {
-    let root = rustix::process::geteuid().is_root();
-    if isolation != Isolation::Auto || code_user != CodeUser::Auto || !root {
-        return isolation;
-    }
-    match sandbox::namespaces_available().await {
-        Ok(()) => Isolation::Namespaces,
-        Err(e) => {
-            tracing::debug!(reason = %e, "no namespaces: process isolation");
-            Isolation::Process
-        }
-    }
-}
-
 /// Says which isolation `auto` chose and what it cannot contain, and
 /// refuses `--no-network` where nothing can enforce it.
 fn check_isolation(
@@ -235,18 +212,14 @@ fn check_isolation(
     let chosen = sandbox.isolation();
     let memory = sandbox.memory_cap();
     no_network_enforced(chosen, config.require_no_network)?;
-    if chosen == Isolation::Process && code_user.is_none() && rustix::process::geteuid().is_root() {
-        tracing::warn!(
-            "sandbox: model-written code runs as root in process isolation (--run-as caller): \
-             it has every privilege the agent has, can read the agent's memory and kill it"
-        );
-    }
     if config.isolation == Isolation::Auto {
         match chosen {
             Isolation::Process => {
                 let user = match code_user {
                     Some(user) => format!("uid {}", user.uid),
-                    None => "the agent's own user (it can signal the agent)".into(),
+                    None => "the agent's own user (it can signal the agent; a guard \
+                             still ends the trajectory if it does)"
+                        .into(),
                 };
                 tracing::warn!(
                     "sandbox: --isolation auto chose process isolation (no bubblewrap or user \

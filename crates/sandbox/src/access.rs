@@ -6,10 +6,21 @@
 //! over ownership of its files. POSIX ACLs do exactly that: one named-user
 //! entry on each directory and file (and a default entry on directories, so
 //! that files written later by the caller's tools stay writable to the
-//! code). The grant is left in place after the sandbox ends so the files
-//! the code created stay usable by both; `getfacl` shows it.
+//! code).
+//!
+//! The grant lasts as long as a sandbox holds it ([`Granted`]): when the last
+//! holder of a tree in this process goes, the entries are taken back (an ACL
+//! that is exactly a grant of this module, also one a new file inherited, is
+//! removed and the file's group bits restored), so no host file keeps a door
+//! open for the code's user. An agent that is killed cannot take its grants
+//! back; it leaves a journal (`sandbox-grants-<pid>` in the temporary
+//! directory, readable by its owner only) that the next sandbox reads to take
+//! them back instead.
 
+use std::io::Write as _;
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::config::RunAs;
 
@@ -67,15 +78,94 @@ pub(crate) struct Grant {
     pub(crate) truncated: bool,
 }
 
+/// Write access of one user to one tree, held by a sandbox: dropping the last
+/// holder of the same tree and user in this process takes it back.
+#[derive(Debug)]
+pub(crate) struct Granted {
+    root: PathBuf,
+    uid: u32,
+    grant: Grant,
+}
+
+impl Granted {
+    /// What the walk did.
+    pub(crate) fn grant(&self) -> Grant {
+        self.grant
+    }
+}
+
+/// Trees granted in this process: root, uid, number of holders.
+static LIVE: Mutex<Vec<(PathBuf, u32, usize)>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<(PathBuf, u32, usize)>> {
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Drop for Granted {
+    fn drop(&mut self) {
+        let others: Vec<PathBuf> = {
+            let mut live = live();
+            let Some(at) = live
+                .iter()
+                .position(|(root, uid, _)| *root == self.root && *uid == self.uid)
+            else {
+                return;
+            };
+            live[at].2 -= 1;
+            if live[at].2 > 0 {
+                return;
+            }
+            live.remove(at);
+            journal_rewrite(&live);
+            live.iter()
+                .filter(|(_, uid, _)| *uid == self.uid)
+                .map(|(root, _, _)| root.clone())
+                .collect()
+        };
+        // A tree another holder still needs (this one, or one around it) keeps
+        // its grant; trees inside this one that are still held are skipped.
+        if others.iter().any(|o| self.root.starts_with(o)) {
+            return;
+        }
+        let revoked = revoke(&self.root, self.uid, &others);
+        tracing::debug!(root = %self.root.display(), uid = self.uid, revoked, "write access taken back");
+    }
+}
+
 /// Gives `identity` read and write access to `root` and everything under
-/// it (execute where the owner has it), through POSIX ACLs. Symlinks are
-/// not followed.
+/// it (execute where the owner has it), through POSIX ACLs, until the
+/// returned [`Granted`] (and every other holder of the same tree) is
+/// dropped. Symlinks are not followed.
 ///
 /// # Errors
 ///
 /// The first failure on `root` itself (the file system may not support
 /// ACLs: `EOPNOTSUPP`); failures below it are counted as skipped.
-pub(crate) fn grant_write(root: &Path, identity: RunAs) -> std::io::Result<Grant> {
+pub(crate) fn grant_write(root: &Path, identity: RunAs) -> std::io::Result<Granted> {
+    {
+        let mut live = live();
+        match live
+            .iter_mut()
+            .find(|(r, uid, _)| r == root && *uid == identity.uid)
+        {
+            Some(entry) => entry.2 += 1,
+            None => live.push((root.to_path_buf(), identity.uid, 1)),
+        }
+        journal_rewrite(&live);
+    }
+    // From here on, dropping `held` releases the registration (and takes back
+    // whatever was granted, if it was the only holder).
+    let mut held = Granted {
+        root: root.to_path_buf(),
+        uid: identity.uid,
+        grant: Grant::default(),
+    };
+    held.grant = walk_grant(root, identity)?;
+    Ok(held)
+}
+
+fn walk_grant(root: &Path, identity: RunAs) -> std::io::Result<Grant> {
     let mut grant = Grant::default();
     grant_one(root, identity, &mut grant)?;
     let mut stack = vec![root.to_path_buf()];
@@ -101,6 +191,179 @@ pub(crate) fn grant_write(root: &Path, identity: RunAs) -> std::io::Result<Grant
         }
     }
     Ok(grant)
+}
+
+/// Takes back what [`grant_write`] gave `uid` under `root`, except below
+/// `keep` (trees still held); returns how many entries changed.
+pub(crate) fn revoke(root: &Path, uid: u32, keep: &[PathBuf]) -> usize {
+    let mut revoked = usize::from(revoke_one(root, uid));
+    let mut stack = vec![root.to_path_buf()];
+    let mut visited = 1usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            visited += 1;
+            if visited > MAX_GRANT_ENTRIES {
+                tracing::warn!(root = %root.display(), "more than {MAX_GRANT_ENTRIES} entries: the rest keep their ACLs");
+                return revoked;
+            }
+            let path = entry.path();
+            if keep.iter().any(|k| path.starts_with(k)) {
+                continue;
+            }
+            revoked += usize::from(revoke_one(&path, uid));
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            }
+        }
+    }
+    revoked
+}
+
+/// Removes `path`'s ACLs when they are exactly a grant to `uid` (this
+/// module's, or one inherited from its default entry), restoring the group
+/// bits the mask had replaced. Anything else is left as it is.
+fn revoke_one(path: &Path, uid: u32) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if meta.file_type().is_symlink() {
+        return false;
+    }
+    let mut changed = false;
+    if let Some(group) = read_acl(path, ACCESS_ACL).and_then(|e| granted_group(&e, uid)) {
+        let removed = rustix::fs::lremovexattr(path, ACCESS_ACL).is_ok();
+        let mode = meta.permissions().mode();
+        let restored = (mode & !0o070) | (u32::from(group) << 3);
+        let chmod = std::fs::set_permissions(path, std::fs::Permissions::from_mode(restored));
+        changed |= removed && chmod.is_ok();
+    }
+    if meta.is_dir()
+        && read_acl(path, DEFAULT_ACL).is_some_and(|e| granted_group(&e, uid).is_some())
+    {
+        changed |= rustix::fs::lremovexattr(path, DEFAULT_ACL).is_ok();
+    }
+    changed
+}
+
+/// The group-owner permissions of an ACL that is exactly owner, one named
+/// entry for `uid`, group, mask and other: the shape of a grant.
+fn granted_group(entries: &[AclEntry], uid: u32) -> Option<u16> {
+    match entries {
+        [owner, named, group, mask, other]
+            if owner.tag == TAG_USER_OBJ
+                && named.tag == TAG_USER
+                && named.id == uid
+                && group.tag == TAG_GROUP_OBJ
+                && mask.tag == TAG_MASK
+                && other.tag == TAG_OTHER =>
+        {
+            Some(group.perms)
+        }
+        _ => None,
+    }
+}
+
+fn read_acl(path: &Path, name: &str) -> Option<Vec<AclEntry>> {
+    let mut buf = vec![0u8; 1024];
+    let len = rustix::fs::lgetxattr(path, name, &mut buf).ok()?;
+    decode(buf.get(..len)?)
+}
+
+/// Prefix of the journal of grants this process holds.
+const JOURNAL_PREFIX: &str = "sandbox-grants-";
+
+fn journal_path(pid: u32) -> PathBuf {
+    std::env::temp_dir().join(format!("{JOURNAL_PREFIX}{pid}"))
+}
+
+/// Writes the journal of live grants (`uid<TAB>path` lines) whole, or
+/// removes it when nothing is held. A path with a newline is not journaled
+/// (it could not be read back) and says so.
+fn journal_rewrite(live: &[(PathBuf, u32, usize)]) {
+    let path = journal_path(std::process::id());
+    if live.is_empty() {
+        let _ = std::fs::remove_file(&path);
+        return;
+    }
+    let mut text: Vec<u8> = Vec::new();
+    for (root, uid, _) in live {
+        let bytes = root.as_os_str().as_bytes();
+        if bytes.contains(&b'\n') {
+            tracing::warn!(root = %root.display(), "not journaled: the path holds a newline");
+            continue;
+        }
+        text.extend_from_slice(format!("{uid}\t").as_bytes());
+        text.extend_from_slice(bytes);
+        text.push(b'\n');
+    }
+    let written = (|| -> std::io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(&tmp)?;
+        file.write_all(&text)?;
+        std::fs::rename(&tmp, &path)
+    })();
+    if let Err(error) = written {
+        tracing::warn!(path = %path.display(), %error, "cannot journal the grants; a killed agent would leave them");
+    }
+}
+
+/// Takes back the grants of agents that were killed, from their journals;
+/// returns how many trees. Only journals owned by this process's user are
+/// trusted.
+pub(crate) fn revoke_stale() -> usize {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    let euid = rustix::process::geteuid().as_raw();
+    let own = std::process::id();
+    let mut trees = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(JOURNAL_PREFIX))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let path = entry.path();
+        let trusted = std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| m.is_file() && m.uid() == euid && m.mode() & 0o022 == 0);
+        if pid == own || !trusted || Path::new("/proc").join(pid.to_string()).exists() {
+            continue;
+        }
+        let text = std::fs::read(&path).unwrap_or_default();
+        for line in text.split(|b| *b == b'\n') {
+            let Some(tab) = line.iter().position(|b| *b == b'\t') else {
+                continue;
+            };
+            let Some(uid) = std::str::from_utf8(&line[..tab])
+                .ok()
+                .and_then(|u| u.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let root = Path::new(std::ffi::OsStr::from_bytes(&line[tab + 1..]));
+            if root.is_absolute() {
+                revoke(root, uid, &[]);
+                trees += 1;
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    trees
 }
 
 const ACCESS_ACL: &str = "system.posix_acl_access";
@@ -265,17 +528,22 @@ mod tests {
         std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700)).unwrap();
         assert!(!reachable_by(&inner, USER));
         assert_eq!(first_closed_ancestor(&inner, USER), Some(closed.clone()));
-        match grant_write(&closed, USER) {
-            Ok(grant) => {
-                assert_eq!(grant.granted, 2, "{grant:?}");
-                assert!(reachable_by(&inner, USER));
-                assert!(acl_grants(&inner, USER.uid, 0o7));
-                // A second grant leaves the existing ACLs alone.
-                let again = grant_write(&closed, USER).unwrap();
-                assert_eq!((again.granted, again.skipped), (0, 2));
-            }
-            Err(e) => eprintln!("no ACL support on this file system: {e}"),
-        }
+        let held = grant_write(&closed, USER).expect("ACLs on the temporary directory");
+        let grant = held.grant();
+        assert_eq!(grant.granted, 2, "{grant:?}");
+        assert!(reachable_by(&inner, USER));
+        assert!(acl_grants(&inner, USER.uid, 0o7));
+        // A second grant leaves the existing ACLs alone.
+        let again = grant_write(&closed, USER).unwrap();
+        assert_eq!((again.grant().granted, again.grant().skipped), (0, 2));
+        drop(again);
+        // One holder remains: the grant stays.
+        assert!(acl_grants(&inner, USER.uid, 0o7));
+        drop(held);
+        assert!(
+            !reachable_by(&inner, USER),
+            "taken back with the last holder"
+        );
     }
 
     #[test]
@@ -283,9 +551,83 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
-        if let Ok(grant) = grant_write(dir.path(), USER) {
-            assert_eq!(grant.skipped, 1, "{grant:?}");
-            assert!(!acl_grants(outside.path(), USER.uid, 0o1));
+        let held = grant_write(dir.path(), USER).expect("ACLs on the temporary directory");
+        assert_eq!(held.grant().skipped, 1, "{:?}", held.grant());
+        assert!(!acl_grants(outside.path(), USER.uid, 0o1));
+    }
+
+    #[test]
+    fn taking_back_restores_modes_and_cleans_files_made_under_the_grant() {
+        use std::os::unix::fs::MetadataExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("work");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o750)).unwrap();
+        std::fs::write(root.join("a.txt"), "a").unwrap();
+        std::fs::set_permissions(root.join("a.txt"), std::fs::Permissions::from_mode(0o640))
+            .unwrap();
+        // A file with an ACL of its own is not the grant's to take back.
+        let foreign = root.join("foreign.txt");
+        std::fs::write(&foreign, "f").unwrap();
+        let foreign_acl = AclBuilder::from_mode(0o600, 4242, 0o4).encode();
+        set_acl(&foreign, ACCESS_ACL, &foreign_acl).unwrap();
+
+        let held = grant_write(&root, USER).unwrap();
+        assert_ne!(
+            std::fs::metadata(root.join("a.txt")).unwrap().mode() & 0o070,
+            0o040,
+            "the mask widened the group bits"
+        );
+        // What the code (or a tool) writes later inherits the default entry.
+        std::fs::write(root.join("later.txt"), "l").unwrap();
+        assert!(read_acl(&root.join("later.txt"), ACCESS_ACL).is_some());
+        drop(held);
+
+        assert_eq!(std::fs::metadata(&root).unwrap().mode() & 0o777, 0o750);
+        assert_eq!(
+            std::fs::metadata(root.join("a.txt")).unwrap().mode() & 0o777,
+            0o640
+        );
+        for path in [&root, &root.join("a.txt"), &root.join("later.txt")] {
+            assert!(read_acl(path, ACCESS_ACL).is_none(), "{}", path.display());
         }
+        assert!(read_acl(&root, DEFAULT_ACL).is_none());
+        let kept = read_acl(&foreign, ACCESS_ACL).unwrap();
+        assert!(kept.iter().any(|e| e.tag == TAG_USER && e.id == 4242));
+    }
+
+    #[test]
+    fn a_journal_left_by_a_dead_agent_is_taken_back_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("left");
+        std::fs::create_dir(&root).unwrap();
+        // The grant of an agent that was killed: made here, then forgotten.
+        let held = grant_write(&root, USER).unwrap();
+        std::mem::forget(held);
+        {
+            let mut live = live();
+            live.retain(|(r, _, _)| *r != root);
+            journal_rewrite(&live);
+        }
+        assert!(acl_grants(&root, USER.uid, 0o7));
+        // 4,000,000,000 is above any Linux pid_max, so no process has it.
+        let journal = journal_path(4_000_000_000);
+        let mut text = format!("{}\t", USER.uid).into_bytes();
+        text.extend_from_slice(root.as_os_str().as_bytes());
+        text.push(b'\n');
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&journal)
+                .unwrap();
+            file.write_all(&text).unwrap();
+        }
+        assert!(revoke_stale() >= 1);
+        assert!(!journal.exists());
+        assert!(!acl_grants(&root, USER.uid, 0o1));
     }
 }

@@ -1,4 +1,5 @@
-//! One memory cap for all the processes of a call, with the kernel's memory cgroups.
+//! One memory cap and one process cap for all the processes of a call, with the
+//! kernel's memory and pids cgroups.
 //!
 //! RLIMIT_AS is per process: a call that forks two children of 3 GiB each passes
 //! a 4 GiB limit twice. A memory cgroup counts what every process in it holds
@@ -18,6 +19,11 @@
 //! dead, so little is left to list). Where neither works (no writable hierarchy, or v2's rule that a
 //! cgroup holding processes cannot give its children controllers), the sandbox keeps
 //! the per-process limit and says why ([`MemoryCap::PerProcessOnly`]).
+//!
+//! The `pids` controller is found and used the same way (v2 in the same cgroup as
+//! memory, v1 in its own hierarchy with a cgroup of its own per call): `pids.max`
+//! caps the tasks (processes and threads) of the call whatever user they run as.
+//! RLIMIT_NPROC, the fallback, counts per user and is ignored for root.
 
 use std::fmt;
 use std::fs::OpenOptions;
@@ -76,6 +82,48 @@ impl fmt::Display for MemoryCap {
     }
 }
 
+/// How the process limit holds the tasks (processes and threads) of one call, as
+/// [`Sandbox::process_cap`](crate::Sandbox::process_cap) reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProcessCap {
+    /// A cgroup v2 `pids.max` caps the call's tasks, whatever user they run as.
+    CgroupV2,
+    /// A cgroup v1 pids hierarchy caps the call's tasks, whatever user they run as.
+    CgroupV1,
+    /// Only RLIMIT_NPROC applies: it counts every task of the code's user, so other
+    /// processes of that user (another sandbox's) share the allowance.
+    PerUser {
+        /// The user whose tasks are counted.
+        uid: u32,
+        /// Why no pids cgroup could be used.
+        reason: String,
+    },
+    /// Nothing caps the tasks.
+    NotEnforced {
+        /// Why.
+        reason: String,
+    },
+    /// No process limit is configured.
+    Unlimited,
+}
+
+impl fmt::Display for ProcessCap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::CgroupV2 => f.write_str("tasks of the call (pids cgroup v2)"),
+            Self::CgroupV1 => f.write_str("tasks of the call (pids cgroup v1)"),
+            Self::PerUser { uid, reason } => write!(
+                f,
+                "tasks of uid {uid} (RLIMIT_NPROC; other processes of that user count too): \
+                 {reason}"
+            ),
+            Self::NotEnforced { reason } => write!(f, "not enforced: {reason}"),
+            Self::Unlimited => f.write_str("no process limit"),
+        }
+    }
+}
+
 /// Which cgroup interface a usable hierarchy speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Version {
@@ -83,42 +131,117 @@ pub(crate) enum Version {
     V2,
 }
 
-/// What [`detect`] found: where this process's cgroups for calls can be made.
+/// A cgroup controller the sandbox uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Controller {
+    Memory,
+    Pids,
+}
+
+impl Controller {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Memory => "memory",
+            Self::Pids => "pids",
+        }
+    }
+
+    /// The control file a limit of this controller is written to.
+    fn limit_file(self, version: Version) -> &'static str {
+        match (self, version) {
+            (Self::Memory, Version::V1) => "memory.limit_in_bytes",
+            (Self::Memory, Version::V2) => "memory.max",
+            (Self::Pids, _) => "pids.max",
+        }
+    }
+}
+
+/// Where calls' cgroups for one controller can be made.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum MemoryCgroups {
+pub(crate) enum Hierarchy {
     /// Calls' cgroups go below `dir`, this process's cgroup v2.
     V2 { dir: PathBuf },
-    /// Calls' cgroups go below `dir`, this process's cgroup in the v1 `memory` hierarchy.
+    /// Calls' cgroups go below `dir`, this process's cgroup in the controller's v1 hierarchy.
     V1 { dir: PathBuf },
     /// Neither works; the reason is for the user.
     Unavailable { reason: String },
 }
 
-impl MemoryCgroups {
-    pub(crate) fn cap(&self) -> MemoryCap {
+impl Hierarchy {
+    fn parent(&self) -> Option<(Version, &Path)> {
         match self {
-            Self::V2 { .. } => MemoryCap::TotalViaCgroupV2,
-            Self::V1 { .. } => MemoryCap::TotalViaCgroupV1,
-            Self::Unavailable { reason } => MemoryCap::PerProcessOnly {
+            Self::V2 { dir } => Some((Version::V2, dir)),
+            Self::V1 { dir } => Some((Version::V1, dir)),
+            Self::Unavailable { .. } => None,
+        }
+    }
+}
+
+/// What [`detect`] found: where this process's cgroups for calls can be made, per
+/// controller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cgroups {
+    pub(crate) memory: Hierarchy,
+    pub(crate) pids: Hierarchy,
+}
+
+impl Cgroups {
+    pub(crate) fn memory_cap(&self) -> MemoryCap {
+        match &self.memory {
+            Hierarchy::V2 { .. } => MemoryCap::TotalViaCgroupV2,
+            Hierarchy::V1 { .. } => MemoryCap::TotalViaCgroupV1,
+            Hierarchy::Unavailable { reason } => MemoryCap::PerProcessOnly {
                 reason: reason.clone(),
             },
         }
     }
 
-    /// Where a call with a `limit` should be placed, when cgroups are usable.
-    pub(crate) fn placement(&self, limit: u64) -> Option<Placement> {
-        let (version, parent) = match self {
-            Self::V2 { dir } => (Version::V2, dir),
-            Self::V1 { dir } => (Version::V1, dir),
-            Self::Unavailable { .. } => return None,
-        };
-        Some(Placement {
-            version,
-            parent: parent.clone(),
-            limit,
-            tree: &KERNEL,
-        })
+    /// Whether a call's tasks can be capped by a pids cgroup, and if not why.
+    pub(crate) fn pids_reason(&self) -> std::result::Result<Version, String> {
+        match &self.pids {
+            Hierarchy::V2 { .. } => Ok(Version::V2),
+            Hierarchy::V1 { .. } => Ok(Version::V1),
+            Hierarchy::Unavailable { reason } => Err(reason.clone()),
+        }
     }
+
+    /// Where a call with these limits should be placed: one cgroup where both
+    /// controllers live in one (v2) hierarchy, else one per hierarchy.
+    pub(crate) fn placements(&self, memory: Option<u64>, pids: Option<u64>) -> Vec<Placement> {
+        let mut placements: Vec<Placement> = Vec::with_capacity(2);
+        let wanted = [
+            (&self.memory, memory.map(Limit::Memory)),
+            (&self.pids, pids.map(Limit::Pids)),
+        ];
+        for (hierarchy, limit) in wanted {
+            let (Some((version, parent)), Some(limit)) = (hierarchy.parent(), limit) else {
+                continue;
+            };
+            if let Some(same) = placements
+                .iter_mut()
+                .find(|p| p.version == version && p.parent == parent)
+            {
+                same.limits.push(limit);
+            } else {
+                placements.push(Placement {
+                    version,
+                    parent: parent.to_path_buf(),
+                    limits: vec![limit],
+                    tree: &KERNEL,
+                });
+            }
+        }
+        placements
+    }
+}
+
+/// One limit a call's cgroup carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Limit {
+    /// Bytes of memory (and swap) for all the call's processes together.
+    Memory(u64),
+    /// Tasks (processes and threads) alive at once.
+    Pids(u64),
 }
 
 /// The two operations where a cgroup file system differs from a plain directory:
@@ -153,7 +276,7 @@ impl Tree for Kernel {
 pub(crate) struct Placement {
     version: Version,
     parent: PathBuf,
-    limit: u64,
+    limits: Vec<Limit>,
     tree: &'static dyn Tree,
 }
 
@@ -181,52 +304,67 @@ fn next_name() -> String {
     )
 }
 
-/// Finds where this process can make memory cgroups (v2 first, then v1), and removes
-/// the cgroups that killed agents left there.
-pub(crate) fn detect() -> MemoryCgroups {
+/// Finds where this process can make memory and pids cgroups (v2 first, then v1),
+/// and removes the cgroups that killed agents left there.
+pub(crate) fn detect() -> Cgroups {
     let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
-    let found = detect_from(
-        &read("/proc/self/cgroup"),
-        &read("/proc/self/mountinfo"),
-        &KERNEL,
-    );
-    if let MemoryCgroups::V1 { dir } | MemoryCgroups::V2 { dir } = &found {
+    let own = read("/proc/self/cgroup");
+    let mountinfo = read("/proc/self/mountinfo");
+    let found = Cgroups {
+        memory: detect_from(&own, &mountinfo, &KERNEL, Controller::Memory),
+        pids: detect_from(&own, &mountinfo, &KERNEL, Controller::Pids),
+    };
+    let mut cleaned: Vec<&Path> = Vec::new();
+    for hierarchy in [&found.memory, &found.pids] {
+        let Some((_, dir)) = hierarchy.parent() else {
+            continue;
+        };
+        if cleaned.contains(&dir) {
+            continue;
+        }
+        cleaned.push(dir);
         let removed = remove_stale(dir, &KERNEL);
         if removed > 0 {
             tracing::info!(
                 removed,
                 dir = %dir.display(),
-                "removed memory cgroups left by agents that were killed"
+                "removed cgroups left by agents that were killed"
             );
         }
     }
     found
 }
 
-fn detect_from(own_cgroups: &str, mountinfo: &str, tree: &dyn Tree) -> MemoryCgroups {
+fn detect_from(
+    own_cgroups: &str,
+    mountinfo: &str,
+    tree: &dyn Tree,
+    controller: Controller,
+) -> Hierarchy {
+    let name = controller.name();
     let own = OwnCgroups::parse(own_cgroups);
     let mounts = parse_mountinfo(mountinfo);
     let v2 = match &own.unified {
         None => "this process has no cgroup v2 (no `0::` line in /proc/self/cgroup)".to_owned(),
         Some(path) => match cgroup_dir(&mounts, |m| m.fstype == "cgroup2", path) {
             Err(reason) => format!("cgroup2 {reason}"),
-            Ok(dir) => match usable_v2(&dir, tree) {
-                Ok(()) => return MemoryCgroups::V2 { dir },
+            Ok(dir) => match usable_v2(&dir, tree, controller) {
+                Ok(()) => return Hierarchy::V2 { dir },
                 Err(reason) => reason,
             },
         },
     };
-    let v1 = match &own.memory {
-        None => "this process has no cgroup in a v1 `memory` hierarchy".to_owned(),
-        Some(path) => match cgroup_dir(&mounts, Mount::is_v1_memory, path) {
-            Err(reason) => format!("v1 memory hierarchy {reason}"),
-            Ok(dir) => match probe(&dir, Version::V1, tree) {
-                Ok(()) => return MemoryCgroups::V1 { dir },
+    let v1 = match own.v1(controller) {
+        None => format!("this process has no cgroup in a v1 `{name}` hierarchy"),
+        Some(path) => match cgroup_dir(&mounts, |m| m.is_v1(controller), path) {
+            Err(reason) => format!("v1 {name} hierarchy {reason}"),
+            Ok(dir) => match probe(&dir, Version::V1, tree, controller) {
+                Ok(()) => return Hierarchy::V1 { dir },
                 Err(reason) => reason,
             },
         },
     };
-    MemoryCgroups::Unavailable {
+    Hierarchy::Unavailable {
         reason: format!("cgroup v2: {v2}; cgroup v1: {v1}"),
     }
 }
@@ -238,6 +376,8 @@ struct OwnCgroups {
     unified: Option<String>,
     /// The `N:...memory...:/path` line (cgroup v1).
     memory: Option<String>,
+    /// The `N:...pids...:/path` line (cgroup v1).
+    pids: Option<String>,
 }
 
 impl OwnCgroups {
@@ -252,11 +392,25 @@ impl OwnCgroups {
             };
             if id == "0" && controllers.is_empty() {
                 own.unified.get_or_insert_with(|| path.to_owned());
-            } else if controllers.split(',').any(|c| c == "memory") {
-                own.memory.get_or_insert_with(|| path.to_owned());
+                continue;
+            }
+            for controller in controllers.split(',') {
+                let slot = match controller {
+                    "memory" => &mut own.memory,
+                    "pids" => &mut own.pids,
+                    _ => continue,
+                };
+                slot.get_or_insert_with(|| path.to_owned());
             }
         }
         own
+    }
+
+    fn v1(&self, controller: Controller) -> Option<&String> {
+        match controller {
+            Controller::Memory => self.memory.as_ref(),
+            Controller::Pids => self.pids.as_ref(),
+        }
     }
 }
 
@@ -271,8 +425,12 @@ struct Mount {
 }
 
 impl Mount {
-    fn is_v1_memory(&self) -> bool {
-        self.fstype == "cgroup" && self.super_options.split(',').any(|o| o == "memory")
+    fn is_v1(&self, controller: Controller) -> bool {
+        self.fstype == "cgroup"
+            && self
+                .super_options
+                .split(',')
+                .any(|o| o == controller.name())
     }
 }
 
@@ -360,50 +518,60 @@ fn cgroup_dir(
         })
 }
 
-fn usable_v2(dir: &Path, tree: &dyn Tree) -> std::result::Result<(), String> {
-    let read = |name: &str| {
-        std::fs::read_to_string(dir.join(name))
-            .map_err(|e| format!("cannot read {}: {e}", dir.join(name).display()))
+fn usable_v2(
+    dir: &Path,
+    tree: &dyn Tree,
+    controller: Controller,
+) -> std::result::Result<(), String> {
+    let name = controller.name();
+    let read = |file: &str| {
+        std::fs::read_to_string(dir.join(file))
+            .map_err(|e| format!("cannot read {}: {e}", dir.join(file).display()))
     };
     let controllers = read("cgroup.controllers")?;
-    if !has_word(&controllers, "memory") {
+    if !has_word(&controllers, name) {
         let list = controllers.trim();
         return Err(format!(
-            "{} offers no memory controller (controllers: {})",
+            "{} offers no {name} controller (controllers: {})",
             dir.display(),
             if list.is_empty() { "none" } else { list }
         ));
     }
-    if !has_word(&read("cgroup.subtree_control")?, "memory") {
+    if !has_word(&read("cgroup.subtree_control")?, name) {
         let control = dir.join("cgroup.subtree_control");
-        if let Err(e) = write_control(&control, "+memory") {
+        if let Err(e) = write_control(&control, &format!("+{name}")) {
             return Err(
                 if e.raw_os_error() == Some(rustix::io::Errno::BUSY.raw_os_error()) {
                     format!(
-                        "cannot enable the memory controller below {}: that cgroup holds processes \
+                        "cannot enable the {name} controller below {}: that cgroup holds processes \
                      (cgroup v2 gives controllers only to cgroups without processes); start the \
                      agent in a leaf of a cgroup delegated to it",
                         dir.display()
                     )
                 } else {
                     format!(
-                        "cannot enable the memory controller in {}: {e}",
+                        "cannot enable the {name} controller in {}: {e}",
                         control.display()
                     )
                 },
             );
         }
     }
-    probe(dir, Version::V2, tree)
+    probe(dir, Version::V2, tree, controller)
 }
 
 /// Makes and removes a cgroup below `dir`, checking that its limit and process list
 /// can be written.
-fn probe(dir: &Path, version: Version, tree: &dyn Tree) -> std::result::Result<(), String> {
+fn probe(
+    dir: &Path,
+    version: Version,
+    tree: &dyn Tree,
+    controller: Controller,
+) -> std::result::Result<(), String> {
     let child = dir.join(next_name());
     tree.create(&child)
         .map_err(|e| format!("cannot create a cgroup in {}: {e}", dir.display()))?;
-    let check = [limit_file(version), "cgroup.procs"]
+    let check = [controller.limit_file(version), "cgroup.procs"]
         .iter()
         .try_for_each(|name| {
             OpenOptions::new()
@@ -416,13 +584,6 @@ fn probe(dir: &Path, version: Version, tree: &dyn Tree) -> std::result::Result<(
         tracing::warn!(dir = %child.display(), %error, "could not remove the probe cgroup");
     }
     check
-}
-
-fn limit_file(version: Version) -> &'static str {
-    match version {
-        Version::V1 => "memory.limit_in_bytes",
-        Version::V2 => "memory.max",
-    }
 }
 
 fn has_word(text: &str, word: &str) -> bool {
@@ -498,6 +659,15 @@ fn kill_listed(procs: &Path) -> usize {
     pids.len()
 }
 
+/// What the end of a call's cgroup found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Finished {
+    /// Processes the OOM killer killed.
+    pub(crate) oom_kills: u64,
+    /// Forks and thread creations refused at the pids limit.
+    pub(crate) forks_refused: u64,
+}
+
 /// The cgroup of one running call. Dropping it without [`finish`](Self::finish)
 /// (a cancelled call, an early return) still kills what is in it and removes it.
 #[derive(Debug)]
@@ -511,7 +681,7 @@ pub(crate) struct CallCgroup {
 }
 
 impl CallCgroup {
-    /// Makes the call's cgroup with its limit set, and opens its process list.
+    /// Makes the call's cgroup with its limits set, and opens its process list.
     pub(crate) fn create(placement: &Placement) -> Result<Self> {
         let dir = placement.parent.join(next_name());
         placement.tree.create(&dir).map_err(|e| {
@@ -528,18 +698,29 @@ impl CallCgroup {
             procs: None,
             finished: false,
         };
-        cgroup.set_limit(placement.limit)?;
+        for limit in &placement.limits {
+            cgroup.set_limit(*limit)?;
+        }
         let procs = cgroup.dir.join("cgroup.procs");
         let file = OpenOptions::new()
             .write(true)
             .open(&procs)
             .map_err(|e| SandboxError::io(format!("opening {}", procs.display()), e))?;
         cgroup.procs = Some(file.into());
-        tracing::debug!(dir = %cgroup.dir.display(), limit = placement.limit, "memory cgroup ready");
+        tracing::debug!(dir = %cgroup.dir.display(), limits = ?placement.limits, "call cgroup ready");
         Ok(cgroup)
     }
 
-    fn set_limit(&self, limit: u64) -> Result<()> {
+    fn set_limit(&self, limit: Limit) -> Result<()> {
+        let limit = match limit {
+            Limit::Memory(bytes) => bytes,
+            Limit::Pids(tasks) => {
+                let path = self.dir.join("pids.max");
+                return write_control(&path, &tasks.to_string()).map_err(|e| {
+                    SandboxError::io(format!("writing {tasks} to {}", path.display()), e)
+                });
+            }
+        };
         let value = limit.to_string();
         let required = |name: &str, value: &str| {
             let path = self.dir.join(name);
@@ -595,8 +776,8 @@ impl CallCgroup {
     }
 
     /// Ends the call's cgroup: kills what is left in it, reads how many processes the
-    /// OOM killer killed, and removes it. Returns that count.
-    pub(crate) async fn finish(mut self) -> u64 {
+    /// OOM killer killed and how many forks the pids limit refused, and removes it.
+    pub(crate) async fn finish(mut self) -> Finished {
         self.finished = true;
         self.procs = None;
         for _ in 0..KILL_ROUNDS {
@@ -605,7 +786,10 @@ impl CallCgroup {
             }
             tokio::time::sleep(KILL_PAUSE).await;
         }
-        let oom_kills = self.oom_kills();
+        let finished = Finished {
+            oom_kills: self.oom_kills(),
+            forks_refused: self.forks_refused(),
+        };
         for attempt in 1..=REMOVE_ATTEMPTS {
             match self.try_remove() {
                 Ok(()) => break,
@@ -613,7 +797,14 @@ impl CallCgroup {
                 Err(_) => tokio::time::sleep(REMOVE_PAUSE).await,
             }
         }
-        oom_kills
+        finished
+    }
+
+    /// How many forks and thread creations the pids limit refused (`max` in
+    /// `pids.events`; 0 without a pids limit).
+    pub(crate) fn forks_refused(&self) -> u64 {
+        let text = std::fs::read_to_string(self.dir.join("pids.events")).unwrap_or_default();
+        counter(&text, "max").unwrap_or(0)
     }
 
     /// Kills what the cgroup holds; returns how many processes it listed (0: empty).
@@ -651,7 +842,7 @@ impl CallCgroup {
         tracing::warn!(
             dir = %self.dir.display(),
             %error,
-            "could not remove a call's memory cgroup; the next sandbox removes it"
+            "could not remove a call's cgroup; the next sandbox removes it"
         );
     }
 }
@@ -800,11 +991,11 @@ mod tests {
              not a mountinfo line\n",
         );
         assert_eq!(mounts.len(), 2);
-        assert!(mounts[0].is_v1_memory());
+        assert!(mounts[0].is_v1(Controller::Memory));
         assert_eq!(mounts[0].point, Path::new("/sys/fs/cgroup/memory"));
         assert_eq!(mounts[1].point, Path::new("/mnt/with space"));
         assert_eq!(mounts[1].root, Path::new("/sub"));
-        assert!(!mounts[1].is_v1_memory());
+        assert!(!mounts[1].is_v1(Controller::Memory));
     }
 
     #[test]
@@ -824,7 +1015,7 @@ mod tests {
         );
         assert!(cgroup_dir(&mounts, v2, "/../../x").is_err());
         assert!(cgroup_dir(&mounts[..1], v2, "/elsewhere").is_err());
-        assert!(cgroup_dir(&mounts, Mount::is_v1_memory, "/").is_err());
+        assert!(cgroup_dir(&mounts, |m| m.is_v1(Controller::Memory), "/").is_err());
     }
 
     #[test]
@@ -836,9 +1027,20 @@ mod tests {
         let own = root.path().join("memory/process_api/abc");
         std::fs::create_dir_all(&own).unwrap();
 
-        let found = detect_from(CGROUP_V1, &mountinfo(root.path()), &V1_FILES);
-        assert_eq!(found, MemoryCgroups::V1 { dir: own.clone() });
-        assert_eq!(found.cap(), MemoryCap::TotalViaCgroupV1);
+        let found = detect_from(
+            CGROUP_V1,
+            &mountinfo(root.path()),
+            &V1_FILES,
+            Controller::Memory,
+        );
+        assert_eq!(found, Hierarchy::V1 { dir: own.clone() });
+        let cgroups = Cgroups {
+            memory: found,
+            pids: Hierarchy::Unavailable {
+                reason: "none".into(),
+            },
+        };
+        assert_eq!(cgroups.memory_cap(), MemoryCap::TotalViaCgroupV1);
         // The probe cleaned up after itself.
         assert_eq!(std::fs::read_dir(&own).unwrap().count(), 0);
     }
@@ -852,8 +1054,8 @@ mod tests {
         std::fs::write(own.join("cgroup.subtree_control"), "").unwrap();
         let text = "4:memory:/process_api/abc\n0::/agent\n";
 
-        let found = detect_from(text, &mountinfo(root.path()), &V2_FILES);
-        assert_eq!(found, MemoryCgroups::V2 { dir: own.clone() });
+        let found = detect_from(text, &mountinfo(root.path()), &V2_FILES, Controller::Memory);
+        assert_eq!(found, Hierarchy::V2 { dir: own.clone() });
         assert_eq!(
             std::fs::read_to_string(own.join("cgroup.subtree_control")).unwrap(),
             "+memory"
@@ -867,8 +1069,13 @@ mod tests {
         std::fs::create_dir_all(&unified).unwrap();
         std::fs::write(unified.join("cgroup.controllers"), "").unwrap();
         // The v1 cgroup directory does not exist, so no child can be made there.
-        let found = detect_from(CGROUP_V1, &mountinfo(root.path()), &V1_FILES);
-        let MemoryCgroups::Unavailable { reason } = &found else {
+        let found = detect_from(
+            CGROUP_V1,
+            &mountinfo(root.path()),
+            &V1_FILES,
+            Controller::Memory,
+        );
+        let Hierarchy::Unavailable { reason } = &found else {
             panic!("{found:?}");
         };
         assert!(
@@ -876,10 +1083,18 @@ mod tests {
             "{reason}"
         );
         assert!(reason.contains("cannot create a cgroup"), "{reason}");
-        assert!(matches!(found.cap(), MemoryCap::PerProcessOnly { .. }));
+        let cgroups = Cgroups {
+            memory: found.clone(),
+            pids: found,
+        };
+        assert!(matches!(
+            cgroups.memory_cap(),
+            MemoryCap::PerProcessOnly { .. }
+        ));
+        assert!(cgroups.pids_reason().is_err());
 
-        let none = detect_from("", "", &V1_FILES);
-        let MemoryCgroups::Unavailable { reason } = none else {
+        let none = detect_from("", "", &V1_FILES, Controller::Pids);
+        let Hierarchy::Unavailable { reason } = none else {
             panic!("{none:?}");
         };
         assert!(reason.contains("no `0::` line"), "{reason}");
@@ -891,7 +1106,7 @@ mod tests {
         let placement = Placement {
             version: Version::V1,
             parent: root.path().to_path_buf(),
-            limit: 400 << 20,
+            limits: vec![Limit::Memory(400 << 20)],
             tree: &V1_FILES,
         };
         let mut cgroup = CallCgroup::create(&placement).unwrap();
@@ -916,7 +1131,7 @@ mod tests {
             "oom_kill_disable 0\nunder_oom 1\noom_kill 2\n",
         )
         .unwrap();
-        assert_eq!(cgroup.finish().await, 2);
+        assert_eq!(cgroup.finish().await.oom_kills, 2);
         assert!(!dir.exists());
     }
 
@@ -926,7 +1141,7 @@ mod tests {
         let placement = Placement {
             version: Version::V1,
             parent: root.path().to_path_buf(),
-            limit: 1 << 30,
+            limits: vec![Limit::Memory(1 << 30)],
             tree: &V1_NO_SWAP_ACCOUNTING,
         };
         let cgroup = CallCgroup::create(&placement).unwrap();
@@ -946,7 +1161,7 @@ mod tests {
         let placement = Placement {
             version: Version::V2,
             parent: root.path().to_path_buf(),
-            limit: 123_456_789,
+            limits: vec![Limit::Memory(123_456_789)],
             tree: &V2_FILES,
         };
         let cgroup = CallCgroup::create(&placement).unwrap();
@@ -961,7 +1176,7 @@ mod tests {
             "low 0\nhigh 0\nmax 9\noom 1\noom_kill 1\noom_group_kill 1\n",
         )
         .unwrap();
-        assert_eq!(cgroup.finish().await, 1);
+        assert_eq!(cgroup.finish().await.oom_kills, 1);
         // The end of the call asked the kernel to kill the cgroup.
         assert!(!dir.exists());
     }
@@ -975,7 +1190,7 @@ mod tests {
         let placement = Placement {
             version: Version::V2,
             parent: root.path().to_path_buf(),
-            limit: 1 << 20,
+            limits: vec![Limit::Memory(1 << 20)],
             tree: &BROKEN,
         };
         let err = CallCgroup::create(&placement).unwrap_err();
@@ -1039,5 +1254,86 @@ mod tests {
         assert!(cap.to_string().contains("no hierarchy"));
         assert!(!cap.is_total());
         assert!(MemoryCap::TotalViaCgroupV1.is_total());
+    }
+
+    #[test]
+    fn the_pids_line_and_mount_are_found_for_v1() {
+        let own = OwnCgroups::parse(CGROUP_V1);
+        assert_eq!(own.pids.as_deref(), Some("/"));
+        let combined = OwnCgroups::parse("5:cpu,memory,pids:/a/b\n");
+        assert_eq!(combined.pids.as_deref(), Some("/a/b"));
+        let mounts = parse_mountinfo(
+            "37 31 0:34 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n",
+        );
+        assert!(mounts[0].is_v1(Controller::Pids));
+        assert!(!mounts[0].is_v1(Controller::Memory));
+    }
+
+    static V1_PIDS_FILES: Fake = Fake {
+        files: &[
+            ("cgroup.procs", ""),
+            ("pids.max", "max\n"),
+            ("pids.events", "max 0\n"),
+        ],
+    };
+
+    #[test]
+    fn v1_pids_is_its_own_hierarchy_with_its_own_call_cgroup() {
+        let root = tempdir();
+        let own = root.path().join("pids/job");
+        std::fs::create_dir_all(&own).unwrap();
+        let text = "8:pids:/job\n4:memory:/job\n0::/\n";
+        let info = format!(
+            "{}37 31 0:34 / {}/pids rw - cgroup cgroup rw,pids\n",
+            mountinfo(root.path()),
+            root.path().display()
+        );
+        let found = detect_from(text, &info, &V1_PIDS_FILES, Controller::Pids);
+        assert_eq!(found, Hierarchy::V1 { dir: own.clone() });
+        let cgroups = Cgroups {
+            memory: Hierarchy::V1 {
+                dir: root.path().join("memory/job"),
+            },
+            pids: found,
+        };
+        let placements = cgroups.placements(Some(1 << 30), Some(300));
+        assert_eq!(placements.len(), 2, "one per v1 hierarchy");
+        assert_eq!(placements[1].limits, [Limit::Pids(300)]);
+        assert_eq!(cgroups.placements(None, Some(300)).len(), 1);
+        assert!(cgroups.placements(None, None).is_empty());
+    }
+
+    #[test]
+    fn v2_puts_memory_and_pids_in_one_call_cgroup() {
+        let dir = PathBuf::from("/cg/agent");
+        let cgroups = Cgroups {
+            memory: Hierarchy::V2 { dir: dir.clone() },
+            pids: Hierarchy::V2 { dir },
+        };
+        let placements = cgroups.placements(Some(1 << 30), Some(300));
+        assert_eq!(placements.len(), 1);
+        assert_eq!(
+            placements[0].limits,
+            [Limit::Memory(1 << 30), Limit::Pids(300)]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_pids_call_cgroup_gets_its_limit_and_reports_refused_forks() {
+        let root = tempdir();
+        let placement = Placement {
+            version: Version::V1,
+            parent: root.path().to_path_buf(),
+            limits: vec![Limit::Pids(42)],
+            tree: &V1_PIDS_FILES,
+        };
+        let cgroup = CallCgroup::create(&placement).unwrap();
+        let dir = cgroup.dir().to_path_buf();
+        assert_eq!(std::fs::read_to_string(dir.join("pids.max")).unwrap(), "42");
+        std::fs::write(dir.join("pids.events"), "max 17\n").unwrap();
+        let finished = cgroup.finish().await;
+        assert_eq!(finished.forks_refused, 17);
+        assert_eq!(finished.oom_kills, 0);
+        assert!(!dir.exists());
     }
 }

@@ -62,6 +62,9 @@ pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
 pub const DEFAULT_MAX_PROCESSES: u64 = 256;
 /// Default largest file the code may write (RLIMIT_FSIZE): 1 GiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1 << 30;
+/// Default disk budget of one call: 8 GiB (see
+/// [`SandboxConfigBuilder::disk_limit`]).
+pub const DEFAULT_DISK_LIMIT: u64 = 8 << 30;
 /// Default number of bytes kept per output stream (half head, half tail).
 pub const DEFAULT_OUTPUT_LIMIT: usize = 256 * 1024;
 /// Default `PATH` inside the sandbox.
@@ -82,6 +85,7 @@ pub struct SandboxConfig {
     pub(crate) cpu_time_limit: Option<Duration>,
     pub(crate) max_processes: Option<u64>,
     pub(crate) max_file_size: Option<u64>,
+    pub(crate) disk_limit: Option<u64>,
     pub(crate) output_limit: usize,
     pub(crate) network: bool,
     pub(crate) package_registry: bool,
@@ -108,6 +112,7 @@ impl fmt::Debug for SandboxConfig {
             .field("cpu_time_limit", &self.cpu_time_limit)
             .field("max_processes", &self.max_processes)
             .field("max_file_size", &self.max_file_size)
+            .field("disk_limit", &self.disk_limit)
             .field("output_limit", &self.output_limit)
             .field("network", &self.network)
             .field("package_registry", &self.package_registry)
@@ -137,10 +142,11 @@ impl SandboxConfig {
             cpu_time_limit: None,
             max_processes: Some(DEFAULT_MAX_PROCESSES),
             max_file_size: Some(DEFAULT_MAX_FILE_SIZE),
+            disk_limit: Some(DEFAULT_DISK_LIMIT),
             output_limit: DEFAULT_OUTPUT_LIMIT,
             network: false,
             package_registry: false,
-            pip_cache_dir: default_pip_cache_dir(),
+            pip_cache_dir: None,
             python: OsString::from("python3"),
             bwrap: OsString::from("bwrap"),
             run_as: None,
@@ -179,7 +185,9 @@ impl SandboxConfig {
         self.package_registry
     }
 
-    /// The pip cache shared between tasks, if any.
+    /// The pip cache chosen with
+    /// [`SandboxConfigBuilder::pip_cache_dir`], if any (otherwise each sandbox
+    /// has a private one in its home).
     pub fn pip_cache_dir(&self) -> Option<&Path> {
         self.pip_cache_dir.as_deref()
     }
@@ -195,7 +203,9 @@ impl SandboxConfig {
         self.max_processes
     }
 
-    /// The identity the code runs as, when it is not the caller's.
+    /// The identity the code should run as, as configured (see
+    /// [`Sandbox::run_as`](crate::Sandbox::run_as) for the one in effect: a root
+    /// caller's code runs as nobody when none is configured).
     pub fn run_as(&self) -> Option<RunAs> {
         self.run_as
     }
@@ -215,6 +225,7 @@ pub struct SandboxConfigBuilder {
     cpu_time_limit: Option<Duration>,
     max_processes: Option<u64>,
     max_file_size: Option<u64>,
+    disk_limit: Option<u64>,
     output_limit: usize,
     network: bool,
     package_registry: bool,
@@ -327,6 +338,24 @@ impl SandboxConfigBuilder {
         self
     }
 
+    /// Disk budget of one call, in bytes. `None` disables it. Default:
+    /// [`DEFAULT_DISK_LIMIT`] (8 GiB).
+    ///
+    /// In namespace isolation the private `/tmp`, `/var/tmp` and `/dev/shm` are
+    /// tmpfs mounts of at most this size (and the memory limit, since their pages
+    /// are memory charged to the call's cgroup). What the code writes elsewhere
+    /// (the working directory, the read-write paths, its home, and in process
+    /// isolation also the host's `/tmp`, `/var/tmp` and `/dev/shm`) is watched: a
+    /// call that grows one of those file systems by more than the budget is
+    /// stopped, and [`ExecResult::killed_for_disk`](crate::ExecResult::killed_for_disk)
+    /// says so. The watch reads the file system's use every 100 ms, so it counts
+    /// other writers too and a fast writer overshoots by up to what it writes in
+    /// that time; per file, [`max_file_size`](Self::max_file_size) holds exactly.
+    pub fn disk_limit(mut self, bytes: impl Into<Option<u64>>) -> Self {
+        self.disk_limit = bytes.into();
+        self
+    }
+
     /// Bytes of output kept per stream (half from the start, half from the end).
     /// Default: [`DEFAULT_OUTPUT_LIMIT`] (256 KiB).
     pub fn output_limit(mut self, bytes: usize) -> Self {
@@ -349,8 +378,14 @@ impl SandboxConfigBuilder {
         self
     }
 
-    /// pip cache shared between tasks (and sandboxes). Default:
-    /// `$XDG_CACHE_HOME/repo-agent/pip`, else `$HOME/.cache/repo-agent/pip`.
+    /// Where pip caches downloads and built wheels. Default: a private directory in
+    /// the sandbox's home, gone with the sandbox.
+    ///
+    /// The code can write the cache (pip runs in the sandbox, and so do the
+    /// `setup.py` scripts it builds), so a cache shared with another task is a cache
+    /// that task's code could have poisoned: share one only between sandboxes whose
+    /// code is equally trusted. The code's user is given write access to it for the
+    /// sandbox's life, like a read-write path.
     pub fn pip_cache_dir(mut self, dir: impl Into<Option<PathBuf>>) -> Self {
         self.pip_cache_dir = dir.into();
         self
@@ -369,9 +404,14 @@ impl SandboxConfigBuilder {
         self
     }
 
-    /// Runs the code as another user and group (requires the caller to be root). Paths
-    /// the code needs, including the working directory, must be accessible to that
-    /// user. Default: the caller's identity.
+    /// Runs the code as another user and group (requires the caller to be root).
+    /// Default: the caller's identity, except for a root caller, whose code runs as
+    /// [`RunAs::NOBODY`]: untrusted code never runs as root (uid or gid 0 is refused).
+    ///
+    /// The user gets write access to the working directory and the read-write paths
+    /// through POSIX ACLs for the sandbox's life. In namespace isolation the
+    /// directories on the way to the task are the container's own, open to it; in
+    /// process isolation the way on the host must be open to it.
     pub fn run_as(mut self, identity: impl Into<Option<RunAs>>) -> Self {
         self.run_as = identity.into();
         self
@@ -452,6 +492,7 @@ impl SandboxConfigBuilder {
             cpu_time_limit: self.cpu_time_limit,
             max_processes: self.max_processes,
             max_file_size: self.max_file_size,
+            disk_limit: self.disk_limit,
             output_limit: self.output_limit,
             network: self.network,
             package_registry: self.package_registry,
@@ -481,19 +522,6 @@ pub(crate) fn check_env_entry(name: &OsStr, value: &OsStr) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-fn default_pip_cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .map(|home| home.join(".cache"))
-        })?;
-    Some(base.join("repo-agent").join("pip"))
 }
 
 #[cfg(test)]

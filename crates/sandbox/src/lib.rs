@@ -67,7 +67,9 @@ mod bwrap;
 mod cgroup;
 mod command;
 mod config;
+mod disk;
 mod error;
+mod hygiene;
 mod limits;
 mod output;
 mod python;
@@ -77,12 +79,12 @@ mod sandbox;
 mod session;
 
 pub use blocking::{BlockingSandbox, BlockingShellSession};
-pub use cgroup::MemoryCap;
+pub use cgroup::{MemoryCap, ProcessCap};
 pub use command::Command;
 pub use config::{
-    DEFAULT_KILL_GRACE, DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_LIMIT,
-    DEFAULT_OUTPUT_LIMIT, DEFAULT_PATH, DEFAULT_TIMEOUT, Isolation, RunAs, SandboxConfig,
-    SandboxConfigBuilder,
+    DEFAULT_DISK_LIMIT, DEFAULT_KILL_GRACE, DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_LIMIT, DEFAULT_OUTPUT_LIMIT, DEFAULT_PATH, DEFAULT_TIMEOUT, Isolation, RunAs,
+    SandboxConfig, SandboxConfigBuilder,
 };
 pub use error::{Result, SandboxError};
 pub use output::{CapturedOutput, OutputCallback, OutputChunk, OutputStream, text_tail};

@@ -24,9 +24,10 @@ pub(crate) struct Limits {
     /// code more than it started with. Process mode only: a setuid
     /// bubblewrap needs its privileges to build the namespaces.
     pub(crate) no_new_privs: bool,
-    /// The call's `cgroup.procs`, opened by the parent (`cgroup.rs`), which keeps it
-    /// open until the spawn returns. The child writes `0` to it to move itself in.
-    pub(crate) cgroup_procs: Option<RawFd>,
+    /// The `cgroup.procs` of each of the call's cgroups (memory, pids: one per
+    /// hierarchy), opened by the parent (`cgroup.rs`), which keeps them open until
+    /// the spawn returns. The child writes `0` to each to move itself in.
+    pub(crate) cgroup_procs: [Option<RawFd>; 2],
 }
 
 impl Limits {
@@ -41,7 +42,7 @@ impl Limits {
         // First, so that everything the child does from here on, and every process
         // it starts, is charged to the call's cgroup. A failure fails the spawn: the
         // caller asked for a total cap and would otherwise run without one.
-        if let Some(fd) = self.cgroup_procs {
+        for fd in self.cgroup_procs.into_iter().flatten() {
             join_cgroup(fd)?;
         }
         set(Resource::Core, Some(0), 0)?;

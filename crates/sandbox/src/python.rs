@@ -102,10 +102,12 @@ pub(crate) struct PythonInfo {
 /// code's user cannot go (pyenv under a 0700 `/root`, say).
 const SYSTEM_INTERPRETERS: [&str; 2] = ["/usr/bin/python3", "/usr/local/bin/python3"];
 
-/// [`resolve`], for code that runs as `run_as`: when that user cannot
-/// reach the interpreter, the first system interpreter it can reach is
-/// used instead (and said so), since an interpreter it cannot start is no
-/// interpreter at all.
+/// [`resolve`], for code that runs as `run_as` on the host's own file
+/// system (process isolation: in a container the way to a bound path is made
+/// open, so only the path matters): when that user cannot reach the
+/// interpreter, the first system interpreter it can reach is used instead
+/// (and said so), since an interpreter it cannot start is no interpreter at
+/// all.
 pub(crate) async fn resolve_for(
     interpreter: &std::ffi::OsStr,
     run_as: Option<RunAs>,
@@ -119,7 +121,10 @@ pub(crate) async fn resolve_for(
     };
     match &found {
         Ok(info) if usable(info) => return found,
-        Ok(_) | Err(_) => {}
+        // An interpreter that does not exist is an error to report, not a reason to
+        // run another one.
+        Err(_) => return found,
+        Ok(_) => {}
     }
     for candidate in SYSTEM_INTERPRETERS {
         if let Ok(info) = resolve(std::ffi::OsStr::new(candidate)).await

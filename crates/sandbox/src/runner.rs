@@ -11,7 +11,7 @@ use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
 
-use crate::cgroup::{CallCgroup, Placement};
+use crate::cgroup::{CallCgroup, Finished, Placement};
 use crate::config::RunAs;
 use crate::error::{Result, SandboxError};
 use crate::limits::{self, Limits};
@@ -46,9 +46,9 @@ pub(crate) struct Spec {
     pub(crate) cwd: PathBuf,
     pub(crate) stdin: Option<Vec<u8>>,
     pub(crate) limits: Limits,
-    /// Where to make the call's memory cgroup, when there is a memory limit and the
-    /// kernel lets us cap the total (`cgroup.rs`).
-    pub(crate) memory_cgroup: Option<Placement>,
+    /// Where to make the call's cgroups (memory, pids), for the limits the kernel
+    /// lets us cap for the whole call (`cgroup.rs`); empty when none.
+    pub(crate) cgroups: Vec<Placement>,
     pub(crate) run_as: Option<RunAs>,
     pub(crate) timeout: Duration,
     pub(crate) kill_grace: Duration,
@@ -56,6 +56,19 @@ pub(crate) struct Spec {
     pub(crate) on_output: Option<OutputCallback>,
     /// Name shown in logs and errors (the user's program, not `bwrap`).
     pub(crate) display_name: String,
+    /// The disk budget and the paths whose file systems the code can write.
+    pub(crate) disk: Option<(u64, Vec<PathBuf>)>,
+}
+
+/// Why the sandbox stopped a call before it ended by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    /// It ended by itself.
+    No,
+    /// The wall-clock timeout expired.
+    Timeout,
+    /// It wrote more than its disk budget.
+    Disk,
 }
 
 /// What happened when a command ran.
@@ -94,6 +107,16 @@ pub struct ExecResult {
     pub killed_for_memory: bool,
     /// Some output was dropped from the middle of stdout or stderr.
     pub truncated: bool,
+    /// The call was stopped because a file system it can write grew by more than
+    /// its disk budget ([`disk_limit`](crate::SandboxConfigBuilder::disk_limit)).
+    pub killed_for_disk: bool,
+    /// How many files the code left with a setuid or setgid bit in a directory it
+    /// could write; the bits were cleared after the call.
+    pub setid_cleared: usize,
+    /// How many times the call's process cap refused a new process or thread
+    /// (the pids cgroup's count, where there is one; 0 otherwise, also when
+    /// RLIMIT_NPROC refused some: the kernel does not count those).
+    pub forks_refused: u64,
 }
 
 impl ExecResult {
@@ -114,6 +137,9 @@ impl ExecResult {
         };
         if self.killed_for_memory {
             s.push_str(", memory limit reached");
+        }
+        if self.killed_for_disk {
+            s.push_str(", stopped for writing more than its disk budget");
         }
         s
     }
@@ -195,13 +221,15 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
     }
     // Made before the spawn, so the child can move into it before `exec`; dropping
     // it (spawn failure, cancellation) kills what is in it and removes it.
-    let mut cgroup = spec
-        .memory_cgroup
-        .as_ref()
+    let mut cgroups = spec
+        .cgroups
+        .iter()
         .map(CallCgroup::create)
-        .transpose()?;
+        .collect::<Result<Vec<_>>>()?;
     let mut limits = spec.limits;
-    limits.cgroup_procs = cgroup.as_ref().and_then(CallCgroup::procs_fd);
+    for (slot, cgroup) in limits.cgroup_procs.iter_mut().zip(&cgroups) {
+        *slot = cgroup.procs_fd();
+    }
     limits::install(&mut command, limits);
 
     // Registered as a running call before anyone can see it: the reaper
@@ -209,14 +237,14 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
     let (mut child, pid) = {
         let mut live = crate::reaper::live();
         let spawned = command.spawn();
-        if let Some(cgroup) = &mut cgroup {
+        for cgroup in &mut cgroups {
             cgroup.spawned();
         }
         let child = spawned.map_err(|source| {
-            if let Some(cgroup) = &cgroup {
+            for cgroup in &cgroups {
                 tracing::warn!(
                     dir = %cgroup.dir().display(),
-                    "spawn failed; moving into the call's memory cgroup before exec may be what failed"
+                    "spawn failed; moving into the call's cgroup before exec may be what failed"
                 );
             }
             SandboxError::Spawn {
@@ -238,6 +266,10 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
         armed: AtomicBool::new(true),
     };
 
+    let disk = spec
+        .disk
+        .as_ref()
+        .map(|(limit, roots)| crate::disk::DiskWatch::start(*limit, roots));
     let (done_tx, done_rx) = watch::channel(false);
     let stdin_pipe = child.stdin.take();
     let mut stdin_done = done_rx.clone();
@@ -276,7 +308,14 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
     );
 
     let wait_fut = async {
-        let outcome = supervise(&mut child, &guard, spec.timeout, spec.kill_grace).await;
+        let outcome = supervise(
+            &mut child,
+            &guard,
+            spec.timeout,
+            spec.kill_grace,
+            disk.as_ref(),
+        )
+        .await;
         // Whatever the main process left behind in its group goes now; this is what
         // keeps backgrounded children from outliving the call.
         guard.kill_and_disarm();
@@ -285,21 +324,24 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
         }
         // Everything else the call started is in its cgroup, whichever group or
         // namespace it moved to: it goes now, then the cgroup with it.
-        let oom_kills = match cgroup {
-            Some(cgroup) => cgroup.finish().await,
-            None => 0,
-        };
+        let mut finished = Finished::default();
+        for cgroup in cgroups {
+            let one = cgroup.finish().await;
+            finished.oom_kills += one.oom_kills;
+            finished.forks_refused += one.forks_refused;
+        }
         // And what left the group (`setsid`, double forks), in process mode: killed
         // here when there is no cgroup, and reaped either way.
         crate::reaper::kill_escaped().await;
         let _ = done_tx.send(true);
-        (outcome, oom_kills)
+        (outcome, finished)
     };
 
-    let ((outcome, oom_kills), stdout, stderr, ()) =
+    let ((outcome, finished), stdout, stderr, ()) =
         tokio::join!(wait_fut, stdout_fut, stderr_fut, stdin_fut);
-    let (status, timed_out) = outcome
+    let (status, stopped) = outcome
         .map_err(|e| SandboxError::io(format!("waiting for `{}` failed", spec.display_name), e))?;
+    let timed_out = stopped == Stopped::Timeout;
 
     let exit_code = status.code();
     let signal = status.signal();
@@ -307,7 +349,7 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
     let memory_message = MEMORY_MARKERS
         .iter()
         .any(|m| stderr.contains(m) || stdout.contains(m));
-    let killed_for_memory = oom_kills > 0
+    let killed_for_memory = finished.oom_kills > 0
         || (spec.limits.address_space.is_some() && !timed_out && failed && memory_message);
     let result = ExecResult {
         exit_code,
@@ -318,6 +360,9 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
         duration: start.elapsed(),
         timed_out,
         killed_for_memory,
+        killed_for_disk: stopped == Stopped::Disk,
+        setid_cleared: 0,
+        forks_refused: finished.forks_refused,
     };
     tracing::debug!(
         program = %spec.display_name,
@@ -328,27 +373,45 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
     Ok(result)
 }
 
-/// Waits for the child, enforcing the timeout. Returns the exit status and whether the
-/// timeout fired.
+/// Waits for the child, enforcing the timeout and the disk budget. Returns the exit
+/// status and whether (and why) the sandbox stopped it.
 async fn supervise(
     child: &mut tokio::process::Child,
     guard: &GroupGuard,
     timeout: Duration,
     grace: Duration,
-) -> std::io::Result<(ExitStatus, bool)> {
-    if let Ok(status) = tokio::time::timeout(timeout, child.wait()).await {
-        return Ok((status?, false));
-    }
-    tracing::info!(
-        timeout_ms = timeout.as_millis() as u64,
-        "command timed out; stopping its process group"
-    );
+    disk: Option<&crate::disk::DiskWatch>,
+) -> std::io::Result<(ExitStatus, Stopped)> {
+    let over_budget = async {
+        match disk {
+            Some(watch) => watch.wait_exceeded().await,
+            None => std::future::pending().await,
+        }
+    };
+    let stopped = tokio::select! {
+        status = child.wait() => return Ok((status?, Stopped::No)),
+        () = tokio::time::sleep(timeout) => {
+            tracing::info!(
+                timeout_ms = timeout.as_millis() as u64,
+                "command timed out; stopping its process group"
+            );
+            Stopped::Timeout
+        }
+        (path, grown) = over_budget => {
+            tracing::warn!(
+                path = %path.display(),
+                grown,
+                "command wrote past its disk budget; stopping its process group"
+            );
+            Stopped::Disk
+        }
+    };
     guard.signal(Signal::TERM);
     if let Ok(status) = tokio::time::timeout(grace, child.wait()).await {
-        return Ok((status?, true));
+        return Ok((status?, stopped));
     }
     guard.signal(Signal::KILL);
-    Ok((child.wait().await?, true))
+    Ok((child.wait().await?, stopped))
 }
 
 /// Reads one pipe to the end (or until shortly after the process tree is gone),

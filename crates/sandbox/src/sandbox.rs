@@ -6,11 +6,12 @@ use std::time::Duration;
 use tempfile::TempDir;
 
 use crate::access;
-use crate::bwrap;
-use crate::cgroup::{self, MemoryCap, MemoryCgroups};
+use crate::bwrap::{self, UserSwitch};
+use crate::cgroup::{self, Cgroups, MemoryCap, ProcessCap};
 use crate::command::Command;
 use crate::config::{DEFAULT_PATH, Isolation, RunAs, SandboxConfig};
 use crate::error::{Result, SandboxError};
+use crate::hygiene;
 use crate::limits::{self, Limits};
 use crate::python::{self, PythonEnv, PythonInfo, PythonScript};
 use crate::runner::{self, ExecResult, Spec};
@@ -19,6 +20,10 @@ use crate::session::ShellSession;
 /// Tasks `bwrap` itself keeps alive (its monitor and the namespace's init), which
 /// count against RLIMIT_NPROC like the code's own processes.
 const BWRAP_TASKS: u64 = 2;
+
+/// The program that drops from root to the code's user inside a container
+/// (util-linux).
+const SETPRIV: &str = "setpriv";
 
 /// How long the namespace probe may take before it counts as a failure.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -40,10 +45,19 @@ struct Inner {
     python: std::result::Result<PythonInfo, String>,
     /// Private `HOME` for the code, removed when the last clone is dropped.
     home: TempDir,
+    /// The user the code runs as when it is not the caller's own. Always set when
+    /// the caller is root: untrusted code never runs as uid 0.
+    run_as: Option<RunAs>,
     /// Real uid the code runs as, which is what RLIMIT_NPROC counts against.
     child_uid: u32,
-    /// Where calls' memory cgroups go, found once here.
-    memory_cgroups: MemoryCgroups,
+    /// Where calls' memory and pids cgroups go, found once here.
+    cgroups: Cgroups,
+    /// How the container becomes the code's user (namespaces mode); the error
+    /// says why it cannot when the caller is root and `setpriv` is missing.
+    switch: std::result::Result<UserSwitch, String>,
+    /// Write access granted to `run_as` on the working directory and the
+    /// read-write paths, taken back when the sandbox goes.
+    grants: Vec<access::Granted>,
 }
 
 /// Per-call extras that only the crate's own helpers use.
@@ -54,52 +68,55 @@ pub(crate) struct Extra {
 }
 
 impl Sandbox {
-    /// Prepares a sandbox: picks the isolation level (probing `bwrap` for `Auto` and
-    /// `Namespaces`), creates the private home directory and locates Python.
+    /// Prepares a sandbox: settles who the code runs as, picks the isolation level
+    /// (probing `bwrap` for `Auto` and `Namespaces`), creates the private home
+    /// directory and locates Python.
+    ///
+    /// When the caller is root the code runs as [`run_as`](crate::SandboxConfigBuilder::run_as),
+    /// by default [`RunAs::NOBODY`], in either isolation mode; it never runs as root.
     ///
     /// # Errors
     ///
     /// [`SandboxError::BwrapMissing`] or [`SandboxError::NamespacesUnavailable`] when
     /// `Namespaces` was asked for and cannot be had, [`SandboxError::InvalidConfig`]
-    /// when `run_as` is set without root, [`SandboxError::Io`] when the home directory
-    /// cannot be created.
+    /// when `run_as` is root, or another user without the caller being root, or when
+    /// the code's user cannot reach the working directory in process isolation,
+    /// [`SandboxError::Io`] when the home directory cannot be created.
     pub async fn new(config: SandboxConfig) -> Result<Self> {
         let caller_uid = rustix::process::geteuid().as_raw();
-        if let Some(identity) = config.run_as
-            && caller_uid != 0
-            && identity.uid != caller_uid
-        {
-            return Err(SandboxError::InvalidConfig(format!(
-                "run_as uid {} needs the caller to be root (it is uid {caller_uid}); drop \
-                 `run_as` or start the agent as root",
-                identity.uid
-            )));
-        }
-        let child_uid = config
-            .run_as
-            .map_or_else(|| rustix::process::getuid().as_raw(), |r| r.uid);
+        let run_as = code_user(caller_uid, config.run_as)?;
+        let child_uid = run_as.map_or_else(|| rustix::process::getuid().as_raw(), |r| r.uid);
 
-        let home = make_home(config.run_as)?;
-        let memory_cgroups = cgroup::detect();
-        if let Some(identity) = config.run_as
-            && identity.uid != caller_uid
-        {
-            open_to(&config, identity)?;
-        }
-        let python = python::resolve_for(&config.python, config.run_as).await;
-        if let Err(reason) = &python {
-            tracing::debug!(%reason, "no Python interpreter; run_python will fail");
-        }
-
+        let home = make_home(run_as)?;
+        let cgroups = cgroup::detect();
+        let switch = match run_as {
+            Some(user) => match bwrap::find_program(OsStr::new(SETPRIV)) {
+                Some(setpriv) if bwrap::is_under_system_dirs(&setpriv) => {
+                    Ok(UserSwitch::ToUser { setpriv, user })
+                }
+                found => Err(format!(
+                    "running code as uid {} in a container needs `{SETPRIV}` (util-linux) in \
+                     the system directories; found {found:?}",
+                    user.uid
+                )),
+            },
+            None => Ok(UserSwitch::Unprivileged),
+        };
         let mut inner = Inner {
             config,
             isolation: Isolation::Process,
             bwrap: None,
-            python,
+            python: Err("not resolved yet".to_owned()),
             home,
+            run_as,
             child_uid,
-            memory_cgroups,
+            cgroups,
+            switch,
+            grants: Vec::new(),
         };
+        // Resolved once without the code's user in mind, for the probe to mount;
+        // in process isolation the user's reach decides again below.
+        inner.python = python::resolve(&inner.config.python).await;
         let requested = inner.config.isolation;
         if requested != Isolation::Process {
             match probe(&mut inner).await {
@@ -111,7 +128,25 @@ impl Sandbox {
                 ),
             }
         }
+        if inner.isolation == Isolation::Process {
+            inner.python = python::resolve_for(&inner.config.python, run_as).await;
+        }
+        if let Err(reason) = &inner.python {
+            tracing::debug!(%reason, "no Python interpreter; run_python will fail");
+        }
+        if let Some(identity) = run_as {
+            inner.grants = open_to(&inner.config, identity, inner.isolation)?;
+        }
 
+        if inner.isolation == Isolation::Process {
+            let tmp = inner.home.path().join("tmp");
+            std::fs::create_dir_all(&tmp)
+                .and_then(|()| match run_as {
+                    Some(user) => std::os::unix::fs::lchown(&tmp, Some(user.uid), Some(user.gid)),
+                    None => Ok(()),
+                })
+                .map_err(|e| SandboxError::io("creating the code's temporary directory", e))?;
+        }
         if inner.isolation == Isolation::Process {
             // Descendants that leave their call's process group come back
             // here to be killed (`reaper.rs`); namespaces have a PID
@@ -127,15 +162,14 @@ impl Sandbox {
         let sandbox = Self {
             inner: Arc::new(inner),
         };
-        if sandbox.inner.config.max_processes.is_some() && !sandbox.process_limit_enforced() {
-            tracing::warn!(
-                "the code runs as root, for which Linux ignores RLIMIT_NPROC: max_processes \
-                 is not enforced (set `run_as(RunAs::NOBODY)` to enforce it)"
-            );
+        if let ProcessCap::NotEnforced { reason } = sandbox.process_cap() {
+            tracing::warn!("max_processes is not enforced: {reason}");
         }
         tracing::debug!(
             isolation = %sandbox.isolation(),
             memory = %sandbox.memory_cap(),
+            processes = %sandbox.process_cap(),
+            run_as = ?sandbox.inner.run_as,
             "sandbox ready"
         );
         Ok(sandbox)
@@ -157,10 +191,42 @@ impl Sandbox {
         self.inner.home.path()
     }
 
-    /// Whether `max_processes` is really enforced: it is set, and the code does not run
-    /// as root (the kernel never applies RLIMIT_NPROC to root).
+    /// Whether `max_processes` is really enforced: it is set, and a pids cgroup caps
+    /// each call, or the code does not run as root (the kernel never applies
+    /// RLIMIT_NPROC to root).
     pub fn process_limit_enforced(&self) -> bool {
-        self.inner.config.max_processes.is_some() && self.inner.child_uid != 0
+        !matches!(
+            self.process_cap(),
+            ProcessCap::NotEnforced { .. } | ProcessCap::Unlimited
+        )
+    }
+
+    /// How [`max_processes`](crate::SandboxConfigBuilder::max_processes) holds the
+    /// tasks (processes and threads) of one call.
+    pub fn process_cap(&self) -> ProcessCap {
+        if self.inner.config.max_processes.is_none() {
+            return ProcessCap::Unlimited;
+        }
+        match self.inner.cgroups.pids_reason() {
+            Ok(cgroup::Version::V2) => ProcessCap::CgroupV2,
+            Ok(cgroup::Version::V1) => ProcessCap::CgroupV1,
+            Err(reason) if self.inner.child_uid != 0 => ProcessCap::PerUser {
+                uid: self.inner.child_uid,
+                reason,
+            },
+            Err(reason) => ProcessCap::NotEnforced {
+                reason: format!(
+                    "no pids cgroup ({reason}), and the code runs as root, for which Linux \
+                     ignores RLIMIT_NPROC"
+                ),
+            },
+        }
+    }
+
+    /// The user the code runs as when it is not the caller's own (always set when the
+    /// caller is root).
+    pub fn run_as(&self) -> Option<RunAs> {
+        self.inner.run_as
     }
 
     /// How the memory limit holds the processes of one call, in either isolation mode.
@@ -176,7 +242,7 @@ impl Sandbox {
         if self.inner.config.memory_limit.is_none() {
             return MemoryCap::Unlimited;
         }
-        self.inner.memory_cgroups.cap()
+        self.inner.cgroups.memory_cap()
     }
 
     /// Runs `command` and waits for it (or for its timeout).
@@ -289,19 +355,18 @@ impl Sandbox {
             network: Some(registry),
             read_write: Vec::new(),
         };
-        if let Some(cache) = &self.inner.config.pip_cache_dir {
-            match std::fs::create_dir_all(cache) {
-                Ok(()) => {
-                    command = command.env("PIP_CACHE_DIR", cache);
-                    extra.read_write.push(cache.clone());
-                }
-                // A missing cache only costs download time; say so and go on.
-                Err(e) => tracing::warn!(
-                    dir = %cache.display(),
-                    error = %e,
-                    "cannot create the pip cache; running pip without it"
-                ),
+        let cache = self.pip_cache();
+        match std::fs::create_dir_all(&cache).and_then(|()| self.hand_to_code(&cache)) {
+            Ok(()) => {
+                command = command.env("PIP_CACHE_DIR", &cache);
+                extra.read_write.push(cache);
             }
+            // A missing cache only costs download time; say so and go on.
+            Err(e) => tracing::warn!(
+                dir = %cache.display(),
+                error = %e,
+                "cannot create the pip cache; running pip without it"
+            ),
         }
         self.exec_with(command, extra).await
     }
@@ -346,6 +411,35 @@ impl Sandbox {
     /// [`SandboxError::Io`] when the session's state directory cannot be created.
     pub fn shell_session(&self) -> Result<ShellSession> {
         ShellSession::new(self.clone())
+    }
+
+    /// The code's own temporary directory in process isolation, `HOME/tmp`.
+    fn private_tmp(&self) -> PathBuf {
+        self.inner.home.path().join("tmp")
+    }
+
+    /// The pip cache: the configured one, else a private one in the home.
+    fn pip_cache(&self) -> PathBuf {
+        self.inner
+            .config
+            .pip_cache_dir
+            .clone()
+            .unwrap_or_else(|| self.inner.home.path().join(".cache").join("pip"))
+    }
+
+    /// Makes a directory the sandbox created in the code's home the code's
+    /// own (a root caller's code runs as another user).
+    fn hand_to_code(&self, dir: &Path) -> std::io::Result<()> {
+        let Some(user) = self.inner.run_as else {
+            return Ok(());
+        };
+        if !dir.starts_with(self.inner.home.path()) {
+            return Ok(());
+        }
+        for path in dir.ancestors().take_while(|p| *p != self.inner.home.path()) {
+            std::os::unix::fs::lchown(path, Some(user.uid), Some(user.gid))?;
+        }
+        Ok(())
     }
 
     fn python_info(&self) -> Result<&PythonInfo> {
@@ -395,8 +489,28 @@ impl Sandbox {
     }
 
     pub(crate) async fn exec_with(&self, command: Command, extra: Extra) -> Result<ExecResult> {
+        let mut sweep = self.writable_roots(&extra);
+        sweep.retain(|root| {
+            !hygiene::SHARED_TMP
+                .iter()
+                .any(|shared| Path::new(shared) == root)
+        });
+        // Opened before the spawn, closed (and the shared temporary directories
+        // cleaned) when the call is over or its future is dropped.
+        let window = match (self.inner.isolation, self.inner.run_as) {
+            (Isolation::Process, Some(user)) => Some(hygiene::CallWindow::open(
+                user.uid,
+                vec![self.inner.home.path().to_path_buf()],
+            )),
+            _ => None,
+        };
         let spec = self.spec(command, extra)?;
-        runner::run(spec).await
+        let result = runner::run(spec).await;
+        let cleared = hygiene::strip_setid(&sweep);
+        drop(window);
+        let mut result = result?;
+        result.setid_cleared = cleared;
+        Ok(result)
     }
 
     fn spec(&self, command: Command, extra: Extra) -> Result<Spec> {
@@ -411,37 +525,55 @@ impl Sandbox {
             ("HOME".into(), inner.home.path().into()),
             ("LANG".into(), "C.UTF-8".into()),
         ];
+        if inner.isolation == Isolation::Process {
+            // Programs that honour TMPDIR keep their files in the home, which goes
+            // with the sandbox, instead of the host's shared /tmp.
+            env.push(("TMPDIR".into(), self.private_tmp().into()));
+        }
         for (name, value) in config.env.iter().chain(command.env.iter()) {
             crate::config::check_env_entry(name, value)?;
             env.retain(|(existing, _)| existing != name);
             env.push((name.clone(), value.clone()));
         }
         let display_name = command.program.to_string_lossy().into_owned();
-        let (program, args, spawn_cwd, bwrap_tasks) = match (inner.isolation, &inner.bwrap) {
-            (Isolation::Namespaces, Some(bwrap_path)) => {
-                let mut args = self.bwrap_args(&cwd, &extra);
-                args.push(command.program);
-                args.extend(command.args);
-                // bwrap changes into the working directory itself; starting it from `/`
-                // keeps it independent of the caller's (or run_as user's) access to cwd.
-                (
-                    bwrap_path.clone().into_os_string(),
-                    args,
-                    PathBuf::from("/"),
-                    BWRAP_TASKS,
-                )
-            }
-            _ => (command.program, command.args, cwd, 0),
-        };
+        let (program, args, spawn_cwd, bwrap_tasks, spawn_as) =
+            match (inner.isolation, &inner.bwrap, &inner.switch) {
+                (Isolation::Namespaces, Some(bwrap_path), Ok(switch)) => {
+                    let mut args = bwrap_args_for(inner, switch, &cwd, &extra);
+                    args.push(command.program);
+                    args.extend(command.args);
+                    // bwrap changes into the working directory itself; starting it from
+                    // `/` keeps it independent of the caller's access to cwd. As root,
+                    // bwrap itself stays root (it needs to be, to mount what the code's
+                    // user could not reach) and setpriv drops to that user inside.
+                    let spawn_as = match switch {
+                        UserSwitch::ToUser { .. } => None,
+                        UserSwitch::Unprivileged => inner.run_as,
+                    };
+                    (
+                        bwrap_path.clone().into_os_string(),
+                        args,
+                        PathBuf::from("/"),
+                        BWRAP_TASKS,
+                        spawn_as,
+                    )
+                }
+                _ => (command.program, command.args, cwd, 0, inner.run_as),
+            };
+        // The pids cgroup counts the call alone; RLIMIT_NPROC counts every task of
+        // the user, so it is only the fallback where there is no pids cgroup.
+        let pids_limit = config.max_processes.map(|n| n + 1 + bwrap_tasks);
+        let pids_cgroup = inner.cgroups.pids_reason().is_ok();
         let limits = Limits {
             address_space: config.memory_limit,
             cpu_seconds: config.cpu_time_limit.map(Limits::cpu_seconds_for),
             file_size: config.max_file_size,
             processes: config
                 .max_processes
+                .filter(|_| !pids_cgroup)
                 .map(|n| limits::tasks_of_user(inner.child_uid) + n + bwrap_tasks),
             no_new_privs: inner.isolation == Isolation::Process,
-            cgroup_procs: None,
+            cgroup_procs: [None, None],
         };
         Ok(Spec {
             program,
@@ -450,37 +582,71 @@ impl Sandbox {
             cwd: spawn_cwd,
             stdin: command.stdin,
             limits,
-            memory_cgroup: config
-                .memory_limit
-                .and_then(|limit| inner.memory_cgroups.placement(limit)),
-            run_as: config.run_as,
+            cgroups: inner.cgroups.placements(config.memory_limit, pids_limit),
+            run_as: spawn_as,
             timeout: command.timeout.unwrap_or(config.timeout),
             kill_grace: config.kill_grace,
             output_limit: config.output_limit,
             on_output: config.on_output.clone(),
             display_name,
+            disk: config
+                .disk_limit
+                .map(|limit| (limit, self.writable_roots(&extra))),
         })
     }
 
-    fn bwrap_args(&self, cwd: &Path, extra: &Extra) -> Vec<OsString> {
-        bwrap_args_for(&self.inner, cwd, extra)
+    /// Every directory the code can write on the host: its home, the working
+    /// directory, the read-write paths and the call's extras, and in process
+    /// isolation the host's shared temporary directories.
+    fn writable_roots(&self, extra: &Extra) -> Vec<PathBuf> {
+        let inner = &*self.inner;
+        let mut roots = vec![
+            inner.home.path().to_path_buf(),
+            inner.config.working_dir.clone(),
+        ];
+        roots.extend(inner.config.read_write_paths.iter().cloned());
+        roots.extend(extra.read_write.iter().cloned());
+        if inner.isolation == Isolation::Process {
+            roots.extend(hygiene::SHARED_TMP.iter().map(PathBuf::from));
+        }
+        roots
     }
 }
 
-fn bwrap_args_for(inner: &Inner, cwd: &Path, extra: &Extra) -> Vec<OsString> {
+/// The user untrusted code runs as, given the caller's effective uid and the
+/// configured `run_as`: never root. A root caller hands the code to `run_as`,
+/// [`RunAs::NOBODY`] by default; another caller can only run it as itself.
+fn code_user(caller_uid: u32, configured: Option<RunAs>) -> Result<Option<RunAs>> {
+    if caller_uid != 0 {
+        return match configured {
+            Some(identity) if identity.uid != caller_uid => {
+                Err(SandboxError::InvalidConfig(format!(
+                    "run_as uid {} needs the caller to be root (it is uid {caller_uid}); drop \
+                     `run_as` or start the agent as root",
+                    identity.uid
+                )))
+            }
+            _ => Ok(None),
+        };
+    }
+    let identity = configured.unwrap_or(RunAs::NOBODY);
+    if identity.uid == 0 || identity.gid == 0 {
+        return Err(SandboxError::InvalidConfig(format!(
+            "refusing to run untrusted code as uid {} gid {}: the sandbox never runs code as \
+             root or in root's group; choose an unprivileged user (the default is nobody, \
+             65534)",
+            identity.uid, identity.gid
+        )));
+    }
+    Ok(Some(identity))
+}
+
+fn bwrap_args_for(inner: &Inner, switch: &UserSwitch, cwd: &Path, extra: &Extra) -> Vec<OsString> {
     let config = &inner.config;
     let mut read_only = config.read_only_paths.clone();
     if let Ok(info) = &inner.python {
         for path in [&info.base_prefix, &info.executable] {
             if bwrap::is_under_system_dirs(path) || !path.exists() {
-                continue;
-            }
-            // bwrap running as another user cannot bind what that user cannot reach
-            // (pyenv under a 0700 /root, say) and would refuse to start at all.
-            if let Some(identity) = config.run_as
-                && !access::reachable_by(path, identity)
-            {
-                tracing::debug!(path = %path.display(), "Python not reachable by run_as user; not mounted");
                 continue;
             }
             read_only.push(path.clone());
@@ -494,22 +660,44 @@ fn bwrap_args_for(inner: &Inner, cwd: &Path, extra: &Extra) -> Vec<OsString> {
         read_write: &read_write,
         network: extra.network.unwrap_or(config.network),
         cwd,
+        tmp_size: match (config.memory_limit, config.disk_limit) {
+            (Some(memory), Some(disk)) => Some(memory.min(disk)),
+            (one, other) => one.or(other),
+        },
+        user: switch,
     })
 }
 
-/// Lets `identity` reach and write the working directory and the granted
-/// read-write paths (see `access.rs`). The working directory must be
+/// Lets `identity` write the working directory and the granted read-write
+/// paths (see `access.rs`), until the sandbox goes. In process isolation the
+/// way to each must also be open to it on the host (in a container the way
+/// is the container's own, made open); the working directory must be
 /// reachable: code that cannot enter it cannot do anything.
-fn open_to(config: &SandboxConfig, identity: RunAs) -> Result<()> {
-    let dirs = std::iter::once(&config.working_dir).chain(&config.read_write_paths);
+fn open_to(
+    config: &SandboxConfig,
+    identity: RunAs,
+    isolation: Isolation,
+) -> Result<Vec<access::Granted>> {
+    let mut grants = Vec::new();
+    if let Some(cache) = &config.pip_cache_dir
+        && let Err(e) = std::fs::create_dir_all(cache)
+    {
+        tracing::warn!(dir = %cache.display(), error = %e, "cannot create the pip cache");
+    }
+    let dirs = std::iter::once(&config.working_dir)
+        .chain(&config.read_write_paths)
+        .chain(config.pip_cache_dir.iter().filter(|c| c.is_dir()));
     for (i, dir) in dirs.enumerate() {
         let is_work_dir = i == 0;
-        // The directory itself is opened below; the way to it must be open.
         let way = dir.parent().unwrap_or(dir);
-        if let Some(closed) = access::first_closed_ancestor(way, identity) {
+        if isolation == Isolation::Process
+            && let Some(closed) = access::first_closed_ancestor(way, identity)
+        {
             let message = format!(
-                "the code runs as uid {}, which cannot enter {} (on the way to {}); move the \
-                 task somewhere it can reach, or run the code as the caller",
+                "in process isolation the code runs as uid {} on the host's file system, and \
+                 that user cannot enter {}, on the way to {}: move the task below a directory \
+                 others may enter, or install bubblewrap for namespace isolation (which makes \
+                 the way itself)",
                 identity.uid,
                 closed.display(),
                 dir.display()
@@ -521,11 +709,13 @@ fn open_to(config: &SandboxConfig, identity: RunAs) -> Result<()> {
             continue;
         }
         match access::grant_write(dir, identity) {
-            Ok(grant) => {
+            Ok(granted) => {
+                let grant = granted.grant();
                 tracing::info!(dir = %dir.display(), uid = identity.uid, ?grant, "granted write access through ACLs");
                 if grant.truncated {
                     tracing::warn!(dir = %dir.display(), "more than {} entries: the rest keep their permissions", access::MAX_GRANT_ENTRIES);
                 }
+                grants.push(granted);
             }
             Err(e) if is_work_dir => {
                 return Err(SandboxError::io(
@@ -540,7 +730,7 @@ fn open_to(config: &SandboxConfig, identity: RunAs) -> Result<()> {
             Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "cannot grant write access"),
         }
     }
-    Ok(())
+    Ok(grants)
 }
 
 /// Checks that `bwrap` exists and can build the exact container this sandbox uses.
@@ -551,8 +741,18 @@ async fn probe(inner: &mut Inner) -> Result<()> {
             program: PathBuf::from(program),
         });
     };
-    let mut args = bwrap_args_for(inner, &inner.config.working_dir, &Extra::default());
+    let switch = inner
+        .switch
+        .as_ref()
+        .map_err(|reason| SandboxError::NamespacesUnavailable {
+            reason: reason.clone(),
+        })?;
+    let mut args = bwrap_args_for(inner, switch, &inner.config.working_dir, &Extra::default());
     args.push("true".into());
+    let spawn_as = match switch {
+        UserSwitch::ToUser { .. } => None,
+        UserSwitch::Unprivileged => inner.run_as,
+    };
     let spec = Spec {
         program: path.clone().into_os_string(),
         args,
@@ -560,13 +760,14 @@ async fn probe(inner: &mut Inner) -> Result<()> {
         cwd: PathBuf::from("/"),
         stdin: None,
         limits: Limits::default(),
-        memory_cgroup: None,
-        run_as: inner.config.run_as,
+        cgroups: Vec::new(),
+        run_as: spawn_as,
         timeout: PROBE_TIMEOUT,
         kill_grace: Duration::from_millis(100),
         output_limit: 8 * 1024,
         on_output: None,
         display_name: "bwrap (probe)".to_owned(),
+        disk: None,
     };
     let result = runner::run(spec).await?;
     if result.success() {
@@ -640,6 +841,13 @@ fn make_home(run_as: Option<RunAs>) -> Result<TempDir> {
         tracing::info!(
             removed,
             "removed sandbox homes left by agents that were killed"
+        );
+    }
+    let revoked = access::revoke_stale();
+    if revoked > 0 {
+        tracing::info!(
+            revoked,
+            "took back write access that agents which were killed had granted"
         );
     }
     let home = tempfile::Builder::new()

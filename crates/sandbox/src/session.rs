@@ -58,7 +58,7 @@ impl ShellSession {
             .prefix("session-")
             .tempdir_in(sandbox.state_parent())
             .map_err(|e| SandboxError::io("creating the shell session state directory", e))?;
-        if let Some(identity) = sandbox.config().run_as {
+        if let Some(identity) = sandbox.run_as() {
             std::os::unix::fs::chown(state.path(), Some(identity.uid), Some(identity.gid))
                 .map_err(|e| {
                     SandboxError::io("handing the session state directory to run_as user", e)

@@ -91,14 +91,20 @@ async fn the_callers_home_is_not_readable() {
         std::path::Path::new(&home).display()
     );
 
-    // Control: in process mode the same command does read it.
+    // Control: in process mode the same command reads it when the code runs as the
+    // caller; a root caller's code runs as nobody, which the home's 0700 keeps out.
     let dir = workdir();
     let process = Sandbox::new(builder(dir.path(), Isolation::Process).build().unwrap())
         .await
         .unwrap();
     let leaked = process.run_shell(&command).await.unwrap();
-    assert!(leaked.stdout.contains("top-secret-token-93817"));
-    assert!(leaked.stdout.contains(&dir_name));
+    let as_caller = process.run_as().is_none();
+    assert_eq!(
+        leaked.stdout.contains("top-secret-token-93817"),
+        as_caller,
+        "{leaked:?}"
+    );
+    assert_eq!(leaked.stdout.contains(&dir_name), as_caller, "{leaked:?}");
 
     let sandbox = ns_sandbox(dir.path()).await;
     let result = sandbox.run_shell(&command).await.unwrap();

@@ -52,10 +52,11 @@ pub struct SandboxArgs {
     #[arg(long)]
     pub no_network: bool,
     /// Which user model-written code runs as: `auto` (`nobody` when the
-    /// agent is root in process isolation, else the agent's user),
-    /// `caller` (always the agent's user), `nobody`, or `UID[:GID]`. A
-    /// user other than the agent's gets write access to the working and
-    /// output directories through POSIX ACLs.
+    /// agent is root, in either isolation, else the agent's user),
+    /// `caller` (the agent's user; refused for root), `nobody`, or
+    /// `UID[:GID]` (never 0). A user other than the agent's gets write
+    /// access to the working and output directories through POSIX ACLs
+    /// while the run lasts.
     #[arg(long, default_value = "auto", value_parser = parse_code_user, value_name = "USER")]
     pub run_as: CodeUser,
 }

@@ -805,22 +805,17 @@ impl<'a> Run<'a> {
         if let Some(sandbox) = &self.sandbox {
             return Ok(sandbox.clone());
         }
-        let isolation =
-            crate::prepare::settle_isolation_for(self.config.isolation, self.config.code_user)
-                .await;
         let code_user = self
             .config
             .code_user
-            .resolve(isolation, rustix::process::geteuid().as_raw());
+            .resolve(rustix::process::geteuid().as_raw())
+            .map_err(Error::Task)?;
         let mut builder = SandboxConfig::builder(&self.out)
-            .isolation(isolation)
+            .isolation(self.config.isolation)
             .run_as(code_user)
             .timeout(self.config.exec_timeout)
             .package_registry(self.config.package_registry)
             .read_write_path(&self.out);
-        if let AnalysisCache::Home(home) = &self.config.analysis_cache {
-            builder = builder.pip_cache_dir(home.join("cache").join("pip"));
-        }
         for reference in &self.request.references {
             builder = builder.read_only_path(reference);
         }
@@ -829,9 +824,14 @@ impl<'a> Run<'a> {
             .map_err(Error::Sandbox)?;
         crate::prepare::no_network_enforced(sandbox.isolation(), self.config.require_no_network)?;
         self.say(&format!(
-            "[verify] sandbox: {:?} isolation, memory limit: {}",
+            "[verify] sandbox: {:?} isolation, code runs as {}, memory limit: {}, processes: {}",
             sandbox.isolation(),
-            sandbox.memory_cap()
+            sandbox.run_as().map_or_else(
+                || "the agent's user".to_owned(),
+                |u| format!("uid {}", u.uid)
+            ),
+            sandbox.memory_cap(),
+            sandbox.process_cap()
         ));
         self.sandbox = Some(sandbox.clone());
         Ok(sandbox)
