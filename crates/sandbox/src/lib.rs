@@ -74,6 +74,7 @@ mod limits;
 mod output;
 mod python;
 mod reaper;
+mod registry;
 mod runner;
 mod sandbox;
 mod session;

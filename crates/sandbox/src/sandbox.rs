@@ -14,6 +14,7 @@ use crate::error::{Result, SandboxError};
 use crate::hygiene;
 use crate::limits::{self, Limits};
 use crate::python::{self, PythonEnv, PythonInfo, PythonScript};
+use crate::registry;
 use crate::runner::{self, ExecResult, Spec};
 use crate::session::ShellSession;
 
@@ -368,7 +369,56 @@ impl Sandbox {
                 "cannot create the pip cache; running pip without it"
             ),
         }
-        self.exec_with(command, extra).await
+        if !(registry && self.inner.isolation == Isolation::Namespaces) {
+            return self.exec_with(command, extra).await;
+        }
+        // In a container the call keeps its own network namespace and reaches
+        // only the registry, through the relays of `registry.rs`.
+        extra.network = Some(false);
+        let (relayed, _proxy) = self.through_registry_relay(env, command)?;
+        self.exec_with(relayed, extra).await
+    }
+
+    /// `command` wrapped to reach the registry through a relay in the container
+    /// and a [`RegistryProxy`] on a socket in the home, which lives as long as the
+    /// returned guard.
+    fn through_registry_relay(
+        &self,
+        env: &PythonEnv,
+        command: Command,
+    ) -> Result<(Command, registry::RegistryProxy)> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = self.inner.home.path().join(".registry");
+        let io = |e| SandboxError::io("preparing the registry relay", e);
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        self.hand_to_code(&dir).map_err(io)?;
+        let forwarder = dir.join("forwarder.py");
+        std::fs::write(&forwarder, registry::FORWARDER).map_err(io)?;
+        let socket = dir.join(format!("proxy-{n}.sock"));
+        let port_file = dir.join(format!("port-{n}"));
+        let _ = std::fs::remove_file(&port_file);
+        let proxy = registry::RegistryProxy::start(
+            socket.clone(),
+            registry::registry_hosts(),
+            self.inner.run_as,
+        )
+        .map_err(io)?;
+        let mut relayed = Command::new(shell_program())
+            .arg("-c")
+            .arg(registry::WRAPPER)
+            .arg("registry-relay")
+            .arg(env.python())
+            .arg(&forwarder)
+            .arg(&socket)
+            .arg(&port_file)
+            .arg(&command.program)
+            .args(&command.args);
+        relayed.env = command.env;
+        relayed.stdin = command.stdin;
+        relayed.current_dir = command.current_dir;
+        relayed.timeout = command.timeout;
+        Ok((relayed, proxy))
     }
 
     /// Runs `pip install ARGS` in virtualenv `env`, e.g. `["-r", "requirements.txt"]`
