@@ -9,12 +9,17 @@
 //!
 //! | | [`Isolation::Process`] | [`Isolation::Namespaces`] (`bwrap`) |
 //! |---|---|---|
+//! | runs as | never root: a root caller's code runs as `nobody` ([`Sandbox::run_as`]) | the same (bwrap stays root without a user namespace; `setpriv` drops to the user inside) |
 //! | resource limits (`setrlimit`) | yes | yes |
 //! | total memory across processes | a memory cgroup per call, where the kernel lets us ([`Sandbox::memory_cap`]) | the same (`bwrap` and all it runs are in the call's cgroup) |
+//! | processes and threads | a pids cgroup per call, else RLIMIT_NPROC ([`Sandbox::process_cap`]) | the same |
 //! | timeout kills every descendant | its process group, then those that left it (child subreaper) | its whole PID namespace |
 //! | `no_new_privs` | yes | set by bubblewrap |
-//! | file system | as the sandbox user sees it | system dirs read-only; only the working directory, granted paths and a private `/tmp` writable; home hidden |
-//! | network | caller's | none (private loopback) unless enabled |
+//! | setuid/setgid files left behind | bits cleared after each call | the same (mounts are also `nosuid` inside) |
+//! | file system | as the sandbox user sees it | system dirs read-only; only the working directory, granted paths and a private `/tmp` writable; home hidden; `/proc/sys` read-only |
+//! | `/tmp`, `/dev/shm` | the host's; what the code's user made there is removed after its calls | private tmpfs mounts of bounded size |
+//! | disk | a budget per call, watched ([`SandboxConfigBuilder::disk_limit`]) | the same, plus the sized tmpfs mounts |
+//! | network | caller's | none (private loopback) unless enabled; pip reaches only the registry |
 //!
 //! [`Isolation::Auto`] (the default) picks namespaces when `bwrap` (Debian package
 //! `bubblewrap`) is installed and the kernel allows it. On top of one-off calls the crate
@@ -51,9 +56,9 @@
 //! # }
 //! ```
 //!
-//! Limits that the kernel cannot enforce are reported rather than faked: Linux ignores
-//! RLIMIT_NPROC for root, so [`Sandbox::process_limit_enforced`] is `false` unless the
-//! code runs as another user ([`SandboxConfigBuilder::run_as`]); process mode cannot
+//! Limits that the kernel cannot enforce are reported rather than faked: without a
+//! pids cgroup the process limit is RLIMIT_NPROC, which counts every task of the
+//! code's user ([`Sandbox::process_cap`]); process mode cannot
 //! block the network; the memory limit caps the total of a call's processes only where
 //! a memory cgroup can be made ([`Sandbox::memory_cap`] says which, and why not), and
 //! otherwise each process on its own; and [`ExecResult::killed_for_memory`] is the
