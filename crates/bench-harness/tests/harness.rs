@@ -507,7 +507,9 @@ impl ChatModel for Hangs {
 fn crashes_hangs_and_failing_models_are_recorded_and_the_run_goes_on() {
     let out = tempfile::tempdir().unwrap();
     let mut config = config(out.path(), &[]);
-    config.timeout_per_task = Duration::from_secs(2);
+    // Long enough for a task's setup (analysis, context, sandbox) on a
+    // loaded 2-core machine, short enough to keep the hang cheap.
+    config.timeout_per_task = Duration::from_secs(8);
     let harness = Harness::new(config).unwrap();
     let models = per_task(|ctx| match ctx.task.id.as_str() {
         "WordCount_01" => Ok(Box::new(Panics)),

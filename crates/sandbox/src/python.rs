@@ -102,7 +102,7 @@ pub(crate) struct PythonInfo {
 /// code's user cannot go (pyenv under a 0700 `/root`, say).
 const SYSTEM_INTERPRETERS: [&str; 2] = ["/usr/bin/python3", "/usr/local/bin/python3"];
 
-/// [`resolve`], for code that runs as `run_as` on the host's own file
+/// `found` ([`resolve`] of `interpreter`), for code that runs as `run_as` on the host's own file
 /// system (process isolation: in a container the way to a bound path is made
 /// open, so only the path matters): when that user cannot reach the
 /// interpreter, the first system interpreter it can reach is used instead
@@ -110,9 +110,9 @@ const SYSTEM_INTERPRETERS: [&str; 2] = ["/usr/bin/python3", "/usr/local/bin/pyth
 /// all.
 pub(crate) async fn resolve_for(
     interpreter: &std::ffi::OsStr,
+    found: std::result::Result<PythonInfo, String>,
     run_as: Option<RunAs>,
 ) -> std::result::Result<PythonInfo, String> {
-    let found = resolve(interpreter).await;
     let Some(identity) = run_as else {
         return found;
     };

@@ -130,7 +130,8 @@ impl Sandbox {
             }
         }
         if inner.isolation == Isolation::Process {
-            inner.python = python::resolve_for(&inner.config.python, run_as).await;
+            let found = std::mem::replace(&mut inner.python, Err(String::new()));
+            inner.python = python::resolve_for(&inner.config.python, found, run_as).await;
         }
         if let Err(reason) = &inner.python {
             tracing::debug!(%reason, "no Python interpreter; run_python will fail");
