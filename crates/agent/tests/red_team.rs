@@ -401,3 +401,204 @@ fn server_faults_end_cleanly() -> TestResult {
     assert!(last.contains("cut"), "the model was not told of the cut");
     Ok(())
 }
+
+/// Issue 26's attacks on the host, run by model-written code through
+/// `repo-agent run`: a sysctl, a setuid program left behind, thousands of
+/// threads, a file in the host's shared memory. The host must be as it was,
+/// and the code must not be root.
+const HOST_ATTACK: &str = r#"
+import os, shutil, stat, threading
+print("uid", os.getuid(), "gid", os.getgid())
+path = "/proc/sys/kernel/printk_ratelimit"
+try:
+    old = int(open(path).read())
+    open(path, "w").write(str(old + 3))
+    print("sysctl " + "written")
+except OSError as e:
+    print("sysctl refused", e.errno)
+try:
+    shutil.copy("/bin/true", "suid-true")
+    os.chmod("suid-true", 0o4755)
+    print("setuid mode", oct(os.stat("suid-true").st_mode & 0o7777))
+except OSError as e:
+    print("setuid refused", e.errno)
+event, n = threading.Event(), 0
+try:
+    for _ in range(3000):
+        threading.Thread(target=event.wait, daemon=True).start()
+        n += 1
+except RuntimeError:
+    pass
+print("threads reached", n)
+event.set()
+try:
+    with open("/dev/shm/" + MARK, "wb") as f:
+        f.write(b"\0" * (16 << 20))
+    print("shm written")
+except OSError as e:
+    print("shm refused", e.errno)
+"#;
+
+fn host_tasks() -> usize {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| std::fs::read_dir(e.path().join("task")).ok())
+                .map(|t| t.count())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn code_cannot_change_the_host() -> TestResult {
+    const RATELIMIT: &str = "/proc/sys/kernel/printk_ratelimit";
+    let before = std::fs::read_to_string(RATELIMIT)?;
+    for mode in modes() {
+        let fx = Fixture::new()?;
+        let mark = format!("repo-agent-redteam-{}-{mode}", std::process::id());
+        let code = HOST_ATTACK.replace("MARK", &format!("{mark:?}"));
+        let calls = vec![tool("p", "run_python", json!({"code": code}))];
+        let tasks_before = host_tasks();
+        let outcome = attack(mode, &fx, calls)?;
+        let after = std::fs::read_to_string(RATELIMIT)?;
+        if after != before {
+            let _ = std::fs::write(RATELIMIT, &before);
+        }
+        outcome.assert_contained();
+        let seen = outcome.observations();
+        assert_eq!(after, before, "{mode}: the host's sysctl changed: {seen}");
+        assert!(!seen.contains("uid 0 "), "{mode}: code ran as root: {seen}");
+        assert!(!seen.contains("sysctl written"), "{mode}: {seen}");
+        let threads: usize = seen
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("threads reached "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{mode}: {seen}"));
+        eprintln!("{mode}: the code reached {threads} threads");
+        assert!(
+            threads <= sandbox::DEFAULT_MAX_PROCESSES as usize,
+            "{mode}: {threads} threads"
+        );
+        // Nothing with a setuid bit anywhere the code could write.
+        for dir in [fx.repo(), fx.out(), fx.dir.path().to_path_buf()] {
+            for entry in walk(&dir) {
+                use std::os::unix::fs::MetadataExt;
+                let mode_bits = std::fs::symlink_metadata(&entry)
+                    .map(|m| m.mode())
+                    .unwrap_or(0);
+                assert_eq!(
+                    mode_bits & 0o6000,
+                    0,
+                    "{mode}: {} is setuid",
+                    entry.display()
+                );
+            }
+        }
+        assert!(
+            !Path::new("/dev/shm").join(&mark).exists(),
+            "{mode}: the host's /dev/shm kept the code's file"
+        );
+        let tasks_after = host_tasks();
+        assert!(
+            tasks_after < tasks_before + 100,
+            "{mode}: host tasks {tasks_before} -> {tasks_after}"
+        );
+    }
+    Ok(())
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            }
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+/// A generated repository whose `requirements.txt` names a local package:
+/// `pip install` runs its `setup.py`, which tries the host's loopback and
+/// the shared pip cache under the agent's home. In a container it reaches
+/// neither; in any mode pip's cache is the sandbox's own.
+const HOSTILE_SETUP: &str = r#"import os, socket
+here = os.path.dirname(os.path.abspath(__file__))
+seen = []
+port = int(open(os.path.join(here, "port")).read())
+try:
+    socket.create_connection(("127.0.0.1", port), timeout=3).close()
+    seen.append("host " + "reached")
+except OSError:
+    seen.append("host refused")
+home_cache = open(os.path.join(here, "home_cache")).read()
+try:
+    os.makedirs(home_cache, exist_ok=True)
+    open(os.path.join(home_cache, "poisoned"), "w").write("x")
+    seen.append("cache " + "poisoned")
+except OSError:
+    seen.append("cache refused")
+seen.append("pip cache in use: " + os.environ.get("PIP_CACHE_DIR", "?"))
+open(os.path.join(here, "seen.txt"), "w").write("\n".join(seen) + "\n")
+from setuptools import setup
+setup(name="hostilepkg", version="0.1", py_modules=[])
+"#;
+
+#[test]
+fn generated_installs_reach_neither_the_host_nor_a_shared_cache() -> TestResult {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    for mode in modes() {
+        let fx = Fixture::new()?;
+        let repo = fx.dir.path().join("generated");
+        let pkg = repo.join("hostilepkg");
+        std::fs::create_dir_all(&pkg)?;
+        std::fs::write(pkg.join("setup.py"), HOSTILE_SETUP)?;
+        std::fs::write(repo.join("requirements.txt"), "./hostilepkg\n")?;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        std::fs::write(pkg.join("port"), listener.local_addr()?.port().to_string())?;
+        let home_cache = fx.dir.path().join("home/cache/pip");
+        std::fs::write(pkg.join("home_cache"), home_cache.display().to_string())?;
+        let isolation = match mode {
+            "namespaces" => sandbox::Isolation::Namespaces,
+            _ => sandbox::Isolation::Process,
+        };
+        let outcome = runtime.block_on(async {
+            let config = sandbox::SandboxConfig::builder(&repo)
+                .isolation(isolation)
+                .package_registry(true)
+                .timeout(std::time::Duration::from_secs(300))
+                .build()?;
+            let sandbox = sandbox::Sandbox::new(config).await?;
+            let venv = repo.join(".repo-agent/venv");
+            agent::generate::probe::install(&sandbox, &repo, &venv, false)
+                .await
+                .map(|(_, outcome)| outcome)
+                .map_err(|e| Box::new(e) as Box<dyn std::error::Error>)
+        })?;
+        let accepted = listener.accept().is_ok();
+        let seen = std::fs::read_to_string(pkg.join("seen.txt"))
+            .unwrap_or_else(|_| panic!("{mode}: setup.py did not run: {}", outcome.log_tail));
+        assert!(outcome.ok, "{mode}: {}", outcome.log_tail);
+        assert!(seen.contains("cache refused"), "{mode}: {seen}");
+        assert!(!home_cache.join("poisoned").exists(), "{mode}");
+        assert!(
+            !seen.contains(&home_cache.display().to_string()),
+            "{mode}: {seen}"
+        );
+        if mode == "namespaces" {
+            assert!(seen.contains("host refused"), "{mode}: {seen}");
+            assert!(!accepted, "{mode}: the host's loopback saw a connection");
+        }
+    }
+    Ok(())
+}
