@@ -12,6 +12,7 @@ use crate::Error;
 use crate::history::History;
 use crate::prepare::Prepared;
 use crate::prompt;
+use crate::redact::RedactingModel;
 use crate::task::TaskSpec;
 use crate::tools::{ToolOptions, ToolOutput, Tools};
 use crate::trajectory::{
@@ -260,7 +261,11 @@ pub async fn run_conversation(
     trajectory: &mut Trajectory,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Summary, Error> {
-    let mut episode = Episode::start(model, tools, opening, task, budgets, trajectory)?;
+    // The one boundary of every model call of the loop: what is sent and
+    // what comes back pass the run's redactor (the history has redacted
+    // each message already; this also covers the model's answers).
+    let model = RedactingModel::new(model, tools.redactor().clone());
+    let mut episode = Episode::start(&model, tools, opening, task, budgets, trajectory)?;
     let (status, message) = 'episode: loop {
         if let Some(status) = episode.budget_spent() {
             break (status, None);
@@ -354,7 +359,11 @@ impl<'a> Episode<'a> {
         trajectory: &'a mut Trajectory,
     ) -> Result<Self, Error> {
         let definitions = tools.definitions();
-        let history = History::new(tools.counter().clone(), opening.messages);
+        let history = History::new(
+            tools.counter().clone(),
+            tools.redactor().clone(),
+            opening.messages,
+        );
         trajectory.record(&TrajectoryEvent::Start(StartEvent {
             task: task.clone(),
             model: model.model_name().to_owned(),

@@ -5,9 +5,15 @@
 //! only its bulky output goes. When the model still reports that the
 //! prompt is too long, [`History::shrink`] digests more aggressively and, as a
 //! last resort, drops the oldest exchanges.
+//!
+//! Every message passes the run's [`Redactor`] on the way in: the history
+//! is what the requests are built from and what the trajectory records,
+//! so no text reaches either without it.
 
 use context_pack::TokenCounter;
 use llm::Message;
+
+use crate::redact::Redactor;
 
 /// Observations at most this many tokens are never digested.
 const SMALL_OBSERVATION: usize = 200;
@@ -23,6 +29,7 @@ pub struct History {
     tokens: Vec<usize>,
     digested: Vec<bool>,
     counter: TokenCounter,
+    redactor: Redactor,
 }
 
 fn message_tokens(counter: &TokenCounter, message: &Message) -> usize {
@@ -36,13 +43,15 @@ fn message_tokens(counter: &TokenCounter, message: &Message) -> usize {
 }
 
 impl History {
-    /// A conversation that starts with these messages (system and task).
-    pub fn new(counter: TokenCounter, start: Vec<Message>) -> Self {
+    /// A conversation that starts with these messages (system and task),
+    /// every message redacted by `redactor`.
+    pub fn new(counter: TokenCounter, redactor: Redactor, start: Vec<Message>) -> Self {
         let mut history = History {
             messages: Vec::new(),
             tokens: Vec::new(),
             digested: Vec::new(),
             counter,
+            redactor,
         };
         for m in start {
             history.push(m);
@@ -50,8 +59,9 @@ impl History {
         history
     }
 
-    /// Appends a message.
+    /// Appends a message, redacted.
     pub fn push(&mut self, message: Message) {
+        let message = self.redactor.redact_message(message);
         self.tokens.push(message_tokens(&self.counter, &message));
         self.digested.push(false);
         self.messages.push(message);
@@ -174,6 +184,7 @@ mod tests {
         let counter = TokenCounter::new(context_pack::Encoding::default())?;
         let mut h = History::new(
             counter,
+            Redactor::default(),
             vec![Message::system("system"), Message::user("task")],
         );
         for i in 0..4 {
@@ -204,6 +215,28 @@ mod tests {
                 .text()
                 .is_some_and(|t| t.starts_with("[digest]"))
         );
+        Ok(())
+    }
+
+    #[test]
+    fn every_message_is_redacted_on_the_way_in() -> Result<(), llm::LlmError> {
+        let counter = TokenCounter::new(context_pack::Encoding::default())?;
+        let key = "sk-history-0123456789";
+        let redactor = Redactor::new([key.to_string()]);
+        let call = ToolCall::new("c", "write_file", json!({"content": key}));
+        let h = History::new(
+            counter,
+            redactor,
+            vec![
+                Message::system(format!("s {key}")),
+                Message::user(format!("README: {key}")),
+                Message::assistant_tool_calls(Some(key.into()), vec![call]),
+                Message::tool("c", format!("out {key}")),
+            ],
+        );
+        let sent = serde_json::to_string(h.messages()).unwrap_or_default();
+        assert!(!sent.contains(key), "{sent}");
+        assert_eq!(sent.matches("[redacted]").count(), 5, "{sent}");
         Ok(())
     }
 

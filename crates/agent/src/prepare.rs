@@ -10,7 +10,7 @@ use sandbox::{Isolation, Sandbox, SandboxConfig};
 
 use crate::Error;
 use crate::episode::{AgentConfig, AnalysisCache, SearchTerms, Summaries};
-use crate::redact::Redactor;
+use crate::redact::{RedactingModel, Redactor};
 use crate::summaries::ModelSummarizer;
 use crate::task::TaskSpec;
 use crate::tools::Tools;
@@ -23,7 +23,8 @@ use crate::trajectory::{SetupEvent, SetupPurpose};
 pub struct Prepared {
     /// The tools, bound to the repository and sandbox.
     pub tools: Tools,
-    /// The initial repository context (Markdown).
+    /// The initial repository context (Markdown), redacted by the run's
+    /// redactor (the tools' [`Tools::redactor`]).
     pub context: String,
     /// Model calls made while preparing (search terms, module summaries),
     /// for the trajectory and the run's token totals.
@@ -50,12 +51,21 @@ pub async fn prepare(task: &TaskSpec, config: &AgentConfig) -> Result<Prepared, 
 /// summary or search-term request that fails leaves the docstrings and the
 /// task's own words in place and is logged: the episode can run without
 /// them.
+///
+/// One [`Redactor`] is built here for the run, from the agent's
+/// credential variables: every request to `model` and its answers pass it
+/// ([`RedactingModel`]), so do the initial context and every tool output.
 pub async fn prepare_with_model(
     task: &TaskSpec,
     config: &AgentConfig,
     model: Option<&dyn ChatModel>,
 ) -> Result<Prepared, Error> {
     task.validate()?;
+    // Built once for the run: the tools, the conversation and every model
+    // request share it.
+    let redactor = Redactor::from_env();
+    let redacting = model.map(|m| RedactingModel::new(m, redactor.clone()));
+    let model = redacting.as_ref().map(|m| m as &dyn ChatModel);
     if task.repositories.is_empty() {
         return Err(Error::Task("the task names no repository".into()));
     }
@@ -139,7 +149,8 @@ pub async fn prepare_with_model(
             text
         });
     }
-    let context = contexts.join("\n\n");
+    // The repository wrote it: a README may hold anything.
+    let context = redactor.redact_owned(contexts.join("\n\n"));
     std::fs::create_dir_all(&task.output_dir).map_err(|e| {
         Error::Task(format!(
             "cannot create the output directory {}: {e}",
@@ -192,7 +203,7 @@ pub async fn prepare_with_model(
             counter,
             config.tools,
         )
-        .with_redactor(Redactor::from_env()),
+        .with_redactor(redactor),
         context,
         setup,
     })

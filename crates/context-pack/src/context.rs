@@ -11,9 +11,11 @@
 //! | how to use it: command-line entry points, the public API, example scripts | 15 % |
 //! | (b) summary table of the top modules | 10 % |
 //! | (c) source or skeletons of the core classes | 25 % |
-//! | (d) paths of the other top-ranked modules | the rest (10 % plus leftovers) |
+//! | files not read: links out of the tree, pipes, files too large (only when there are any) | 3 % |
+//! | (d) paths of the other top-ranked modules | the rest (7 % plus leftovers) |
 //!
-//! Without a task the "where to look" block is empty and its share passes on.
+//! Without a task the "where to look" block is empty and its share passes
+//! on; so does the "files not read" block's when nothing was refused.
 //!
 //! A block is filled with whole units (README sections, table rows,
 //! classes, directory lines) while they fit; a unit that does not fit is
@@ -48,6 +50,10 @@ pub enum BlockKind {
     ModuleSummaries,
     /// (c) Source or skeletons of the core classes.
     CoreComponents,
+    /// The repository's files that were not read because of what they
+    /// are (a symbolic link out of the tree, a pipe, a file too large), and
+    /// why.
+    Unread,
     /// (d) Paths of the other top-ranked modules, by directory.
     ModulePaths,
 }
@@ -60,6 +66,7 @@ impl BlockKind {
             BlockKind::TaskHits => 20,
             BlockKind::ModuleSummaries => 10,
             BlockKind::CoreComponents => 25,
+            BlockKind::Unread => 3,
             BlockKind::ModulePaths => 10,
         }
     }
@@ -193,8 +200,13 @@ impl<'g> ContextBuilder<'g> {
             self.graph,
             self.ranking,
             &query,
-            readme.as_ref().map(|(_, text)| text.as_str()),
+            readme.shown.as_ref().map(|(_, text)| text.as_str()),
         );
+        let noted: Vec<String> = readme
+            .refused
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect();
         let (modules, classes) = self.order(&search);
         let mut blocks = Vec::new();
         let mut carry = 0usize;
@@ -205,6 +217,7 @@ impl<'g> ContextBuilder<'g> {
             BlockKind::Usage,
             BlockKind::ModuleSummaries,
             BlockKind::CoreComponents,
+            BlockKind::Unread,
             BlockKind::ModulePaths,
         ];
         let usable = self.budget.saturating_sub((kinds.len() - 1) * 2);
@@ -216,7 +229,7 @@ impl<'g> ContextBuilder<'g> {
                 usable * kind.share_percent() / 100 + carry
             };
             let text = match kind {
-                BlockKind::Readme => self.readme(readme.as_ref(), &counter, share),
+                BlockKind::Readme => self.readme(&readme, &counter, share),
                 BlockKind::Usage => crate::usage::usage_block(
                     self.graph,
                     self.query_text().as_deref(),
@@ -226,6 +239,9 @@ impl<'g> ContextBuilder<'g> {
                 BlockKind::TaskHits => hits::hits_block(self.graph, &search.hits, &counter, share),
                 BlockKind::ModuleSummaries => self.summaries(&counter, share, &modules)?,
                 BlockKind::CoreComponents => self.core(&counter, share, &classes),
+                BlockKind::Unread => {
+                    crate::unread::unread_block(self.graph, &noted, &counter, share)
+                }
                 BlockKind::ModulePaths => self.paths(&counter, share, &modules),
             };
             let tokens = if text.is_empty() {
@@ -341,7 +357,7 @@ impl<'g> ContextBuilder<'g> {
     /// when it fits, else its most useful sections (`readme/`).
     fn readme(
         &self,
-        readme: Option<&(String, String)>,
+        readme: &crate::readme::Readme,
         counter: &TokenCounter,
         share: usize,
     ) -> String {

@@ -39,6 +39,7 @@ mod readme;
 pub mod select;
 pub mod spec;
 mod summary;
+mod unread;
 mod usage;
 
 pub use context::{Block, BlockKind, ContextBuilder, RepoContext};
@@ -46,6 +47,7 @@ pub use hits::task_terms_found;
 /// Token counting is `llm`'s: one type for context budgets and usage.
 pub use llm::{Encoding, TokenCounter};
 pub use summary::{StaticSummarizer, Summarizer};
+pub use unread::why_not_read;
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

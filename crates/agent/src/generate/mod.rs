@@ -62,6 +62,7 @@ pub use verify::{Check, CheckKind};
 
 use crate::Error;
 use crate::episode::{AnalysisCache, Budgets, CodeUser, Opening};
+use crate::redact::{RedactingModel, Redactor};
 use crate::tools::policy::{Access, PathPolicy, RootKind};
 use crate::tools::{ToolOptions, Tools};
 use crate::trajectory::{Status, Trajectory, TrajectoryEvent};
@@ -195,6 +196,12 @@ const MAX_FILE_BYTES: usize = 512 * 1024;
 /// Tokens of file contents shown to a repair round.
 const REPAIR_FILE_TOKENS: usize = 12_000;
 
+/// Largest generated file read to be shown to a repair round (bytes).
+const MAX_REPAIR_FILE_BYTES: u64 = 256 * 1024;
+
+/// Largest `requirements.txt` read to tell whether it changed (bytes).
+const MAX_REQUIREMENTS_BYTES: u64 = 1 << 20;
+
 /// The agent's own directory inside the output.
 pub const AGENT_DIR: &str = ".repo-agent";
 
@@ -217,7 +224,11 @@ pub async fn generate(
 
 /// A generation run in progress.
 struct Run<'a> {
-    model: Metered<&'a dyn ChatModel>,
+    /// Every call passes the run's redactor: the prompts carry the
+    /// specification and reference code, which may hold anything.
+    model: Metered<RedactingModel<&'a dyn ChatModel>>,
+    /// Built once for the run; the repair rounds' tools share it.
+    redactor: Redactor,
     request: &'a GenerateRequest,
     config: &'a GenerateConfig,
     trajectory: &'a mut Trajectory,
@@ -258,33 +269,24 @@ impl From<Error> for Stop {
 
 use crate::episode::millis;
 
-/// Reads the specification: a text file of at most [`MAX_SPEC_BYTES`].
+/// Reads the specification: a regular text file of at most
+/// [`MAX_SPEC_BYTES`]. The path is the user's, so a link in it is
+/// followed; the file it names is then opened like a repository's file
+/// ([`repo_graph::read_in_tree`] in its directory): without blocking on a
+/// pipe, its type checked on the open descriptor, its size capped.
 fn read_spec(path: &Path) -> Result<String, Error> {
-    let meta = std::fs::metadata(path).map_err(|e| {
+    let refused = |reason: String| {
         Error::Task(format!(
-            "cannot read the specification {}: {e}",
+            "the specification {} is not read: {reason}; give a text file of at most {MAX_SPEC_BYTES} bytes",
             path.display()
         ))
-    })?;
-    if !meta.is_file() {
-        return Err(Error::Task(format!(
-            "the specification {} is not a file",
-            path.display()
-        )));
-    }
-    if meta.len() > MAX_SPEC_BYTES {
-        return Err(Error::Task(format!(
-            "the specification {} has {} bytes; at most {MAX_SPEC_BYTES} are read",
-            path.display(),
-            meta.len()
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| {
-        Error::Task(format!(
-            "cannot read the specification {}: {e}",
-            path.display()
-        ))
-    })?;
+    };
+    let canonical = std::fs::canonicalize(path).map_err(|e| refused(format!("{e}")))?;
+    let (Some(dir), Some(name)) = (canonical.parent(), canonical.file_name()) else {
+        return Err(refused("it is not a file".into()));
+    };
+    let bytes = repo_graph::read_in_tree(dir, Path::new(name), MAX_SPEC_BYTES)
+        .map_err(|e| refused(context_pack::why_not_read(&e)))?;
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Err(Error::Task(format!(
             "the specification {} is a binary file",
@@ -366,8 +368,10 @@ impl<'a> Run<'a> {
             declared_port: facts.port,
         }))?;
         let analyzer = repo_graph::Analyzer::new(&out).respect_ignore_files(false);
+        let redactor = Redactor::from_env();
         Ok(Run {
-            model: Metered::new(model, meter.clone()),
+            model: Metered::new(RedactingModel::new(model, redactor.clone()), meter.clone()),
+            redactor,
             request,
             config,
             trajectory,
@@ -909,8 +913,18 @@ impl<'a> Run<'a> {
         graph: &repo_graph::RepoGraph,
     ) -> Result<Vec<Check>, Stop> {
         let sandbox = self.sandbox().await?;
-        let requirements =
-            std::fs::read_to_string(self.out.join("requirements.txt")).unwrap_or_default();
+        // Generated code may have replaced it with a pipe or a link out.
+        let requirements = match repo_graph::read_in_tree(
+            &self.out,
+            Path::new("requirements.txt"),
+            MAX_REQUIREMENTS_BYTES,
+        ) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(error) => {
+                tracing::warn!(%error, "requirements.txt not read; the environment is rebuilt");
+                String::new()
+            }
+        };
         let has_tests = self.out.join("tests").is_dir();
         let reuse = self
             .env
@@ -1000,8 +1014,19 @@ impl<'a> Run<'a> {
             let Ok(path) = self.policy.read(file) else {
                 continue;
             };
-            let Ok(text) = repo_graph::read_small_text(&path, 256 * 1024) else {
-                continue;
+            // The generated code ran in the sandbox since the check: the
+            // file may be a pipe or a link out by now.
+            let text = match repo_graph::read_in_tree(&self.out, &path, MAX_REPAIR_FILE_BYTES) {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Err(error) => {
+                    let _ = writeln!(
+                        evidence,
+                        "## {} not shown: {}\n",
+                        path.display(),
+                        context_pack::why_not_read(&error)
+                    );
+                    continue;
+                }
             };
             let tokens = self.counter.count(&text);
             if shown + tokens > REPAIR_FILE_TOKENS {
@@ -1027,7 +1052,7 @@ impl<'a> Run<'a> {
                 ..ToolOptions::default()
             },
         )
-        .with_redactor(crate::redact::Redactor::from_env());
+        .with_redactor(self.redactor.clone());
         let task = crate::TaskSpec::new(
             format!(
                 "Repair the generated repository so its failing checks pass (round {iteration})."
@@ -1199,12 +1224,44 @@ mod tests {
         let empty = dir.path().join("empty.md");
         std::fs::write(&empty, "  \n").unwrap();
         assert!(read_spec(&empty).unwrap_err().to_string().contains("empty"));
+        let error = |path: &Path| read_spec(path).unwrap_err().to_string();
         assert!(
-            read_spec(dir.path())
-                .unwrap_err()
-                .to_string()
-                .contains("not a file")
+            error(dir.path()).contains("it is a directory, not a regular file"),
+            "{}",
+            error(dir.path())
         );
         assert!(read_spec(&dir.path().join("missing.md")).is_err());
+        // A pipe is refused at once, not waited on; a sparse giant by its
+        // size, unread.
+        let fifo = dir.path().join("spec.md");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        assert!(
+            error(&fifo).contains("it is a named pipe"),
+            "{}",
+            error(&fifo)
+        );
+        let giant = dir.path().join("giant.md");
+        std::fs::File::create(&giant)
+            .unwrap()
+            .set_len(1 << 40)
+            .unwrap();
+        assert!(
+            error(&giant).contains("it is larger than 2 MiB (1099511627776 bytes)"),
+            "{}",
+            error(&giant)
+        );
+        // A link the user gave is followed: the path is theirs.
+        let real = dir.path().join("real.md");
+        std::fs::write(&real, "# Service\n").unwrap();
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert_eq!(read_spec(&link).unwrap(), "# Service\n");
     }
 }

@@ -142,11 +142,17 @@ impl References {
                 .min_by_key(|e| e.depth());
             let Some(entry) = found else { continue };
             let path = entry.path();
-            if std::fs::metadata(path).map_or(true, |m| m.len() > MAX_PLAIN_BYTES) {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(path) else {
-                continue;
+            // Opened inside the reference, without blocking, size-capped:
+            // the walk's look at it may be stale by now.
+            let text = match repo_graph::read_in_tree(&repo.root, path, MAX_PLAIN_BYTES) {
+                Ok(bytes) => match String::from_utf8(bytes) {
+                    Ok(text) => text,
+                    Err(_) => continue,
+                },
+                Err(error) => {
+                    tracing::debug!(%error, "reference file not offered");
+                    continue;
+                }
             };
             let view = select::log(
                 counter,

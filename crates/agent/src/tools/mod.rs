@@ -154,6 +154,12 @@ impl Tools {
         self
     }
 
+    /// The redactor every observation passes: the run's one, which the
+    /// conversation and the model's requests use too.
+    pub fn redactor(&self) -> &crate::redact::Redactor {
+        &self.redactor
+    }
+
     /// The graphs of the task's repositories, the primary one first.
     pub fn graphs(&self) -> &[RepoGraph] {
         &self.graphs
@@ -202,10 +208,7 @@ impl Tools {
         }
         // Before anything keeps or shows the text: a secret that model-run
         // code found never reaches the history or the trajectory.
-        let text = match self.redactor.redact(&text) {
-            std::borrow::Cow::Owned(redacted) => redacted,
-            std::borrow::Cow::Borrowed(_) => text,
-        };
+        let text = self.redactor.redact_owned(text);
         let text = self.bound(text);
         ToolOutput {
             tokens: self.counter.count(&text),
@@ -339,7 +342,7 @@ impl Tools {
 
     fn view_file(&self, args: &ViewFileArgs) -> ToolResult {
         let path = self.policy.read(&args.path)?;
-        let text = read_text(&path)?;
+        let text = self.read_text(&path)?;
         let lines: Vec<&str> = text.lines().collect();
         let start = args.start_line.unwrap_or(1).max(1) as usize;
         let end = args
@@ -628,7 +631,7 @@ impl Tools {
 
     fn read_document(&self, args: &ReadDocumentArgs) -> ToolResult {
         let path = self.policy.read(&args.path)?;
-        let text = read_text(&path)?;
+        let text = self.read_text(&path)?;
         if !self.options.info_selection {
             return Ok(text);
         }
@@ -668,7 +671,7 @@ impl Tools {
                 "old_text is empty; give the exact text to replace".into(),
             ));
         }
-        let text = read_text(&path)?;
+        let text = self.read_text(&path)?;
         let n = text.matches(old).count();
         match n {
             0 => Err(Fail(format!(
@@ -789,19 +792,43 @@ pub(crate) fn write_file_no_follow(path: &Path, bytes: &[u8]) -> std::io::Result
     file.write_all(bytes)
 }
 
-fn read_text(path: &Path) -> Result<String, Fail> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Fail(format!(
-            "cannot read {}: {e}; check the path with list_directory",
-            path.display()
-        ))
-    })?;
-    if bytes.iter().take(8192).any(|b| *b == 0) {
-        return Err(Fail(format!(
-            "{} is a binary file ({} bytes); inspect it with run_python instead",
-            path.display(),
-            bytes.len()
-        )));
+/// Largest file `view_file`, `read_document` and `edit_file` read: a view
+/// shows a few thousand tokens of it, and a file of gigabytes (a sparse
+/// notebook, a dataset) must not be loaded to show them.
+const MAX_READ_BYTES: u64 = 32 << 20;
+
+impl Tools {
+    /// The text of `path`, a file the policy allowed: opened inside its
+    /// root without following a link out of it, only if it is a regular
+    /// file (checked on the open descriptor, never blocking on a pipe), at
+    /// most [`MAX_READ_BYTES`], and not binary.
+    fn read_text(&self, path: &Path) -> Result<String, Fail> {
+        let tree = self.policy.tree_of(path).ok_or_else(|| {
+            Fail(format!(
+                "{} is outside the task's files; list a directory of the task to see what is there",
+                path.display()
+            ))
+        })?;
+        let bytes = repo_graph::read_in_tree(&tree, path, MAX_READ_BYTES).map_err(|e| {
+            let advice = match e {
+                repo_graph::TreeFileError::TooLarge { .. } => {
+                    "read parts of it with run_shell (head, tail, grep) or run_python"
+                }
+                _ => "check the path with list_directory",
+            };
+            Fail(format!(
+                "{} not read: {}; {advice}",
+                path.display(),
+                context_pack::why_not_read(&e)
+            ))
+        })?;
+        if bytes.iter().take(8192).any(|b| *b == 0) {
+            return Err(Fail(format!(
+                "{} is a binary file ({} bytes); inspect it with run_python instead",
+                path.display(),
+                bytes.len()
+            )));
+        }
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -169,6 +169,19 @@ impl PathPolicy {
         Ok(path)
     }
 
+    /// The directory tree a read of `path` (as [`PathPolicy::read`]
+    /// returned it) must stay in: the root that holds it, or for an input
+    /// file, its directory. The read itself goes through
+    /// [`repo_graph::open_in_tree`] below it, so a link swapped in after
+    /// the check cannot lead out.
+    pub(crate) fn tree_of(&self, path: &Path) -> Option<PathBuf> {
+        self.roots.iter().find_map(|root| match root.kind {
+            RootKind::Input if path == root.path => root.path.parent().map(Path::to_path_buf),
+            RootKind::Input => None,
+            _ => path.starts_with(&root.path).then(|| root.path.clone()),
+        })
+    }
+
     /// `raw` made absolute, `..` and `.` removed lexically, then the
     /// longest existing prefix canonicalized (following symlinks) and the
     /// rest appended. The rest has no symlinks (it does not exist) and no

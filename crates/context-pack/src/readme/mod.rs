@@ -66,25 +66,78 @@ const REACH: usize = 2048;
 /// Rounds of the final exact check before giving up on the selection.
 const FIX_ROUNDS: usize = 8;
 
+/// What [`find_readme`] found at a repository's root: the README it read,
+/// and a line for each README it refused to read (a link out of the tree,
+/// a pipe, a binary file), in the order they were tried.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Readme {
+    /// The file name and its text.
+    pub(crate) shown: Option<(String, String)>,
+    /// The refused candidates: their names, and a line saying why each is
+    /// not shown ("README.md not shown: it is a symbolic link out of the
+    /// repository.").
+    pub(crate) refused: Vec<(String, String)>,
+}
+
 /// The README block for the repository at `root`: empty when there is no
 /// README, nothing in it but badges and links, or no room. `readme` is
 /// what [`find_readme`] read (the context reads it once for every block).
+/// A refused README is a line saying why, in place of (or after) the one
+/// shown.
 pub(crate) fn readme_block(
-    readme: Option<&(String, String)>,
+    readme: &Readme,
     task: Option<&str>,
     counter: &TokenCounter,
     share: usize,
 ) -> String {
-    match readme {
-        Some((name, text)) => render(name, text, task, counter, share),
+    let notes: Vec<&str> = readme
+        .refused
+        .iter()
+        .map(|(_, line)| line.as_str())
+        .collect();
+    let notes = notes.join("\n");
+    let notes_tokens = if notes.is_empty() {
+        0
+    } else {
+        counter.count(&notes) + 2
+    };
+    let shown = match &readme.shown {
+        Some((name, text)) => render(
+            name,
+            text,
+            task,
+            counter,
+            share.saturating_sub(notes_tokens),
+        ),
         None => String::new(),
+    };
+    if notes.is_empty() {
+        return shown;
+    }
+    let with_notes = if shown.is_empty() {
+        format!("## README\n\n{notes}")
+    } else {
+        format!("{shown}\n\n{notes}")
+    };
+    if counter.count_within(&with_notes, share).is_some() {
+        with_notes
+    } else {
+        shown
     }
 }
 
-/// The README at the root: README.md, .rst, .txt or no extension, any case.
-pub(crate) fn find_readme(root: &Path) -> Option<(String, String)> {
-    let entries = std::fs::read_dir(root).ok()?;
-    let mut candidates: Vec<(usize, String, std::path::PathBuf)> = entries
+/// The README at the root: README.md, .rst, .txt or no extension, any case,
+/// in that order of preference. Each is read the way every repository file
+/// is ([`repo_graph::open_in_tree`]): only a regular file inside the root,
+/// without blocking, at most [`MAX_BYTES`] of it. A candidate that cannot
+/// be read, or holds binary data, is refused with a line saying why, and
+/// the next one is tried.
+pub(crate) fn find_readme(root: &Path) -> Readme {
+    let mut readme = Readme::default();
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return readme;
+    };
+    let mut candidates: Vec<(usize, String)> = entries
         .filter_map(Result::ok)
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().to_string();
@@ -95,19 +148,50 @@ pub(crate) fn find_readme(root: &Path) -> Option<(String, String)> {
                 "readme" => 3,
                 _ => return None,
             };
-            e.path().is_file().then_some((rank, name, e.path()))
+            // Not followed: a link is judged by where it leads when opened.
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            (!is_dir).then_some((rank, name))
         })
         .collect();
     candidates.sort();
-    let (_, name, path) = candidates.into_iter().next()?;
+    for (_, name) in candidates.into_iter().take(MAX_CANDIDATES) {
+        match read_readme(root, &name) {
+            Ok(text) => {
+                readme.shown = Some((name, text));
+                break;
+            }
+            Err(reason) => {
+                tracing::warn!(file = %name, %reason, "README not read");
+                let line = format!("{} not shown: {reason}.", markdown::one_line(&name));
+                readme.refused.push((name, line));
+            }
+        }
+    }
+    readme
+}
+
+/// At most this many README candidates are tried (any case of four names).
+const MAX_CANDIDATES: usize = 8;
+
+/// The text of one README candidate, or why it is not shown.
+fn read_readme(root: &Path, name: &str) -> Result<String, String> {
+    let opened = repo_graph::open_in_tree(root, Path::new(name))
+        .map_err(|e| crate::unread::why_not_read(&e))?;
     let mut bytes = Vec::new();
-    std::fs::File::open(&path)
-        .ok()?
+    opened
+        .file
         .take(MAX_BYTES)
         .read_to_end(&mut bytes)
-        .ok()?;
-    Some((name, String::from_utf8_lossy(&bytes).into_owned()))
+        .map_err(|e| format!("it cannot be read ({e})"))?;
+    // A sparse terabyte of zeros, or an image named README.
+    if bytes.iter().take(BINARY_PROBE).any(|b| *b == 0) {
+        return Err(format!("it is a binary file ({} bytes)", opened.len));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
+
+/// Bytes looked at for a NUL that marks a binary file.
+const BINARY_PROBE: usize = 8192;
 
 /// The README block for a README called `name` holding `text`, within
 /// `share` tokens.
