@@ -155,6 +155,7 @@ fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
             base_url: args.base_url.clone(),
             model: args.model.clone(),
             model_path: args.model_path.clone(),
+            ..ModelSpec::default()
         };
         Some(Models::load(&spec, &mut config.agent, &mut |message| {
             eprintln!("{message}")
