@@ -50,8 +50,8 @@ pub mod tools;
 pub mod trajectory;
 
 pub use episode::{
-    AgentConfig, AnalysisCache, Budgets, CodeUser, Opening, Progress, SearchTerms, Summaries, run,
-    run_conversation, run_episode,
+    AgentConfig, AnalysisCache, Budgets, CodeUser, MAX_TOOL_CALLS_PER_REPLY, Opening, Progress,
+    SearchTerms, Summaries, run, run_conversation, run_episode,
 };
 pub use history::History;
 pub use model::{LoadedModel, ModelSpec};

@@ -245,6 +245,14 @@ pub struct ModelEvent {
     pub latency_ms: u64,
     /// Wall-clock time of the call as the episode saw it.
     pub wall_ms: u64,
+    /// Tool calls of this answer beyond the per-reply cap, which were not
+    /// run (0, and not written, when there were none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tool_calls_not_run: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// `tool`: one tool call and what it produced.

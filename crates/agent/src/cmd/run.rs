@@ -38,9 +38,13 @@ pub struct Args {
     /// Most prompt plus completion tokens in total.
     #[arg(long)]
     max_tokens: Option<u64>,
-    /// Wall-clock limit in seconds.
-    #[arg(long)]
-    timeout: Option<u64>,
+    /// Wall-clock limit of the whole run in seconds, the analysis included.
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
+    timeout: u64,
+    /// Most tool calls of one model reply that are run (0 counts as 1); the
+    /// model is told the others were not.
+    #[arg(long, default_value_t = agent::MAX_TOOL_CALLS_PER_REPLY, value_name = "N")]
+    max_tool_calls_per_reply: usize,
     /// The model's context window in tokens.
     #[arg(long, default_value_t = 128_000)]
     context_window: usize,
@@ -82,6 +86,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = SearchTermsArg::Auto)]
     search_terms: SearchTermsArg,
 }
+
+/// `run`'s default wall-clock limit: 30 minutes, so that a run nobody
+/// watches ends on its own, with its summary.
+const DEFAULT_TIMEOUT_SECS: u64 = 30 * 60;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum SearchTermsArg {
@@ -185,8 +193,9 @@ pub fn run(args: Args) -> anyhow::Result<agent::Status> {
     };
     config.budgets.max_turns = args.max_turns;
     config.budgets.max_tokens = args.max_tokens;
-    config.budgets.timeout = args.timeout.map(Duration::from_secs);
+    config.budgets.timeout = Some(Duration::from_secs(args.timeout));
     config.budgets.context_window = args.context_window;
+    config.budgets.max_tool_calls_per_reply = args.max_tool_calls_per_reply;
     model.fit(&mut config);
     let mut trajectory = match &args.trajectory {
         Some(path) => Trajectory::to_file(path)?,
