@@ -637,6 +637,7 @@ impl<'a> Episode<'a> {
             wall_ms: millis(self.started.elapsed()),
             outputs: self.task.outputs(),
             message,
+            signal: None,
         };
         self.trajectory
             .record(&TrajectoryEvent::Summary(summary.clone()))?;
@@ -691,6 +692,7 @@ fn timed_out_in_setup(
              --timeout, or fill the analysis cache first with `repo-agent analyze <repo>`"
                 .into(),
         ),
+        signal: None,
     };
     trajectory.record(&TrajectoryEvent::Summary(summary.clone()))?;
     Ok(summary)

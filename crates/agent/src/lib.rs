@@ -37,6 +37,7 @@
 
 pub mod episode;
 pub mod generate;
+pub mod guard;
 pub mod history;
 mod keywords;
 pub mod model;

@@ -99,6 +99,9 @@ fn parse(rest: &[&str]) -> anyhow::Result<Args> {
 }
 
 fn main() -> anyhow::Result<()> {
+    // As `repo-agent`: the agents run here hold the API key, and the code
+    // they run may be this process's own user.
+    agent::guard::not_dumpable();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {

@@ -103,6 +103,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Some(path) => Trajectory::to_file(path)?,
         None => Trajectory::in_memory(),
     };
+    // Dropped when this function returns: the guard then knows the run
+    // ended on its own.
+    let _guard = super::start_guard(&trajectory, agent::guard::GuardedRun::Generate);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -4,6 +4,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agent::guard::GuardedRun;
 use agent::{
     AgentConfig, AnalysisCache, InputFile, Progress, Summaries, TaskSpec, ToolOptions, Trajectory,
 };
@@ -201,6 +202,9 @@ pub fn run(args: Args) -> anyhow::Result<agent::Status> {
         Some(path) => Trajectory::to_file(path)?,
         None => Trajectory::in_memory(),
     };
+    // Dropped when this function returns, however it returns: that tells
+    // the guard the run ended on its own.
+    let _guard = super::start_guard(&trajectory, GuardedRun::Run);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
