@@ -49,6 +49,7 @@ pub mod summaries;
 pub mod task;
 pub mod tools;
 pub mod trajectory;
+pub mod work_copy;
 
 pub use episode::{
     AgentConfig, AnalysisCache, Budgets, CodeUser, MAX_TOOL_CALLS_PER_REPLY, Opening, Progress,

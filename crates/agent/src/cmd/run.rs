@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agent::guard::GuardedRun;
+use agent::work_copy::{CopyLimits, make_work_copy, work_copy_dir};
 use agent::{
     AgentConfig, AnalysisCache, InputFile, Progress, Summaries, TaskSpec, ToolOptions, Trajectory,
 };
@@ -25,9 +26,14 @@ pub struct Args {
     /// Where the outputs go (`output.<ext>`, or `output_01.<ext>`...).
     #[arg(long)]
     output_dir: Option<PathBuf>,
-    /// Where code runs (default: the repository).
+    /// Where code runs. Default: a fresh copy of the primary repository in
+    /// `<output-dir>.work/`, so the repository itself is never written.
     #[arg(long)]
     work_dir: Option<PathBuf>,
+    /// Run code in the primary repository itself instead of a copy: code
+    /// the model writes can then modify or delete the repository's files.
+    #[arg(long, conflicts_with = "work_dir")]
+    in_place: bool,
     /// A task file: repo-agent's JSON form or a GitTaskBench query.json.
     #[arg(long)]
     task_file: Option<PathBuf>,
@@ -163,13 +169,63 @@ fn task_spec(args: &Args) -> anyhow::Result<TaskSpec> {
     Ok(spec)
 }
 
+/// Settles where code runs when no `--work-dir` was given: a fresh copy
+/// of the primary repository next to the output directory, or, with
+/// `--in-place`, the repository itself (said plainly).
+fn settle_work_dir(task: &mut TaskSpec, in_place: bool) -> anyhow::Result<()> {
+    if task.work_dir.is_some() {
+        return Ok(());
+    }
+    let repo = task
+        .primary_repo()
+        .map(|r| r.path.clone())
+        .context("the task names no repository")?;
+    if in_place {
+        eprintln!(
+            "warning: --in-place: code the model writes runs in {} and can modify or delete its \
+             files (in process isolation, the code's user is also given lasting write access \
+             to them through ACLs)",
+            repo.display()
+        );
+        return Ok(());
+    }
+    let dest = work_copy_dir(&task.output_dir).with_context(|| {
+        format!(
+            "the output directory {} has no name to put the working copy next to; pass --work-dir DIR",
+            task.output_dir.display()
+        )
+    })?;
+    let stats = make_work_copy(&repo, &dest, &CopyLimits::default())?;
+    let mut left_out = String::new();
+    if stats.links_out > 0 {
+        left_out.push_str(&format!(
+            "; {} symbolic links pointing outside the repository left out",
+            stats.links_out
+        ));
+    }
+    if stats.special > 0 {
+        left_out.push_str(&format!("; {} special files left out", stats.special));
+    }
+    eprintln!(
+        "code runs in a copy of {} at {} ({} files, {:.1} MiB{left_out}); the repository itself \
+         is not written (--work-dir DIR chooses the directory, --in-place uses the repository)",
+        repo.display(),
+        dest.display(),
+        stats.files,
+        stats.bytes as f64 / f64::from(1 << 20),
+    );
+    task.work_dir = Some(dest);
+    Ok(())
+}
+
 /// Runs the episode; its status decides the exit code.
 pub fn run(args: Args) -> anyhow::Result<agent::Status> {
-    let task = task_spec(&args)?;
+    let mut task = task_spec(&args)?;
     let model = args
         .model
         .spec()
         .load(&mut |message| eprintln!("{message}"))?;
+    settle_work_dir(&mut task, args.in_place)?;
     let mut tools = ToolOptions {
         exploration: !args.no_exploration_tools,
         info_selection: !args.no_info_selection,
