@@ -32,7 +32,16 @@ pub struct Budgets {
     /// The model's context window in tokens; older observations are
     /// digested beyond 80 % of it (default 128,000).
     pub context_window: usize,
+    /// Most tool calls of one model reply that are run (default
+    /// [`MAX_TOOL_CALLS_PER_REPLY`]); the model is told the rest were not.
+    pub max_tool_calls_per_reply: usize,
 }
+
+/// How many tool calls of one reply run by default. A turn is one reply,
+/// so without a cap a reply of 3,000 calls would run 3,000 tools inside
+/// one turn of `--max-turns`; 16 is well above what models send for real
+/// work (one to a handful of calls per reply).
+pub const MAX_TOOL_CALLS_PER_REPLY: usize = 16;
 
 impl Default for Budgets {
     fn default() -> Self {
@@ -41,6 +50,7 @@ impl Default for Budgets {
             max_tokens: None,
             timeout: None,
             context_window: 128_000,
+            max_tool_calls_per_reply: MAX_TOOL_CALLS_PER_REPLY,
         }
     }
 }
@@ -271,8 +281,8 @@ pub async fn run_conversation(
             break (status, None);
         }
         // The model reads the context and answers.
-        let response = match episode.ask_model(progress).await? {
-            Answer::Response(response) => response,
+        let (response, not_run) = match episode.ask_model(progress).await? {
+            Answer::Response(response, not_run) => (response, not_run),
             Answer::Retry => continue,
             Answer::Stop(status, message) => break (status, message),
         };
@@ -280,7 +290,8 @@ pub async fn run_conversation(
             episode.history.push(Message::user(NUDGE));
             continue;
         }
-        // Each call runs; its observation joins the context.
+        // Each call runs; its observation joins the context. The calls
+        // beyond the per-reply cap are already gone from the reply.
         let mut finished = None;
         for call in &response.tool_calls {
             let Some(output) = episode.run_tool(call, progress).await? else {
@@ -290,6 +301,12 @@ pub async fn run_conversation(
         }
         if let Some(summary) = finished {
             break (Status::Finished, Some(summary));
+        }
+        if not_run > 0 {
+            episode.history.push(Message::user(not_run_notice(
+                response.tool_calls.len(),
+                not_run,
+            )));
         }
     };
     episode.end(status, message)
@@ -318,10 +335,30 @@ fn cap_reply(response: &mut ChatResponse) {
     ));
 }
 
+/// What the model is told when its reply made more tool calls than run.
+fn not_run_notice(run: usize, not_run: usize) -> String {
+    format!(
+        "Only the first {run} tool calls of your last reply were run; the other {not_run} were \
+         not run, because at most {run} calls of one reply run. Make the calls still needed \
+         in your next replies, at most {run} per reply."
+    )
+}
+
+/// Keeps the first `cap` (at least one) tool calls of a reply; returns how
+/// many were dropped. The dropped calls leave the reply before the history
+/// sees it, so every call in the conversation has its tool message (a
+/// reply of 3,000 calls would otherwise need 3,000 answers in the context).
+fn cap_tool_calls(response: &mut ChatResponse, cap: usize) -> usize {
+    let made = response.tool_calls.len();
+    response.tool_calls.truncate(cap.max(1));
+    made - response.tool_calls.len()
+}
+
 /// What [`Episode::ask_model`] got.
 enum Answer {
-    /// An answer to act on.
-    Response(ChatResponse),
+    /// An answer to act on, and how many of its tool calls were dropped
+    /// by the per-reply cap.
+    Response(ChatResponse, usize),
     /// The prompt was too long and the conversation was shrunk: ask again.
     Retry,
     /// The episode ends.
@@ -485,18 +522,31 @@ impl<'a> Episode<'a> {
         // megabytes would otherwise be stored twice and sent back every turn.
         let mut response = response;
         cap_reply(&mut response);
+        // The trajectory keeps every call the model made; the history
+        // only those that run.
+        let tool_calls = response.tool_calls.clone();
+        let not_run = cap_tool_calls(&mut response, self.budgets.max_tool_calls_per_reply);
+        if not_run > 0 {
+            tracing::warn!(
+                turn,
+                made = tool_calls.len(),
+                not_run,
+                "the model's reply made more tool calls than run in one reply"
+            );
+        }
         self.trajectory.record(&TrajectoryEvent::Model(ModelEvent {
             turn,
             content: response.content.clone(),
-            tool_calls: response.tool_calls.clone(),
+            tool_calls,
             finish_reason: response.finish_reason.clone(),
             usage: response.usage,
             model: response.model.clone(),
             latency_ms: millis(response.latency),
             wall_ms: millis(call_started.elapsed()),
+            tool_calls_not_run: not_run,
         }))?;
         self.history.push(response.to_message());
-        Ok(Answer::Response(response))
+        Ok(Answer::Response(response, not_run))
     }
 
     /// The model called a tool with arguments that cannot be read (not
@@ -608,6 +658,7 @@ impl<'a> Episode<'a> {
             wall_ms: millis(self.started.elapsed()),
             outputs: self.task.outputs(),
             message,
+            signal: None,
         };
         self.trajectory
             .record(&TrajectoryEvent::Summary(summary.clone()))?;
@@ -662,6 +713,7 @@ fn timed_out_in_setup(
              --timeout, or fill the analysis cache first with `repo-agent analyze <repo>`"
                 .into(),
         ),
+        signal: None,
     };
     trajectory.record(&TrajectoryEvent::Summary(summary.clone()))?;
     Ok(summary)

@@ -37,6 +37,7 @@
 
 pub mod episode;
 pub mod generate;
+pub mod guard;
 pub mod history;
 mod keywords;
 pub mod model;
@@ -48,10 +49,11 @@ pub mod summaries;
 pub mod task;
 pub mod tools;
 pub mod trajectory;
+pub mod work_copy;
 
 pub use episode::{
-    AgentConfig, AnalysisCache, Budgets, CodeUser, Opening, Progress, SearchTerms, Summaries, run,
-    run_conversation, run_episode,
+    AgentConfig, AnalysisCache, Budgets, CodeUser, MAX_TOOL_CALLS_PER_REPLY, Opening, Progress,
+    SearchTerms, Summaries, run, run_conversation, run_episode,
 };
 pub use history::History;
 pub use model::{LoadedModel, ModelSpec};

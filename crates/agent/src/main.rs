@@ -82,31 +82,40 @@ enum Command {
     /// Build a repository from a specification: blueprint, code with memory, checks and repair.
     #[command(after_help = GENERATE_EXIT_CODES)]
     Generate(cmd::generate::Args),
+    /// Internal: writes the summary of a run whose agent was killed.
+    #[command(name = agent::guard::GUARD_SUBCOMMAND, hide = true)]
+    Guard(GuardArgs),
 }
 
-/// Makes this process non-dumpable: no process of the same user without
-/// `CAP_SYS_PTRACE` can then read its `/proc/<pid>/environ` or memory, or
-/// attach to it. That is what keeps the API key out of reach of the code the
-/// model writes when it runs as the agent's own user (process isolation as
-/// a non-root user). Children get their dumpable flag back when they exec.
-fn not_dumpable() {
-    if let Err(e) =
-        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
-    {
-        tracing::warn!(error = %e, "cannot make the agent non-dumpable");
-    }
+/// The hidden mode the agent re-executes itself in to guard its
+/// trajectory (`agent::guard`).
+#[derive(clap::Args)]
+struct GuardArgs {
+    /// The agent's process id (the guard's parent).
+    #[arg(long)]
+    agent_pid: u32,
+    /// `run` or `generate`.
+    #[arg(long)]
+    kind: String,
 }
 
 fn main() -> ExitCode {
     parse_with_mimalloc();
+    // Before anything else: every mode, the guard's too.
+    agent::guard::not_dumpable();
     let cli = Cli::parse();
+    if let Command::Guard(args) = &cli.command {
+        return match agent::guard::GuardedRun::from_name(&args.kind) {
+            Some(run) => agent::guard::run_guard(args.agent_pid, run),
+            None => ExitCode::from(2),
+        };
+    }
     let filter = tracing_subscriber::EnvFilter::try_new(&cli.log)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    not_dumpable();
     let result = match cli.command {
         Command::Analyze(args) => cmd::analyze::run(args).map(|()| 0),
         Command::Rank(args) => cmd::rank::run(args).map(|()| 0),
@@ -114,6 +123,7 @@ fn main() -> ExitCode {
         Command::View(args) => cmd::context::run_view(args).map(|()| 0),
         Command::Run(args) => cmd::run::run(args).map(|status| status.exit_code()),
         Command::Generate(args) => cmd::generate::run(args),
+        Command::Guard(_) => Ok(2),
     };
     match result {
         Ok(code) => ExitCode::from(code),

