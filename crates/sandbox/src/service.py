@@ -120,7 +120,11 @@ class Guard:
         places = [spec.origin] if spec.has_location and spec.origin else list(
             spec.submodule_search_locations or []
         )
-        if not places or not all(p.startswith(UNTRUSTED) for p in places):
+        # The caller's environment may sit inside an untrusted directory
+        # (a virtualenv in the repository): it stays the caller's.
+        if not places or not all(
+            p.startswith(UNTRUSTED) and not p.startswith(TRUSTED_CODE) for p in places
+        ):
             return None
         who = importer()
         if who.startswith(TRUSTED_CODE):
