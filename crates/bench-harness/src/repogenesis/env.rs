@@ -224,6 +224,7 @@ impl EnvBuilder {
             "(the Dockerfile's fallback list)"
         };
         let (key, shareable) = inputs.key(task, EnvRole::Service);
+        let key = self.keyed(key);
         let service = self
             .ensure(
                 task,
@@ -252,6 +253,7 @@ impl EnvBuilder {
             TEST_TOOLS.iter().map(|p| (*p).to_owned()).collect(),
         ));
         let (key, shareable) = inputs.key(task, EnvRole::Tests);
+        let key = self.keyed(key);
         let read_only: Vec<PathBuf> = golden_tests.map(Path::to_path_buf).into_iter().collect();
         let tests = self
             .ensure(
@@ -288,6 +290,13 @@ impl EnvBuilder {
             },
             outcome,
         ))
+    }
+
+    /// `key` for this builder's isolation: a virtualenv made in a container
+    /// may point at an interpreter the sandbox's user cannot reach on the
+    /// host (pyenv's under `/root`), so the two are never shared.
+    fn keyed(&self, key: String) -> String {
+        format!("{key}-{}", self.config.isolation)
     }
 
     /// One environment under `key`: the cached one when its stamp says it
