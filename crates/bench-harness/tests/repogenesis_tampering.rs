@@ -43,6 +43,8 @@ fn venvs() -> PathBuf {
 const BROKEN: &str = r#"import http.server, os, signal, sys
 
 def on_term(signum, frame):
+    # A second SIGTERM (the driver sends two) must not cut this short.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         import tamper
         tamper.run()
@@ -274,6 +276,16 @@ fn forging_fails(name: &str) {
         );
         assert_eq!(tests.pass_at_1, 0.0, "{context}");
         assert!(!tests.all_passed, "{context}");
+        if name == "rewrite-on-sigterm" {
+            // What it tried on its supervisor, in its own log.
+            let log = &record.start.as_ref().expect(&context).log_tail;
+            for attempt in ["stdout", "environ", "ptrace"] {
+                assert!(
+                    log.contains(&format!("supervisor {attempt}: denied")),
+                    "{attempt}: {context}"
+                );
+            }
+        }
     }
 }
 
