@@ -10,16 +10,17 @@
 //!     instead of pytest, printing "2 passed" and exiting 0;
 //! (c) on SIGTERM, rewriting every `junit*.xml` and `*.env` file it can
 //!     reach in the workspace, its home and its `/tmp` into passes, and
-//!     trying to write
-//!     its supervisor's standard output and to read or ptrace it;
+//!     trying to write its supervisor's standard output and to read or
+//!     ptrace it;
 //! (d) a requirements.txt installing a local wheel with a `.pth` file and a
 //!     pytest plugin entry point, each of which forces passes in any
 //!     interpreter that loads them.
 //!
 //! Each must score its true score, 0 of 2, in every isolation mode the
-//! machine has (process, and namespaces, which CI must have). Before the
-//! service session each of them scored 2 of 2 (run this file on the
-//! parent of the commit that adds it to see it fail).
+//! machine has (process, and namespaces, which CI must have). Against the
+//! harness before the service session (its bash driver, one virtualenv,
+//! golden tests overlaid into the repository) each of them scored 2 of 2:
+//! this file, run on that code, fails all four.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
