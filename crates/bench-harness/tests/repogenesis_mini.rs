@@ -362,7 +362,7 @@ fn variants_score_exactly() {
     let never = &records[4];
     assert!(matches!(
         never.start.as_ref().unwrap().readiness,
-        Readiness::Exited { code: Some(1) }
+        Readiness::Exited { code: Some(1), .. }
     ));
     assert!(
         never.faults[0].detail.contains("RPS_SECRET is not set"),
@@ -439,15 +439,15 @@ fn services_that_hang_daemonise_or_skip_are_recorded_not_fatal() {
             },
         ),
         (
-            // A conftest.py that skips everything: the harness leaves the
-            // repository out of its Pass@1 mean.
+            // A root conftest.py that skips everything (made the root by a
+            // pytest.ini): the golden tests run outside the repository with
+            // the harness's rootdir and ini, so it never loads, and the
+            // (correct) service scores what it earns.
             "skips-everything",
             &[],
             Expected {
-                pass: (0, 0),
-                all_passed: false,
+                pass: (9, 9),
                 routes: (3, 3),
-                faults: &[FaultKind::AllSkipped],
                 ..FULL
             },
         ),
@@ -462,7 +462,10 @@ fn services_that_hang_daemonise_or_skip_are_recorded_not_fatal() {
         let start = record.start.as_ref().unwrap();
         match *variant {
             "start-hangs" => {
-                assert_eq!(start.readiness, Readiness::AliveNotListening);
+                assert!(
+                    matches!(start.readiness, Readiness::AliveNotListening { .. }),
+                    "{start:#?}"
+                );
                 assert_eq!(start.ready_after_s, 4);
             }
             "daemon" => {
@@ -477,7 +480,7 @@ fn services_that_hang_daemonise_or_skip_are_recorded_not_fatal() {
                     "the daemon outlived its group and was killed: {start:#?}"
                 );
             }
-            _ => assert_eq!(record.tests.as_ref().unwrap().counts.skipped, 9),
+            _ => assert_eq!(record.tests.as_ref().unwrap().counts.skipped, 0),
         }
     }
 }

@@ -4,9 +4,8 @@
 //! panic, and well-formed input round-trips.
 
 use bench_harness::repogenesis::{
-    AcRule, DriverReport, Outcome, extract_endpoints, harness_pytest_counts,
-    harness_surefire_counts, missing_from_log, parse_constants, parse_junit, pom_artifacts,
-    python_text,
+    AcRule, Outcome, extract_endpoints, harness_pytest_counts, harness_surefire_counts,
+    missing_from_log, parse_constants, parse_junit, pom_artifacts, python_text,
 };
 use context_pack::spec::declared_endpoints;
 use proptest::prelude::*;
@@ -82,8 +81,7 @@ proptest! {
         }
         let _ = pom_artifacts(&text);
         let _ = missing_from_log(&text);
-        let report = DriverReport::parse(&text);
-        let _ = (report.readiness(), report.dsr(), report.finished());
+        let _ = sandbox::pytest_summary(&text);
         let decoded = python_text(&bytes);
         prop_assert!(!decoded.contains('\r'));
     }

@@ -62,9 +62,15 @@ fn evaluated(
         },
         shown: "bash ./start.sh".into(),
         readiness: if dsr {
-            Readiness::Health { path: "/".into() }
+            Readiness::Health {
+                path: "/".into(),
+                after_ms: 1200,
+            }
         } else {
-            Readiness::Exited { code: Some(1) }
+            Readiness::Exited {
+                code: Some(1),
+                after_ms: 1800,
+            }
         },
         ready_after_s: 2,
         dsr,

@@ -89,6 +89,29 @@ pub(crate) const SHARED_TMP: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
 /// overlapping calls started.
 static RUNNING: Mutex<Option<HashMap<u32, (usize, SystemTime)>>> = Mutex::new(None);
 
+/// The homes of this process's live sandboxes. Each is made in the shared
+/// `/tmp` and owned by the code's user, so the clean-up after one
+/// sandbox's call must spare them all, not only its own: it removed the
+/// home of another sandbox made while the call ran, and that sandbox's
+/// next call failed.
+static LIVE_HOMES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Spares `home` from every [`CallWindow`]'s clean-up until [`home_gone`].
+pub(crate) fn home_made(home: &Path) {
+    LIVE_HOMES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(home.to_path_buf());
+}
+
+/// `home` is being removed with its sandbox.
+pub(crate) fn home_gone(home: &Path) {
+    LIVE_HOMES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .retain(|h| h != home);
+}
+
 /// One running call of code with a user of its own, in process isolation.
 /// When the last running call of that user ends (or is dropped), what the
 /// user made in the shared temporary directories since the first of them
@@ -132,7 +155,15 @@ impl Drop for CallWindow {
             entry.1
         };
         let dirs: Vec<PathBuf> = SHARED_TMP.iter().map(PathBuf::from).collect();
-        let removed = remove_made_by(&dirs, self.uid, since, &self.keep);
+        let mut keep = self.keep.clone();
+        keep.extend(
+            LIVE_HOMES
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .iter()
+                .cloned(),
+        );
+        let removed = remove_made_by(&dirs, self.uid, since, &keep);
         if removed > 0 {
             tracing::info!(
                 removed,

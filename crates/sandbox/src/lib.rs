@@ -82,6 +82,7 @@ mod reaper;
 mod registry;
 mod runner;
 mod sandbox;
+mod service;
 mod session;
 
 pub use blocking::{BlockingSandbox, BlockingShellSession};
@@ -97,4 +98,9 @@ pub use output::{CapturedOutput, OutputCallback, OutputChunk, OutputStream, text
 pub use python::{PythonEnv, PythonScript};
 pub use runner::ExecResult;
 pub use sandbox::{Sandbox, namespaces_available};
+pub use service::{
+    Agreement, HttpObservation, HttpRequest, JsonKind, JunitReport, MAX_REQUESTS, Outcome,
+    Readiness, ServiceCommand, ServicePlan, ServiceReport, TestCase, TestCounts, TestReport,
+    TestRun, parse_junit, pytest_summary,
+};
 pub use session::ShellSession;

@@ -61,11 +61,20 @@ struct Inner {
     grants: Vec<access::Granted>,
 }
 
+impl Drop for Inner {
+    fn drop(&mut self) {
+        hygiene::home_gone(self.home.path());
+    }
+}
+
 /// Per-call extras that only the crate's own helpers use.
 #[derive(Debug, Default)]
 pub(crate) struct Extra {
     pub(crate) network: Option<bool>,
     pub(crate) read_write: Vec<PathBuf>,
+    /// Bytes kept per output stream, replacing the configured limit (the
+    /// service supervisor's report must arrive whole).
+    pub(crate) output_limit: Option<usize>,
 }
 
 impl Sandbox {
@@ -356,6 +365,7 @@ impl Sandbox {
         let mut extra = Extra {
             network: Some(registry),
             read_write: Vec::new(),
+            output_limit: None,
         };
         let cache = self.pip_cache();
         match std::fs::create_dir_all(&cache).and_then(|()| self.hand_to_code(&cache)) {
@@ -491,6 +501,11 @@ impl Sandbox {
             std::os::unix::fs::lchown(path, Some(user.uid), Some(user.gid))?;
         }
         Ok(())
+    }
+
+    /// The sandbox's own interpreter (the one `run_python` uses).
+    pub(crate) fn python_executable(&self) -> Result<PathBuf> {
+        self.python_info().map(|info| info.executable.clone())
     }
 
     fn python_info(&self) -> Result<&PythonInfo> {
@@ -637,7 +652,7 @@ impl Sandbox {
             run_as: spawn_as,
             timeout: command.timeout.unwrap_or(config.timeout),
             kill_grace: config.kill_grace,
-            output_limit: config.output_limit,
+            output_limit: extra.output_limit.unwrap_or(config.output_limit),
             on_output: config.on_output.clone(),
             display_name,
             disk: config
@@ -905,6 +920,7 @@ fn make_home(run_as: Option<RunAs>) -> Result<TempDir> {
         .prefix(&format!("{HOME_PREFIX}{}-", std::process::id()))
         .tempdir()
         .map_err(|e| SandboxError::io("creating the sandbox home directory", e))?;
+    hygiene::home_made(home.path());
     if let Some(identity) = run_as {
         std::os::unix::fs::chown(home.path(), Some(identity.uid), Some(identity.gid)).map_err(
             |e| {

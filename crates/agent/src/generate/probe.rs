@@ -33,37 +33,45 @@
 //! # }
 //! ```
 //!
-//! The work happens in one sandbox call: `probe.py`, run with the
-//! virtualenv's interpreter in the repository, reads a plan and writes what
-//! it observed (statuses, body excerpts, top-level keys, test counts, log
-//! tails) to `<repo>/.repo-agent/probe/`; this module judges the
+//! The work happens in one sandbox call, the sandbox's service session
+//! ([`Sandbox::run_service`]): it starts `start.sh`, waits for the port,
+//! makes the requests, runs the repository's tests with the virtualenv's
+//! interpreter (pytest in-process, the repository appended to `sys.path`,
+//! no cache), stops everything, and reports what it observed (statuses,
+//! body excerpts, top-level keys, test counts, log tails) without passing
+//! through a file the service could write. This module judges the
 //! observations against the expectations, so that every verdict and its
-//! wording is Rust, tested without a service. The driver marks everything
-//! it starts with a per-run environment variable and, after stopping the
-//! service's process group, kills whatever still carries the mark (a
-//! daemon that left the group) and names it in [`ProbeReport::leftovers`].
+//! wording is Rust, tested without a service. What outlived the service (a
+//! daemon that left its process group) is killed and named in
+//! [`ProbeReport::leftovers`].
+//!
+//! The repository's tests are its own, run in its own environment: they
+//! are evidence for the repair loop, not a score a repository could not
+//! influence (for that, see the RepoGenesis harness's golden tests).
 //!
 //! The sandbox decides what the service may touch. Its working directory
-//! should be the repository (or hold it): the probe directory must be
-//! writable in the sandbox, and the virtualenv readable. In namespace
+//! should be the repository (or hold it), and the virtualenv must be
+//! readable in it. In namespace
 //! isolation without network the service, the driver and the tests share
 //! a private loopback, so [`Readiness::PortBusy`] only happens in process
 //! isolation, where ports are the host's.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use repo_graph::HttpMethod;
-use sandbox::{Command, DEFAULT_PATH, ExecResult, PythonEnv, Sandbox, SandboxError};
+use sandbox::{
+    DEFAULT_PATH, HttpObservation, HttpRequest, JsonKind, PythonEnv, Sandbox, SandboxError,
+    ServiceCommand, ServicePlan, ServiceReport, TestRun as SessionTests,
+};
 use serde::{Deserialize, Serialize};
 
-/// The driver, run with `python -I -c`.
-const DRIVER: &str = include_str!("probe.py");
+/// How the start went: the sandbox's one vocabulary for every caller.
+pub use sandbox::Readiness;
 
-/// Where the driver's plan, results and logs go, relative to the repository
-/// (`.repo-agent/` is the agent's own: repo-graph's walk skips it, and
-/// blueprints may not plan files in it).
+/// Where the probe keeps its files (the tests' empty ini), relative to the
+/// repository (`.repo-agent/` is the agent's own: repo-graph's walk skips
+/// it, and blueprints may not plan files in it).
 pub const PROBE_DIR: &str = ".repo-agent/probe";
 
 /// Default wait for the service to accept a connection.
@@ -74,17 +82,12 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_TEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// Most requests one plan may hold: a blueprint has a few per endpoint,
 /// and the sandbox call's time limit grows with each.
-pub const MAX_REQUESTS: usize = 256;
+pub const MAX_REQUESTS: usize = sandbox::MAX_REQUESTS;
 
-/// Time the driver needs outside the plan's waits: the interpreter's
-/// start, the stop (SIGTERM, up to 1 s, SIGKILL, up to 1 s, survivors,
-/// the final wait of 1 s), the stop of the tests' group and writing.
-const DRIVER_MARGIN: Duration = Duration::from_secs(20);
-/// Bytes of log kept in [`InstallOutcome::log_tail`].
+/// Time the service gets between SIGTERM and SIGKILL when it is stopped.
+const STOP_GRACE: Duration = Duration::from_secs(1);
+/// Bytes of log kept in [`InstallOutcome::log_tail`] and [`TestRun::log_tail`].
 const LOG_TAIL: usize = 4096;
-/// Largest results file read: the driver bounds every text it writes, so
-/// anything larger was not written by it.
-const RESULTS_MAX: u64 = 4 << 20;
 /// Characters of a log or body quoted in one [`ProbeReport::failures`] line.
 const EVIDENCE: usize = 400;
 
@@ -139,21 +142,46 @@ impl ProbePlan {
         }
     }
 
-    /// The most the driver's sandbox call may take: the startup wait, each
+    /// The most the probe's sandbox call may take: the startup wait, each
     /// request's limit (with a second of slack for its connection), the
-    /// tests, and the driver's own time.
+    /// tests, the stop and the supervisor's own time.
     pub fn call_limit(&self) -> Duration {
-        let requests = u32::try_from(self.requests.len()).unwrap_or(u32::MAX);
-        let each = self.request_timeout + Duration::from_secs(1);
-        let tests = if self.run_tests {
-            self.test_timeout
-        } else {
-            Duration::ZERO
+        let service = ServiceCommand {
+            argv: Vec::new(),
+            cwd: PathBuf::new(),
+            env: Vec::new(),
         };
-        self.startup_timeout
-            .saturating_add(each.saturating_mul(requests))
-            .saturating_add(tests)
-            .saturating_add(DRIVER_MARGIN)
+        let tests = self.run_tests.then(|| SessionTests::Command {
+            argv: vec!["true".into()],
+            cwd: PathBuf::new(),
+            env: Vec::new(),
+            timeout: self.test_timeout,
+        });
+        self.session(Some(service), tests).call_limit()
+    }
+
+    /// The sandbox's session for this plan: the requests as data (their
+    /// expectations stay here), the tests in the given interpreter.
+    fn session(&self, service: Option<ServiceCommand>, tests: Option<SessionTests>) -> ServicePlan {
+        let mut plan = ServicePlan::new(service, self.port);
+        plan.startup_timeout = self.startup_timeout;
+        plan.wait_for_daemons = true;
+        plan.stop_grace = STOP_GRACE;
+        plan.requests = self
+            .requests
+            .iter()
+            .map(|r| HttpRequest {
+                method: match r.method {
+                    HttpMethod::Any => "GET".to_owned(),
+                    other => other.as_str().to_owned(),
+                },
+                path: r.path.clone(),
+                body: r.body.as_ref().map(serde_json::Value::to_string),
+                timeout: self.request_timeout,
+            })
+            .collect();
+        plan.tests = tests;
+        plan
     }
 }
 
@@ -169,32 +197,6 @@ pub struct InstallOutcome {
     pub log_tail: String,
     /// Time spent, virtualenv included.
     pub ms: u64,
-}
-
-/// How the start went.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Readiness {
-    /// The port accepted a connection.
-    Listening {
-        /// After this long.
-        after_ms: u64,
-    },
-    /// The start script ended, leaving nothing running, before the port
-    /// accepted a connection.
-    Exited {
-        /// Its exit code; `None` when a signal ended it.
-        code: Option<i32>,
-        /// After this long.
-        after_ms: u64,
-    },
-    /// Nothing accepted a connection within the startup timeout.
-    NeverListened,
-    /// Something accepted connections on the port before the start, so
-    /// nothing was started, called or tested.
-    PortBusy,
-    /// The start script does not exist.
-    NoStartScript,
 }
 
 /// One request's outcome.
@@ -288,26 +290,37 @@ impl ProbeReport {
         let port = self.port;
         let log = || evidence(&self.service_log_tail);
         match &self.readiness {
-            Readiness::Listening { .. } => {}
+            Readiness::Listening { .. } | Readiness::Health { .. } => {}
             Readiness::Exited { code, after_ms } => {
-                let how = code.map_or_else(|| "was killed by a signal".to_owned(), |c| format!("exited with code {c}"));
+                let how = code.map_or_else(
+                    || "was killed by a signal".to_owned(),
+                    |c| format!("exited with code {c}"),
+                );
                 lines.push(format!(
                     "{script} {how} after {} without listening on port {port}; service log: {}",
                     seconds(*after_ms),
                     log()
                 ));
             }
-            Readiness::NeverListened => lines.push(format!(
-                "the service did not listen on port {port} within the startup timeout; service log: {}",
-                log()
-            )),
+            Readiness::AliveNotListening { .. } | Readiness::NeverListened { .. } => {
+                lines.push(format!(
+                    "the service did not listen on port {port} within the startup timeout; service log: {}",
+                    log()
+                ));
+            }
             Readiness::PortBusy => lines.push(format!(
                 "port {port} already accepted connections before {script} ran, so nothing was \
                  started, called or tested; free the port or pick another"
             )),
-            Readiness::NoStartScript => {
-                lines.push(format!("there is no {script}: the service cannot be started"));
+            Readiness::NothingToStart => {
+                lines.push(format!(
+                    "there is no {script}: the service cannot be started"
+                ));
             }
+            Readiness::NotReported => lines.push(
+                "the service could not be observed: the probe's supervisor left no report"
+                    .to_owned(),
+            ),
         }
         if !self.foreground {
             lines.push(format!(
@@ -372,22 +385,6 @@ pub enum ProbeError {
         /// What went wrong.
         #[source]
         source: std::io::Error,
-    },
-    /// The driver left no results that can be read.
-    #[error(
-        "the probe driver left no usable results at `{}` ({reason}); it ended {status}; its \
-         stderr ends with: {stderr_tail}",
-        path.display()
-    )]
-    Results {
-        /// The results file.
-        path: PathBuf,
-        /// Why it cannot be used.
-        reason: String,
-        /// How the driver's call ended.
-        status: String,
-        /// The end of the driver's stderr.
-        stderr_tail: String,
     },
 }
 
@@ -482,7 +479,8 @@ async fn open_or_create_venv(sandbox: &Sandbox, dir: &Path) -> Result<PythonEnv,
 /// [`ProbeError::Plan`] for a start script outside the repository, port 0
 /// or more than [`MAX_REQUESTS`] requests; [`ProbeError::Io`] when the
 /// probe directory cannot be prepared; [`ProbeError::Sandbox`] when the
-/// driver cannot be run; [`ProbeError::Results`] when it left no results.
+/// session cannot be run. A supervisor that left no report is a report
+/// ([`Readiness::NotReported`]).
 pub async fn probe(
     sandbox: &Sandbox,
     repo: &Path,
@@ -492,39 +490,44 @@ pub async fn probe(
     let started = Instant::now();
     check_plan(plan)?;
     let repo = absolute(sandbox, repo);
-    let work = prepare_work_dir(&repo)?;
-    let plan_path = work.join("plan.json");
-    let results_path = work.join("results.json");
-    let driver_plan = DriverPlan::of(plan, &work);
-    let bytes = serde_json::to_vec(&driver_plan)
-        .map_err(|e| ProbeError::Plan(format!("cannot encode the plan: {e}")))?;
-    write_no_follow(&plan_path, &bytes)?;
     let mut path = env.bin_dir().into_os_string();
     path.push(":");
     path.push(DEFAULT_PATH);
-    let command = Command::new(env.python())
-        .arg("-I")
-        .arg("-c")
-        .arg(DRIVER)
-        .arg(&plan_path)
-        .arg(&results_path)
-        .current_dir(&repo)
-        .env("VIRTUAL_ENV", env.dir())
-        .env("PATH", path)
-        .timeout(plan.call_limit());
-    let run = sandbox.exec(command).await?;
-    let results =
-        read_results(&results_path).map_err(|reason| results_error(&results_path, reason, &run))?;
-    Ok(report(plan, results, millis(started.elapsed())))
-}
-
-fn results_error(path: &Path, reason: String, run: &ExecResult) -> ProbeError {
-    ProbeError::Results {
-        path: path.to_path_buf(),
-        reason,
-        status: run.status_summary(),
-        stderr_tail: tail(&run.stderr.to_string_lossy(), 2000),
-    }
+    let env_vars = vec![
+        ("VIRTUAL_ENV".to_owned(), env.dir().display().to_string()),
+        ("PATH".to_owned(), path.to_string_lossy().into_owned()),
+        ("PYTHONUNBUFFERED".to_owned(), "1".to_owned()),
+        // The verification should leave the generated repository as it was.
+        ("PYTHONDONTWRITEBYTECODE".to_owned(), "1".to_owned()),
+    ];
+    let service = repo
+        .join(&plan.start_script)
+        .is_file()
+        .then(|| ServiceCommand {
+            argv: vec!["bash".into(), plan.start_script.clone()],
+            cwd: repo.clone(),
+            env: env_vars.clone(),
+        });
+    let tests = if plan.run_tests && repo.join("tests").is_dir() {
+        let work = prepare_work_dir(&repo)?;
+        let inifile = work.join("pytest.ini");
+        write_no_follow(&inifile, b"[pytest]\n")?;
+        Some(SessionTests::Pytest {
+            interpreter: env.python(),
+            test_paths: vec![repo.join("tests")],
+            rootdir: repo.clone(),
+            inifile,
+            sys_path_extra: vec![repo.clone()],
+            args: vec!["-q".into()],
+            cwd: repo.clone(),
+            env: env_vars,
+            timeout: plan.test_timeout,
+        })
+    } else {
+        None
+    };
+    let session = sandbox.run_service(&plan.session(service, tests)).await?;
+    Ok(report(plan, session, millis(started.elapsed())))
 }
 
 fn check_plan(plan: &ProbePlan) -> Result<(), ProbeError> {
@@ -554,9 +557,9 @@ fn check_plan(plan: &ProbePlan) -> Result<(), ProbeError> {
     Ok(())
 }
 
-/// `<repo>/.repo-agent/probe`, made if needed, with the previous run's
-/// results removed. Each level must be a real directory: the repository is
-/// model-written, and a planted link would send our writes elsewhere.
+/// `<repo>/.repo-agent/probe`, made if needed. Each level must be a real
+/// directory: the repository is model-written, and a planted link would
+/// send our writes elsewhere.
 fn prepare_work_dir(repo: &Path) -> Result<PathBuf, ProbeError> {
     let mut dir = repo.to_path_buf();
     for part in PROBE_DIR.split('/') {
@@ -575,18 +578,6 @@ fn prepare_work_dir(repo: &Path) -> Result<PathBuf, ProbeError> {
             return Err(io(std::io::Error::other(
                 "not a directory (a link or a file)",
             )));
-        }
-    }
-    for stale in ["results.json", "results.json.tmp"] {
-        match std::fs::remove_file(dir.join(stale)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(ProbeError::Io {
-                    path: dir.join(stale),
-                    source,
-                });
-            }
         }
     }
     Ok(dir)
@@ -610,28 +601,6 @@ fn write_no_follow(path: &Path, bytes: &[u8]) -> Result<(), ProbeError> {
     file.write_all(bytes).map_err(io)
 }
 
-/// Reads and parses the driver's results; why not, as text.
-fn read_results(path: &Path) -> Result<DriverResults, String> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)
-        .map_err(|e| format!("cannot open it: {e}"))?;
-    let mut bytes = Vec::new();
-    file.take(RESULTS_MAX + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if bytes.len() as u64 > RESULTS_MAX {
-        return Err(format!("it is larger than {RESULTS_MAX} bytes"));
-    }
-    parse_results(&bytes)
-}
-
-fn parse_results(bytes: &[u8]) -> Result<DriverResults, String> {
-    serde_json::from_slice(bytes).map_err(|e| format!("it is not the driver's JSON: {e}"))
-}
-
 fn absolute(sandbox: &Sandbox, path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()
@@ -640,132 +609,44 @@ fn absolute(sandbox: &Sandbox, path: &Path) -> PathBuf {
     }
 }
 
-/// The plan as the driver reads it: expectations stay here.
-#[derive(Debug, Serialize)]
-struct DriverPlan<'a> {
-    port: u16,
-    start_script: &'a str,
-    requests: Vec<DriverRequest<'a>>,
-    run_tests: bool,
-    startup_timeout: f64,
-    request_timeout: f64,
-    test_timeout: f64,
-    work_dir: &'a Path,
-}
-
-#[derive(Debug, Serialize)]
-struct DriverRequest<'a> {
-    method: &'static str,
-    path: &'a str,
-    /// JSON text: `Some("null")` sends `null`, `None` sends no body.
-    body: Option<String>,
-}
-
-impl<'a> DriverPlan<'a> {
-    fn of(plan: &'a ProbePlan, work: &'a Path) -> DriverPlan<'a> {
-        DriverPlan {
-            port: plan.port,
-            start_script: &plan.start_script,
-            requests: plan
-                .requests
-                .iter()
-                .map(|r| DriverRequest {
-                    method: match r.method {
-                        HttpMethod::Any => "GET",
-                        other => other.as_str(),
-                    },
-                    path: &r.path,
-                    body: r.body.as_ref().map(serde_json::Value::to_string),
-                })
-                .collect(),
-            run_tests: plan.run_tests,
-            startup_timeout: plan.startup_timeout.as_secs_f64(),
-            request_timeout: plan.request_timeout.as_secs_f64(),
-            test_timeout: plan.test_timeout.as_secs_f64(),
-            work_dir: work,
-        }
-    }
-}
-
-/// What the driver writes (`probe.py`, `main`).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DriverResults {
-    readiness: Readiness,
-    foreground: bool,
-    service_log_tail: String,
-    observations: Vec<Observation>,
-    tests: Option<TestRun>,
-    leftovers: Vec<String>,
-    driver_error: Option<String>,
-}
-
-/// What came back for one request.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Observation {
-    status: Option<u16>,
-    body_excerpt: String,
-    json: JsonKind,
-    keys: Vec<String>,
-    error: Option<String>,
-}
-
-/// What the body was, as JSON.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum JsonKind {
-    /// Not JSON (or empty).
-    None,
-    /// An object; its keys were recorded.
-    Object,
-    /// An array.
-    Array,
-    /// A string, number, boolean or null.
-    Scalar,
-    /// Over the driver's 1 MiB limit, not parsed.
-    TooLarge,
-}
-
-impl JsonKind {
-    fn describe(self) -> &'static str {
-        match self {
-            JsonKind::None => "a body that is not JSON",
-            JsonKind::Object => "a JSON object",
-            JsonKind::Array => "a JSON array",
-            JsonKind::Scalar => "a JSON value that is not an object",
-            JsonKind::TooLarge => "a body over 1 MiB",
-        }
-    }
-}
-
-fn report(plan: &ProbePlan, results: DriverResults, ms: u64) -> ProbeReport {
-    let listening = matches!(results.readiness, Readiness::Listening { .. });
-    let responses = if listening {
+fn report(plan: &ProbePlan, session: ServiceReport, ms: u64) -> ProbeReport {
+    let responses = if session.readiness.answered() {
         plan.requests
             .iter()
             .enumerate()
-            .map(|(i, request)| judge(request, results.observations.get(i)))
+            .map(|(i, request)| judge(request, session.observations.get(i)))
             .collect()
     } else {
         Vec::new()
     };
+    let tests = session.tests.map(|t| {
+        let counts = t.scored();
+        TestRun {
+            exit_code: t.exit_code,
+            passed: counts.passed,
+            failed: counts.failed,
+            errors: counts.errors,
+            skipped: counts.skipped,
+            timed_out: t.timed_out,
+            log_tail: tail(&t.console_tail, LOG_TAIL),
+        }
+    });
     ProbeReport {
         port: plan.port,
         start_script: plan.start_script.clone(),
-        readiness: results.readiness,
-        foreground: results.foreground,
-        service_log_tail: results.service_log_tail,
+        readiness: session.readiness,
+        foreground: session.foreground,
+        service_log_tail: session.service_log_tail,
         responses,
-        tests: results.tests,
-        leftovers: results.leftovers,
-        driver_error: results.driver_error,
+        tests,
+        leftovers: session.leftovers,
+        driver_error: session.supervisor_error,
         ms,
     }
 }
 
 /// Compares one observation with its request's expectations.
-fn judge(request: &ProbeRequest, seen: Option<&Observation>) -> ProbeResponse {
+fn judge(request: &ProbeRequest, seen: Option<&HttpObservation>) -> ProbeResponse {
     let mut response = ProbeResponse {
         label: request.label.clone(),
         status: None,
@@ -894,8 +775,8 @@ mod tests {
         }
     }
 
-    fn seen(status: Option<u16>, json: JsonKind, keys: &[&str]) -> Observation {
-        Observation {
+    fn seen(status: Option<u16>, json: JsonKind, keys: &[&str]) -> HttpObservation {
+        HttpObservation {
             status,
             body_excerpt: r#"{"id": 1}"#.into(),
             json,
@@ -919,81 +800,83 @@ mod tests {
         }
     }
 
-    const RESULTS: &str = r#"{
-        "readiness": {"state": "listening", "after_ms": 412},
-        "foreground": true,
-        "service_log_tail": "Serving on 8080\n",
-        "observations": [
-            {"status": 200, "body_excerpt": "{\"id\": 1}", "json": "object", "keys": ["id"], "error": null},
-            {"status": null, "body_excerpt": "", "json": "none", "keys": [], "error": "ConnectionResetError: reset"}
-        ],
-        "tests": {"exit_code": 1, "passed": 2, "failed": 1, "errors": 0, "skipped": 0, "timed_out": false, "log_tail": "FAILED tests/test_app.py::test_x"},
-        "leftovers": [],
-        "driver_error": null
-    }"#;
+    fn session() -> ServiceReport {
+        ServiceReport {
+            readiness: Readiness::Listening { after_ms: 412 },
+            foreground: true,
+            survivors: Vec::new(),
+            leftovers: Vec::new(),
+            service_log_tail: "Serving on 8080\n".into(),
+            observations: vec![
+                seen(Some(200), JsonKind::Object, &["id"]),
+                HttpObservation {
+                    status: None,
+                    body_excerpt: String::new(),
+                    json: JsonKind::None,
+                    keys: Vec::new(),
+                    error: Some("ConnectionResetError: reset".into()),
+                },
+            ],
+            tests: Some(sandbox::TestReport {
+                exit_code: Some(1),
+                timed_out: false,
+                console_tail: "FAILED tests/test_app.py::test_x\n1 failed, 2 passed in 0.1s".into(),
+                console: Some(sandbox::TestCounts {
+                    passed: 2,
+                    failed: 1,
+                    ..Default::default()
+                }),
+                junit: None,
+                junit_problem: Some("pytest wrote no JUnit report".into()),
+                ms: 100,
+            }),
+            supervisor_error: None,
+            call_status: "exit code 0".into(),
+            ms: 900,
+        }
+    }
 
     #[test]
-    fn the_drivers_results_become_a_judged_report() {
-        let results = parse_results(RESULTS.as_bytes()).unwrap();
+    fn the_sessions_observations_become_a_judged_report() {
         let mut plan = ProbePlan::new(
             8080,
             vec![request(vec![200], &["id"]), request(vec![], &[])],
         );
         plan.requests.push(request(vec![], &[]));
-        let report = report(&plan, results, 5);
+        let report = report(&plan, session(), 5);
         assert_eq!(report.readiness, Readiness::Listening { after_ms: 412 });
         assert!(report.responses[0].passed, "{:?}", report.responses[0]);
         assert_eq!(
             report.responses[1].problem.as_deref(),
             Some("no response: ConnectionResetError: reset")
         );
-        // A request the driver never got to is a failure, not a silent pass.
+        // A request the session never got to is a failure, not a silent pass.
         assert_eq!(
             report.responses[2].problem.as_deref(),
             Some("not sent: the probe stopped before this request")
         );
-        assert_eq!(report.tests.as_ref().map(|t| t.failed), Some(1));
+        // Without a JUnit report the console's passes do not count.
+        let tests = report.tests.as_ref().unwrap();
+        assert_eq!((tests.passed, tests.failed), (0, 3));
         assert!(!report.passed());
     }
 
     #[test]
-    fn results_are_parsed_strictly() {
-        let unknown = RESULTS.replace("\"driver_error\"", "\"extra\": 1, \"driver_error\"");
-        assert!(
-            parse_results(unknown.as_bytes())
-                .unwrap_err()
-                .contains("unknown field")
-        );
-        let missing = RESULTS.replace("\"foreground\": true,", "");
-        assert!(
-            parse_results(missing.as_bytes())
-                .unwrap_err()
-                .contains("foreground")
-        );
-        let bad_state = RESULTS.replace("\"listening\"", "\"asleep\"");
-        assert!(parse_results(bad_state.as_bytes()).is_err());
-        let extra_in_variant = RESULTS.replace("\"after_ms\": 412", "\"after_ms\": 412, \"x\": 1");
-        assert!(parse_results(extra_in_variant.as_bytes()).is_err());
-        assert!(parse_results(b"").is_err());
-        let busy = RESULTS.replace(
-            r#"{"state": "listening", "after_ms": 412}"#,
-            r#"{"state": "port_busy"}"#,
-        );
+    fn an_unreported_session_is_a_failure_with_its_reason() {
+        let plan = ProbePlan::new(8080, vec![request(vec![], &[])]);
+        let mut unreported = session();
+        unreported.readiness = Readiness::NotReported;
+        unreported.tests = None;
+        unreported.supervisor_error = Some("the supervisor left no report (killed)".into());
+        let report = report(&plan, unreported, 5);
+        assert!(report.responses.is_empty());
         assert_eq!(
-            parse_results(busy.as_bytes()).unwrap().readiness,
-            Readiness::PortBusy
+            report.failures(),
+            [
+                "the service could not be observed: the probe's supervisor left no report",
+                "the probe driver failed: the supervisor left no report (killed)"
+            ]
         );
-    }
-
-    #[test]
-    fn a_missing_results_file_is_an_error_with_the_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        let err = read_results(&dir.path().join("results.json")).unwrap_err();
-        assert!(err.starts_with("cannot open it"), "{err}");
-        let link = dir.path().join("link.json");
-        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &link).unwrap();
-        std::fs::write(dir.path().join("elsewhere"), RESULTS).unwrap();
-        assert!(read_results(&link).is_err(), "a link is not followed");
     }
 
     #[test]
@@ -1080,11 +963,13 @@ mod tests {
               Traceback (most recent call last): |   File \"app.py\" | SyntaxError: invalid syntax"
             ]
         );
-        report.readiness = Readiness::NeverListened;
+        report.readiness = Readiness::AliveNotListening { after_ms: 30_000 };
+        assert!(report.failures()[0].starts_with("the service did not listen on port 8080"));
+        report.readiness = Readiness::NeverListened { after_ms: 30_000 };
         assert!(report.failures()[0].starts_with("the service did not listen on port 8080"));
         report.readiness = Readiness::PortBusy;
         assert!(report.failures()[0].starts_with("port 8080 already accepted connections"));
-        report.readiness = Readiness::NoStartScript;
+        report.readiness = Readiness::NothingToStart;
         assert_eq!(
             report.failures(),
             ["there is no start.sh: the service cannot be started"]
@@ -1165,25 +1050,24 @@ mod tests {
         plan.startup_timeout = Duration::from_secs(2);
         plan.request_timeout = Duration::from_secs(5);
         plan.test_timeout = Duration::from_secs(60);
-        assert_eq!(
-            plan.call_limit(),
-            Duration::from_secs(2 + 3 * 6 + 60) + DRIVER_MARGIN
-        );
+        let with_tests = plan.call_limit();
         plan.run_tests = false;
-        assert_eq!(
-            plan.call_limit(),
-            Duration::from_secs(2 + 3 * 6) + DRIVER_MARGIN
-        );
+        let without = plan.call_limit();
+        assert!(with_tests >= without + Duration::from_secs(60));
+        assert!(without >= Duration::from_secs(2 + 3 * 6));
+        plan.requests.pop();
+        assert_eq!(without - plan.call_limit(), Duration::from_secs(6));
     }
 
     #[test]
-    fn the_driver_plan_sends_json_bodies_as_text() {
+    fn the_session_sends_json_bodies_as_text() {
         let mut plan = ProbePlan::new(8080, vec![request(vec![], &[])]);
         plan.requests[0].method = HttpMethod::Any;
         plan.requests[0].body = Some(serde_json::Value::Null);
-        let text = serde_json::to_value(DriverPlan::of(&plan, Path::new("/w"))).unwrap();
-        assert_eq!(text["requests"][0]["method"], "GET");
-        assert_eq!(text["requests"][0]["body"], "null");
-        assert_eq!(text["work_dir"], "/w");
+        let session = plan.session(None, None);
+        assert_eq!(session.requests[0].method, "GET");
+        assert_eq!(session.requests[0].body.as_deref(), Some("null"));
+        assert_eq!(session.requests[0].timeout, plan.request_timeout);
+        assert!(session.wait_for_daemons && session.tests.is_none());
     }
 }

@@ -397,10 +397,12 @@ pub fn dynamic_checks(report: &ProbeReport, service_files: &[String]) -> Vec<Che
     let mut checks = Vec::new();
     let log = &report.service_log_tail;
     let starts = match &report.readiness {
-        Readiness::Listening { after_ms } if report.foreground => {
+        Readiness::Listening { after_ms } | Readiness::Health { after_ms, .. }
+            if report.foreground =>
+        {
             Check::pass(CheckKind::Starts, format!("listening after {after_ms} ms"))
         }
-        Readiness::Listening { .. } => Check::fail(
+        Readiness::Listening { .. } | Readiness::Health { .. } => Check::fail(
             CheckKind::Starts,
             "the service listens, but start.sh returned while it kept running in the background; start.sh must run it in the foreground",
             vec!["start.sh".into()],
@@ -412,7 +414,7 @@ pub fn dynamic_checks(report: &ProbeReport, service_files: &[String]) -> Vec<Che
             ),
             with_start(service_files),
         ),
-        Readiness::NeverListened => Check::fail(
+        Readiness::AliveNotListening { .. } | Readiness::NeverListened { .. } => Check::fail(
             CheckKind::Starts,
             format!("the service never listened on its port. Service log:\n{log}"),
             with_start(service_files),
@@ -422,10 +424,15 @@ pub fn dynamic_checks(report: &ProbeReport, service_files: &[String]) -> Vec<Che
             "the port was already in use before the service started (not the repository's fault; retry)",
             Vec::new(),
         ),
-        Readiness::NoStartScript => Check::fail(
+        Readiness::NothingToStart => Check::fail(
             CheckKind::Starts,
             "there is no start.sh",
             vec!["start.sh".into()],
+        ),
+        Readiness::NotReported => Check::fail(
+            CheckKind::Starts,
+            "the verification could not observe the service (its supervisor left no report; not the repository's fault unless it killed it; retry)",
+            Vec::new(),
         ),
     };
     checks.push(starts);

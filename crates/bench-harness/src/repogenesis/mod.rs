@@ -9,16 +9,23 @@
 //! 1. API coverage by the benchmark's three static rules ([`AcRule`],
 //!    reimplemented exactly from its scripts) and route-level coverage
 //!    from repo-graph's routes ([`route_coverage`]);
-//! 2. a fresh workspace: the repository copied, the golden tests overlaid;
-//! 3. the environment: a cached virtualenv with the repository's
+//! 2. a fresh workspace with the repository copied, and the golden tests
+//!    copied by the harness OUTSIDE it (`<out>/golden/<task>/tests`,
+//!    read-only in the sandbox; Java's are overlaid into `src/test`, which
+//!    Maven needs);
+//! 3. the environments: two cached virtualenvs, the service's with the
+//!    repository's requirements and the tests' with the golden tests'
 //!    requirements and the test tools ([`EnvBuilder`], network on), or for
 //!    Java a check of the `pom.xml`'s artifacts against the local Maven
 //!    repository ([`missing_artifacts`]);
-//! 4. in one sandbox call with a private loopback and no network, the
-//!    service started as the benchmark's entrypoint starts it
-//!    ([`start_command`], [`DRIVER`]), probed on its health paths or port,
-//!    the golden tests run with a JUnit report ([`parse_junit`]), and the
-//!    whole process tree stopped;
+//! 4. one sandbox service session (`Sandbox::run_service`) with a private
+//!    loopback and no network: the service started as the benchmark's
+//!    entrypoint starts it ([`start_command`]), probed on its health paths
+//!    or port, the golden tests run by pytest in the tests' interpreter
+//!    with the harness's rootdir and ini (no repository `conftest.py`,
+//!    `pytest.py`, `.pth` file or plugin can reach them), the JUnit report
+//!    ([`parse_junit`]) read from a pipe and held against the console, and
+//!    the whole process tree stopped;
 //! 5. a [`GenesisRecord`] appended to `results.jsonl`, with every fault as
 //!    data ([`FaultKind`]).
 //!
@@ -44,10 +51,13 @@ pub use coverage::{
     coverage_of, extract_endpoints, is_implemented, python_text,
 };
 pub use driver::{
-    DRIVER, DriverInputs, DriverReport, Readiness, StartCommand, find_start_script,
-    legacy_file_exists, legacy_start_script_exists, legacy_success_pattern, start_command,
+    StartCommand, find_start_script, legacy_file_exists, legacy_start_script_exists,
+    legacy_success_pattern, start_command,
 };
-pub use env::{BuildOutcome, EnvBuilder, EnvConfig, EnvInputs, FALLBACK_PACKAGES, TEST_TOOLS};
+pub use env::{
+    BuildOutcome, EnvBuilder, EnvConfig, EnvInputs, EnvRole, FALLBACK_PACKAGES, TEST_TOOLS,
+    TaskEnvs,
+};
 pub use maven::{
     Artifact, ArtifactRole, java17, missing_artifacts, missing_from_log, pom_artifacts,
 };
@@ -64,6 +74,7 @@ pub use report::{
 };
 pub use routes::{DeclaredEndpoint, RouteCoverage, coverage_by_routes, route_coverage};
 pub use run::{GenesisConfig, GenesisEvent, GenesisHarness, GenesisOutcome};
+pub use sandbox::Readiness;
 pub use spec::{
     Constants, FrameworkHint, GenesisBenchmark, GenesisTask, GoldenTests, Language, Phase,
     PhaseTimeouts, SpecSource, TaskSpec, Timeouts, VERIFIED_SPECS, parse_constants, verified_specs,

@@ -4,12 +4,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::coverage::{AcRule, Coverage};
-use super::driver::{Readiness, StartCommand};
+use super::driver::StartCommand;
 use super::env::BuildOutcome;
 use super::routes::RouteCoverage;
 use super::spec::{FrameworkHint, Language};
 use super::testlog::{TestCase, TestCounts};
 use crate::record::ResultRecord;
+use sandbox::Readiness;
 
 /// How far a task's evaluation got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -64,6 +65,17 @@ pub enum FaultKind {
     NoTests,
     /// The checkout has no golden tests for the task.
     NoGoldenTests,
+    /// Something answered on the port before the service was started
+    /// (process isolation, where ports are the host's): nothing was
+    /// started or tested.
+    PortBusy,
+    /// The JUnit report and pytest's console summary disagree, or the
+    /// report is missing: the fewer passes were scored.
+    TestsDisagree,
+    /// The session's supervisor left no report (the service may have
+    /// killed it): nothing it would have seen counts, and the golden tests
+    /// count as not passed.
+    SessionFailed,
 }
 
 /// A fault with its reason.
@@ -106,7 +118,7 @@ pub struct StartOutcome {
     pub shown: String,
     /// How the readiness probe ended.
     pub readiness: Readiness,
-    /// Seconds (probe iterations) until it ended.
+    /// Seconds until it ended (rounded).
     pub ready_after_s: u32,
     /// DSR as the harness's entrypoint decides it: ready on a health path
     /// or the port, or still running at the end of the wait.

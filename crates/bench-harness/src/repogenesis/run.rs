@@ -4,6 +4,13 @@
 //! each phase under its limit; every outcome is a record, appended
 //! atomically, so an interrupted run resumes where it stopped.
 //!
+//! The service and the golden tests run in one sandbox service session
+//! (`Sandbox::run_service`): the golden tests from the harness's own copy
+//! outside the workspace, in the tests' interpreter, with the harness's
+//! rootdir and ini; their results come from the session's supervisor, never
+//! from a file the service could write. A session whose supervisor left no
+//! report scores no passes over the golden tests' count.
+//!
 //! `test_dsr_repos.py`'s DSR is derived from the same run rather than a
 //! second start: its conditions (dependencies installed, a `start.sh` found
 //! five levels down, the process alive at the end of the window or ended
@@ -18,14 +25,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use context_pack::spec::declared_endpoints;
-use sandbox::{Command, DEFAULT_PATH, Isolation, PythonEnv, Sandbox, SandboxConfig};
+use sandbox::{
+    Agreement, Command, DEFAULT_PATH, Isolation, Readiness, Sandbox, SandboxConfig, ServiceCommand,
+    ServicePlan, ServiceReport, TestCounts, TestReport, TestRun,
+};
 
 use super::coverage::{AcRule, api_coverage, extract_endpoints, python_text, round4};
 use super::driver::{
-    DRIVER, DriverInputs, DriverReport, Readiness, legacy_file_exists, legacy_start_script_exists,
-    legacy_success_pattern, start_command,
+    StartCommand, legacy_file_exists, legacy_start_script_exists, legacy_success_pattern,
+    start_command,
 };
-use super::env::{BuildOutcome, EnvBuilder, EnvConfig, tail};
+use super::env::{BuildOutcome, EnvBuilder, EnvConfig, TaskEnvs, tail};
 use super::maven::{java17, missing_artifacts, missing_from_log};
 use super::record::{
     AcResults, CountSource, FaultKind, GenesisRecord, GenesisStatus, StartOutcome, TaskFacts,
@@ -454,12 +464,17 @@ impl GenesisHarness {
 
         let workspace = self.config.out_dir.join("work").join(&task.spec.name);
         let repo = workspace.join("repo");
-        let results = workspace.join("results");
         remove_dir(&workspace).map_err(|e| e.to_string())?;
         copy_tree(generated, &repo).map_err(|e| e.to_string())?;
-        std::fs::create_dir_all(&results)
-            .map_err(|e| format!("cannot create {}: {e}", results.display()))?;
-        overlay_golden_tests(task, &repo, record)?;
+        let golden = match (&task.golden, task.spec.language) {
+            (GoldenTests::PythonTests { dir }, Language::Python) => {
+                Some(self.copy_golden(&task.spec.name, dir)?)
+            }
+            _ => {
+                overlay_golden_tests(task, &repo)?;
+                None
+            }
+        };
 
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -467,10 +482,32 @@ impl GenesisHarness {
             .map_err(|e| format!("cannot start a runtime: {e}"))?;
         runtime.block_on(async {
             match task.spec.language {
-                Language::Python => self.python(task, &workspace, &repo, &results, record).await,
-                Language::Java => self.java(task, &workspace, &repo, &results, record).await,
+                Language::Python => {
+                    self.python(task, &workspace, &repo, golden.as_ref(), record)
+                        .await
+                }
+                Language::Java => self.java(task, &workspace, &repo, record).await,
             }
         })
+    }
+
+    /// The harness's copy of a task's golden tests, outside every
+    /// workspace: `<out>/golden/<task>/tests`, with the ini pytest runs with
+    /// (theirs in `tests/`, else an empty one beside them).
+    fn copy_golden(&self, task: &str, tests: &Path) -> Result<Golden, String> {
+        let root = self.config.out_dir.join("golden").join(task);
+        remove_dir(&root).map_err(|e| e.to_string())?;
+        copy_tree(tests, &root.join("tests")).map_err(|e| e.to_string())?;
+        let own = root.join("tests").join("pytest.ini");
+        let inifile = if own.is_file() {
+            own
+        } else {
+            let empty = root.join("pytest.ini");
+            std::fs::write(&empty, "[pytest]\n")
+                .map_err(|e| format!("cannot write {}: {e}", empty.display()))?;
+            empty
+        };
+        Ok(Golden { root, inifile })
     }
 
     async fn python(
@@ -478,31 +515,123 @@ impl GenesisHarness {
         task: &GenesisTask,
         workspace: &Path,
         repo: &Path,
-        results: &Path,
+        golden: Option<&Golden>,
         record: &mut GenesisRecord,
     ) -> Result<(), String> {
         let limits = self.timeouts.of(Language::Python);
-        let (env, build) = self.env.python(&task.spec.name, repo, limits.build).await?;
+        let golden_tests = golden.map(|g| g.root.join("tests"));
+        let (envs, build) = self
+            .env
+            .python(&task.spec.name, repo, golden_tests.as_deref(), limits.build)
+            .await?;
         if !build.ok {
             record.fault(FaultKind::BuildFailed, build.problems.join("\n"));
         }
         let dependencies_ok = build.dependencies_ok;
         record.build = Some(build);
         let start = start_command(repo, Language::Python);
-        let inputs = DriverInputs {
-            repo: repo.to_path_buf(),
-            results: results.to_path_buf(),
-            language: Language::Python,
-            port: task.spec.port,
-            start,
-            start_timeout: limits.start,
-            test_timeout: limits.tests,
-            namespace: self.isolation == Isolation::Namespaces,
-            maven_repo: None,
+        let sandbox = self.session_sandbox(workspace, &envs, golden).await?;
+        let service_env = python_env(envs.service.dir(), &envs.service.bin_dir());
+        let (argv, shown) = match &start {
+            StartCommand::UvicornProbe => {
+                match uvicorn_module(&sandbox, repo, &service_env).await? {
+                    Some(module) => {
+                        let argv = python_argv(&[
+                            "-m",
+                            "uvicorn",
+                            &module,
+                            "--host",
+                            "0.0.0.0",
+                            "--port",
+                            &task.spec.port.to_string(),
+                        ]);
+                        let shown = format!(
+                            "python -m uvicorn {module} --host 0.0.0.0 --port {}",
+                            task.spec.port
+                        );
+                        (Some(argv), shown)
+                    }
+                    None => (None, start.shown(task.spec.port)),
+                }
+            }
+            other => (
+                start_argv(other, task.spec.port, None),
+                other.shown(task.spec.port),
+            ),
         };
-        let report = self.drive(workspace, &inputs, Some(&env)).await?;
-        self.record_run(task, &inputs, &report, dependencies_ok, results, record);
+        let mut plan = self.plan(task, repo, argv, service_env, limits.start);
+        if let Some(golden) = golden {
+            let mut extra = vec![repo.to_path_buf()];
+            extra.extend(envs.service_site_packages());
+            plan.tests = Some(TestRun::Pytest {
+                interpreter: envs.tests.python(),
+                test_paths: vec![golden.root.join("tests")],
+                rootdir: golden
+                    .inifile
+                    .parent()
+                    .unwrap_or(&golden.root)
+                    .to_path_buf(),
+                inifile: golden.inifile.clone(),
+                sys_path_extra: extra,
+                args: vec!["-v".into(), "--tb=short".into()],
+                cwd: repo.to_path_buf(),
+                env: python_env(envs.tests.dir(), &envs.tests.bin_dir()),
+                timeout: limits.tests,
+            });
+        }
+        let report = sandbox
+            .run_service(&plan)
+            .await
+            .map_err(|e| format!("cannot run the service and tests: {e}"))?;
+        self.record_run(task, repo, &start, shown, &report, dependencies_ok, record);
         Ok(())
+    }
+
+    /// The sandbox of a task's session: the workspace writable, the
+    /// environments and the golden tests read-only.
+    async fn session_sandbox(
+        &self,
+        workspace: &Path,
+        envs: &TaskEnvs,
+        golden: Option<&Golden>,
+    ) -> Result<Sandbox, String> {
+        let mut builder = SandboxConfig::builder(workspace)
+            .isolation(self.isolation)
+            .max_file_size(256u64 << 20)
+            .output_limit(64 * 1024)
+            .read_only_path(envs.service.dir())
+            .read_only_path(envs.tests.dir());
+        if let Some(golden) = golden {
+            builder = builder.read_only_path(&golden.root);
+        }
+        let config = builder.build().map_err(|e| format!("run sandbox: {e}"))?;
+        Sandbox::new(config)
+            .await
+            .map_err(|e| format!("run sandbox: {e}"))
+    }
+
+    /// The session's plan without tests: the service as the entrypoint
+    /// starts it, probed on the entrypoint's health paths, the start's end
+    /// taken as its verdict (the entrypoint does not wait for daemons).
+    fn plan(
+        &self,
+        task: &GenesisTask,
+        repo: &Path,
+        argv: Option<Vec<String>>,
+        env: Vec<(String, String)>,
+        start_timeout: Duration,
+    ) -> ServicePlan {
+        let service = argv.map(|argv| ServiceCommand {
+            argv,
+            cwd: repo.to_path_buf(),
+            env,
+        });
+        let mut plan = ServicePlan::new(service, task.spec.port);
+        plan.startup_timeout = start_timeout;
+        plan.health_paths = HEALTH_PATHS.iter().map(|p| (*p).to_owned()).collect();
+        plan.wait_for_daemons = false;
+        plan.stop_grace = Duration::from_secs(1);
+        plan
     }
 
     async fn java(
@@ -510,7 +639,6 @@ impl GenesisHarness {
         task: &GenesisTask,
         workspace: &Path,
         repo: &Path,
-        results: &Path,
         record: &mut GenesisRecord,
     ) -> Result<(), String> {
         let limits = self.timeouts.of(Language::Java);
@@ -618,164 +746,157 @@ impl GenesisHarness {
         record.build = Some(build);
         // As in the harness, a failed compilation does not stop the run:
         // the start and the tests fail on their own and say so.
-        let inputs = DriverInputs {
-            repo: repo.to_path_buf(),
-            results: results.to_path_buf(),
-            language: Language::Java,
-            port: task.spec.port,
-            start: start_command(repo, Language::Java),
-            start_timeout: limits.start,
-            test_timeout: limits.tests,
-            namespace: self.isolation == Isolation::Namespaces,
-            maven_repo: Some(self.maven_repo.clone()),
-        };
-        let report = self.drive(workspace, &inputs, None).await?;
-        self.record_run(task, &inputs, &report, dependencies_ok, results, record);
-        Ok(())
-    }
-
-    /// Runs the driver script in one sandbox call without network.
-    async fn drive(
-        &self,
-        workspace: &Path,
-        inputs: &DriverInputs,
-        env: Option<&PythonEnv>,
-    ) -> Result<DriverReport, String> {
-        let mut builder = SandboxConfig::builder(workspace)
+        let start = start_command(repo, Language::Java);
+        let maven = format!("-Dmaven.repo.local={}", self.maven_repo.display());
+        let mut plan = self.plan(
+            task,
+            repo,
+            start_argv(&start, task.spec.port, Some(&maven)),
+            Vec::new(),
+            limits.start,
+        );
+        // Surefire's reports are files in the workspace the service can
+        // write: only the console counts, as the harness's parser reads it.
+        plan.tests = Some(TestRun::Command {
+            argv: ["mvn", "-o", "-B", &maven, "test"]
+                .iter()
+                .map(|a| (*a).to_owned())
+                .collect(),
+            cwd: repo.to_path_buf(),
+            env: Vec::new(),
+            timeout: limits.tests,
+        });
+        let config = SandboxConfig::builder(workspace)
             .isolation(self.isolation)
-            .timeout(inputs.call_limit())
             .max_file_size(256u64 << 20)
-            .output_limit(64 * 1024);
-        if let Some(env) = env {
-            builder = builder.read_only_path(env.dir());
-        }
-        if let Some(maven) = &inputs.maven_repo {
-            builder = builder.read_write_path(maven);
-        }
-        let config = builder.build().map_err(|e| format!("run sandbox: {e}"))?;
+            .output_limit(64 * 1024)
+            .read_write_path(&self.maven_repo)
+            .build()
+            .map_err(|e| format!("run sandbox: {e}"))?;
         let sandbox = Sandbox::new(config)
             .await
             .map_err(|e| format!("run sandbox: {e}"))?;
-        let mut command = Command::new("bash")
-            .arg("-c")
-            .arg(DRIVER)
-            .current_dir(&inputs.repo);
-        for (name, value) in inputs.env() {
-            command = command.env(name, value);
-        }
-        if let Some(env) = env {
-            let mut path = env.bin_dir().into_os_string();
-            path.push(":");
-            path.push(DEFAULT_PATH);
-            command = command
-                .env("PATH", path)
-                .env("VIRTUAL_ENV", env.dir())
-                .env("PYTHONUNBUFFERED", "1")
-                .env("PYTHONDONTWRITEBYTECODE", "1");
-        }
-        let run = sandbox
-            .exec(command)
+        let report = sandbox
+            .run_service(&plan)
             .await
             .map_err(|e| format!("cannot run the service and tests: {e}"))?;
-        let text = std::fs::read_to_string(inputs.results.join("driver.env")).unwrap_or_default();
-        let mut report = DriverReport::parse(&text);
-        if run.timed_out {
-            report.pairs.push((
-                "harness_note".into(),
-                format!(
-                    "the run was stopped at its limit of {} s",
-                    inputs.call_limit().as_secs()
-                ),
-            ));
-        }
-        report.pairs.push((
-            "driver_output".into(),
-            tail(&run.combined_output(), 2000).replace('\n', " | "),
-        ));
-        Ok(report)
+        let shown = start.shown(task.spec.port);
+        self.record_run(task, repo, &start, shown, &report, dependencies_ok, record);
+        Ok(())
     }
 
-    /// Turns what the driver saw into the record's start and test outcomes
-    /// and faults.
+    /// Turns what the session saw into the record's start and test
+    /// outcomes and faults.
+    #[allow(clippy::too_many_arguments)]
     fn record_run(
         &self,
         task: &GenesisTask,
-        inputs: &DriverInputs,
-        report: &DriverReport,
+        repo: &Path,
+        command: &StartCommand,
+        shown: String,
+        report: &ServiceReport,
         dependencies_ok: bool,
-        results: &Path,
         record: &mut GenesisRecord,
     ) {
         let language = task.spec.language;
-        let service_log = read_capped(&results.join("service.log"), 4 << 20);
-        let readiness = report.readiness();
-        let ready_after_s = report
-            .get("ready_after")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        let survivors = report.all("survivor");
-        let leftovers = report.all("leftover");
-        let (dsr_legacy, dsr_legacy_message) = legacy_dsr(
-            language,
-            &inputs.repo,
-            dependencies_ok,
-            &readiness,
-            &service_log,
+        let port = task.spec.port;
+        let service_log = &report.service_log_tail;
+        let readiness = &report.readiness;
+        // Rounded to the nearest second: a wait that ran to its limit of N
+        // seconds reads N.
+        let ready_after_s = readiness.after_ms().map_or(0, |ms| {
+            u32::try_from(ms.saturating_add(500) / 1000).unwrap_or(u32::MAX)
+        });
+        let survivors = report.survivors.clone();
+        let leftovers = report.leftovers.clone();
+        let (dsr_legacy, dsr_legacy_message) =
+            legacy_dsr(language, repo, dependencies_ok, readiness, service_log);
+        let limits = self.timeouts.of(language);
+        // The entrypoint's verdict: ready on a health path or the port, or
+        // still running at the end of the wait.
+        let dsr = matches!(
+            readiness,
+            Readiness::Health { .. }
+                | Readiness::Listening { .. }
+                | Readiness::AliveNotListening { .. }
         );
+        let dsr_message = match readiness {
+            _ if dsr => "Service started successfully".to_owned(),
+            Readiness::NothingToStart => "No service entry point found".to_owned(),
+            Readiness::NotReported => "the run ended before the service was probed".to_owned(),
+            _ => format!("Service failed to start within {}s", limits.start.as_secs()),
+        };
         let start = StartOutcome {
-            shown: report
-                .get("start_command")
-                .map_or_else(|| inputs.start.shown(inputs.port), str::to_owned),
-            command: inputs.start.clone(),
+            shown,
+            command: command.clone(),
             answered: readiness.answered(),
             readiness: readiness.clone(),
             ready_after_s,
-            dsr: report.dsr(),
-            dsr_message: report
-                .get("dsr_message")
-                .unwrap_or("the run ended before the service was probed")
-                .to_owned(),
+            dsr,
+            dsr_message,
             dsr_legacy,
             dsr_legacy_message,
             survivors: survivors.clone(),
             leftovers: leftovers.clone(),
-            log_tail: tail(&service_log, 1500),
+            log_tail: tail(service_log, 1500),
         };
-        let limits = self.timeouts.of(language);
-        match &readiness {
-            Readiness::NoEntryPoint => record.fault(
+        match readiness {
+            Readiness::NothingToStart => record.fault(
                 FaultKind::NoEntryPoint,
                 "no start.sh within three levels and no fallback entry point (app.py, main.py, run.py, manage.py, server.py, an importable main/app/server/api module)",
             ),
-            Readiness::Exited { code } => record.fault(
+            Readiness::Exited { code, .. } => record.fault(
                 FaultKind::ServiceExited,
                 format!(
                     "`{}` ended with exit code {} after {} s{}",
                     start.shown,
                     code.map_or_else(|| "?".to_owned(), |c| c.to_string()),
                     ready_after_s,
-                    last_line(&service_log)
+                    last_line(service_log)
                         .map(|l| format!("; last output: {l}"))
                         .unwrap_or_default()
                 ),
             ),
-            Readiness::AliveNotListening => record.fault(
+            Readiness::AliveNotListening { .. } => record.fault(
                 FaultKind::NeverListened,
                 format!(
-                    "`{}` was still running after {} s but nothing answered on port {} (the harness counts this as deployed)",
+                    "`{}` was still running after {} s but nothing answered on port {port} (the harness counts this as deployed)",
                     start.shown,
                     limits.start.as_secs(),
-                    inputs.port
                 ),
             ),
-            Readiness::Unknown => record.fault(
-                FaultKind::ServiceExited,
+            Readiness::NeverListened { .. } => record.fault(
+                FaultKind::NeverListened,
                 format!(
-                    "the service's state is unknown: {}",
-                    report.get("harness_note").or(report.get("driver_output")).unwrap_or("the driver reported nothing")
+                    "`{}` ended, and what it left ran for {} s without answering on port {port}",
+                    start.shown,
+                    limits.start.as_secs(),
                 ),
             ),
-            Readiness::Health { .. } | Readiness::Port => {}
+            Readiness::PortBusy => record.fault(
+                FaultKind::PortBusy,
+                format!(
+                    "port {port} already answered before `{}` ran, so nothing was started or tested; free the port",
+                    start.shown
+                ),
+            ),
+            Readiness::NotReported => record.fault(
+                FaultKind::SessionFailed,
+                format!(
+                    "the session's supervisor left no report ({}; {}): the golden tests count as not passed",
+                    report.call_status,
+                    report.supervisor_error.as_deref().unwrap_or("no reason given")
+                ),
+            ),
+            Readiness::Health { .. } | Readiness::Listening { .. } => {}
+        }
+        if readiness != &Readiness::NotReported
+            && let Some(error) = &report.supervisor_error
+        {
+            record.fault(
+                FaultKind::SessionFailed,
+                format!("the session's supervisor failed: {}", tail(error, 1500)),
+            );
         }
         // One fault per daemon: what the start command left behind when it
         // ended, and what outlived the stop of the service's group.
@@ -815,62 +936,106 @@ impl GenesisHarness {
             );
         }
         record.start = Some(start);
-        record.tests = Some(self.test_outcome(task, report, results, record));
+        record.tests = Some(self.test_outcome(task, report.tests.as_ref(), repo, record));
     }
 
     fn test_outcome(
         &self,
         task: &GenesisTask,
-        report: &DriverReport,
-        results: &Path,
+        tests: Option<&TestReport>,
+        repo: &Path,
         record: &mut GenesisRecord,
     ) -> TestOutcome {
         let limits = self.timeouts.of(task.spec.language);
-        let exit_code = report.get("test_exit").and_then(|c| c.parse::<i32>().ok());
-        // `timeout` exits 124 on its limit, 137 when it had to SIGKILL.
-        let timed_out = matches!(exit_code, Some(124 | 137));
-        let log = read_capped(&results.join("tests.log"), 8 << 20);
+        if matches!(task.golden, GoldenTests::Missing) {
+            record.fault(
+                FaultKind::NoGoldenTests,
+                "the checkout has no golden tests for this task",
+            );
+        }
+        let Some(tests) = tests else {
+            // Nothing ran (the port was busy) or nothing was reported (the
+            // supervisor was killed): no golden test passed, and each counts.
+            let declared = u32::try_from(record.facts.golden_test_functions).unwrap_or(u32::MAX);
+            return TestOutcome {
+                counts: TestCounts {
+                    failed: declared,
+                    ..TestCounts::default()
+                },
+                source: CountSource::Console,
+                harness_total: declared,
+                pass_at_1: 0.0,
+                counted: declared > 0,
+                all_passed: false,
+                harness_console: None,
+                timed_out: false,
+                exit_code: None,
+                not_passed: Vec::new(),
+            };
+        };
+        let log = &tests.console_tail;
+        let timed_out = tests.timed_out;
+        // The entrypoint runs the tests under `timeout`, whose exit code on
+        // its limit is 124: the benchmark's TEST_EXIT_CODE.
+        let exit_code = if timed_out {
+            Some(124)
+        } else {
+            tests.exit_code
+        };
         let (counts, source, harness_total, cases, harness_console) = match task.spec.language {
             Language::Python => {
-                let console = harness_pytest_counts(&log);
-                let junit = std::fs::read(results.join("junit.xml"))
-                    .ok()
-                    .and_then(|b| parse_junit(&String::from_utf8_lossy(&b)));
-                match junit {
-                    Some(junit) => {
-                        let differs = (console.passed, console.failed, console.errors)
-                            != (
-                                junit.counts.passed,
-                                junit.counts.failed,
-                                junit.counts.errors,
-                            );
-                        let total = junit.counts.total();
-                        (
-                            junit.counts,
-                            CountSource::Junit,
-                            total,
-                            junit.cases,
-                            differs.then_some(console),
-                        )
-                    }
-                    None => (
-                        console,
-                        CountSource::Console,
-                        console.total(),
-                        Vec::new(),
-                        None,
-                    ),
+                let console = harness_pytest_counts(log);
+                let counts = tests.scored();
+                let agreement = tests.agreement();
+                // A run killed at its limit writes no report: nothing to
+                // hold the console against, and its passes count for nothing.
+                if !timed_out && matches!(agreement, Agreement::Disagree | Agreement::JunitMissing)
+                {
+                    let junit = tests
+                        .junit
+                        .as_ref()
+                        .map_or_else(|| "none".to_owned(), |j| describe(&j.counts));
+                    let summary = tests
+                        .console
+                        .as_ref()
+                        .map_or_else(|| "none".to_owned(), describe);
+                    record.fault(
+                        FaultKind::TestsDisagree,
+                        format!(
+                            "the JUnit report ({junit}{}) and pytest's summary ({summary}) disagree; scored {}",
+                            tests
+                                .junit_problem
+                                .as_deref()
+                                .map(|p| format!(": {p}"))
+                                .unwrap_or_default(),
+                            describe(&counts)
+                        ),
+                    );
                 }
+                let source = if tests.junit.is_some() {
+                    CountSource::Junit
+                } else {
+                    CountSource::Console
+                };
+                let differs = (console.passed, console.failed, console.errors)
+                    != (counts.passed, counts.failed, counts.errors);
+                let cases = tests
+                    .junit
+                    .as_ref()
+                    .map(|j| j.cases.clone())
+                    .unwrap_or_default();
+                (
+                    counts,
+                    source,
+                    counts.total(),
+                    cases,
+                    differs.then_some(console),
+                )
             }
             Language::Java => {
-                let surefire = harness_surefire_counts(&log);
+                let surefire = harness_surefire_counts(log);
                 let mut cases = Vec::new();
-                if let Ok(entries) = std::fs::read_dir(
-                    results
-                        .parent()
-                        .unwrap_or(results)
-                        .join("repo/target/surefire-reports"),
-                ) {
+                if let Ok(entries) = std::fs::read_dir(repo.join("target/surefire-reports")) {
                     for entry in entries.flatten() {
                         let name = entry.file_name().to_string_lossy().into_owned();
                         if name.starts_with("TEST-")
@@ -895,14 +1060,8 @@ impl GenesisHarness {
             .into_iter()
             .filter(|c| c.outcome != Outcome::Passed)
             .collect();
-        if matches!(task.golden, GoldenTests::Missing) {
-            record.fault(
-                FaultKind::NoGoldenTests,
-                "the checkout has no golden tests for this task",
-            );
-        }
         if timed_out {
-            let partial = verbose_progress(&log);
+            let partial = verbose_progress(log);
             record.fault(
                 FaultKind::TestsTimedOut,
                 format!(
@@ -919,7 +1078,7 @@ impl GenesisHarness {
                 format!(
                     "no test reported (exit code {}){}",
                     exit_code.map_or_else(|| "?".to_owned(), |c| c.to_string()),
-                    last_line(&log)
+                    last_line(log)
                         .map(|l| format!("; last output: {l}"))
                         .unwrap_or_default()
                 ),
@@ -953,6 +1112,106 @@ impl GenesisHarness {
             not_passed,
         }
     }
+}
+
+/// `2 passed, 1 failed, 0 errors, 0 skipped`.
+fn describe(counts: &TestCounts) -> String {
+    format!(
+        "{} passed, {} failed, {} errors, {} skipped",
+        counts.passed, counts.failed, counts.errors, counts.skipped
+    )
+}
+
+/// The entrypoint's health paths, tried in order each round.
+const HEALTH_PATHS: [&str; 5] = [
+    "/",
+    "/health",
+    "/api/health",
+    "/api/v1/health",
+    "/actuator/health",
+];
+
+/// The harness's copy of a task's golden tests.
+#[derive(Debug, Clone)]
+struct Golden {
+    /// `<out>/golden/<task>`, holding `tests/`.
+    root: PathBuf,
+    /// The ini pytest runs with.
+    inifile: PathBuf,
+}
+
+/// A virtualenv's variables for a command run in it.
+fn python_env(dir: &Path, bin: &Path) -> Vec<(String, String)> {
+    vec![
+        ("VIRTUAL_ENV".into(), dir.display().to_string()),
+        ("PATH".into(), format!("{}:{DEFAULT_PATH}", bin.display())),
+        ("PYTHONUNBUFFERED".into(), "1".into()),
+        ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+    ]
+}
+
+fn python_argv(args: &[&str]) -> Vec<String> {
+    std::iter::once("python")
+        .chain(args.iter().copied())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The command line of a start command (the uvicorn probe is decided apart).
+fn start_argv(start: &StartCommand, port: u16, maven: Option<&str>) -> Option<Vec<String>> {
+    match start {
+        StartCommand::Script { path } => Some(vec!["bash".into(), path.clone()]),
+        StartCommand::PythonFile { file } => Some(python_argv(&[file])),
+        StartCommand::ManagePy => Some(python_argv(&[
+            "manage.py",
+            "runserver",
+            &format!("0.0.0.0:{port}"),
+        ])),
+        StartCommand::MavenSpringBoot => Some(
+            [
+                "mvn",
+                "-o",
+                "-B",
+                maven.unwrap_or(""),
+                "spring-boot:run",
+                "-q",
+            ]
+            .iter()
+            .filter(|a| !a.is_empty())
+            .map(|a| (*a).to_owned())
+            .collect(),
+        ),
+        StartCommand::UvicornProbe | StartCommand::None => None,
+    }
+}
+
+/// The entrypoint's uvicorn fallback: the first of `main:app`, `app:app`,
+/// `server:app`, `api:app` whose module imports (10 s each) in the
+/// service's environment, without network.
+async fn uvicorn_module(
+    sandbox: &Sandbox,
+    repo: &Path,
+    env: &[(String, String)],
+) -> Result<Option<String>, String> {
+    for module in ["main:app", "app:app", "server:app", "api:app"] {
+        let name = module.split(':').next().unwrap_or(module);
+        let mut command = Command::new("python")
+            .arg("-c")
+            .arg(format!("import {name}"))
+            .current_dir(repo)
+            .timeout(Duration::from_secs(10));
+        for (key, value) in env {
+            command = command.env(key, value);
+        }
+        let run = sandbox
+            .exec(command)
+            .await
+            .map_err(|e| format!("cannot try to import {name}: {e}"))?;
+        if run.success() {
+            return Ok(Some(module.to_owned()));
+        }
+    }
+    Ok(None)
 }
 
 /// What `task` declares: endpoints by each reading of its README, test
@@ -1060,36 +1319,12 @@ fn namespace_note(jobs: usize) -> String {
     )
 }
 
-/// Puts the golden tests where the benchmark's Dockerfiles put them.
-/// Python: the repository's own `tests/` is replaced (the Docker harness
-/// merges the golden tests over it, which would let generated tests count
-/// towards Pass@1; `evaluate_repos.py` replaces it, as here). Java:
-/// `src/test/` is replaced, or `tests/*` copied to `src/test/java/`.
-fn overlay_golden_tests(
-    task: &GenesisTask,
-    repo: &Path,
-    record: &mut GenesisRecord,
-) -> Result<(), String> {
+/// Puts Java's golden tests where the benchmark's Dockerfile puts them
+/// (Maven compiles them with the repository): `src/test/` is replaced, or
+/// `tests/*` copied to `src/test/java/`. Python's golden tests never enter
+/// the workspace.
+fn overlay_golden_tests(task: &GenesisTask, repo: &Path) -> Result<(), String> {
     match &task.golden {
-        GoldenTests::PythonTests { dir } => {
-            let target = repo.join("tests");
-            if target.exists() {
-                let own = count_files(&target);
-                if own > 0 {
-                    let note = format!(
-                        "the repository's own tests/ ({own} files) was replaced by the golden tests"
-                    );
-                    record.message = Some(
-                        record
-                            .message
-                            .take()
-                            .map_or(note.clone(), |m| format!("{m}; {note}")),
-                    );
-                }
-                remove_path(&target)?;
-            }
-            copy_tree(dir, &target).map_err(|e| e.to_string())
-        }
         GoldenTests::JavaSources { dir, flat } => {
             let target = repo.join("src").join("test");
             if *flat {
@@ -1101,7 +1336,7 @@ fn overlay_golden_tests(
                 copy_tree(dir, &target).map_err(|e| e.to_string())
             }
         }
-        GoldenTests::Missing => Ok(()),
+        GoldenTests::PythonTests { .. } | GoldenTests::Missing => Ok(()),
     }
 }
 
@@ -1113,24 +1348,6 @@ fn remove_path(path: &Path) -> Result<(), String> {
         std::fs::remove_file(path)
     }
     .map_err(|e| format!("cannot remove {}: {e}", path.display()))
-}
-
-fn count_files(dir: &Path) -> usize {
-    let mut count = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => stack.push(entry.path()),
-                Ok(_) => count += 1,
-                Err(_) => {}
-            }
-        }
-    }
-    count
 }
 
 /// `test_dsr_repos.py`'s verdict from what the run saw.
@@ -1160,10 +1377,11 @@ fn legacy_dsr(
         return (false, "start.sh not found (recursive)".into());
     }
     match readiness {
-        Readiness::Health { .. } | Readiness::Port | Readiness::AliveNotListening => {
-            (true, "Server started successfully".into())
-        }
-        Readiness::Exited { code } => match legacy_success_pattern(language, service_log) {
+        Readiness::Health { .. }
+        | Readiness::Listening { .. }
+        | Readiness::AliveNotListening { .. } => (true, "Server started successfully".into()),
+        Readiness::NeverListened { .. } => (true, "Server started successfully".into()),
+        Readiness::Exited { code, .. } => match legacy_success_pattern(language, service_log) {
             Some(p) if p.contains("already in use") => {
                 (true, "Server deployable (port conflict)".into())
             }
@@ -1176,11 +1394,15 @@ fn legacy_dsr(
                 ),
             ),
         },
-        Readiness::NoEntryPoint => (
+        Readiness::NothingToStart => (
             false,
             "its start.sh is deeper than the entrypoint looks, so it was not started".into(),
         ),
-        Readiness::Unknown => (false, "the service's state is unknown".into()),
+        Readiness::PortBusy => (
+            false,
+            "the port was in use before the start, so nothing was started".into(),
+        ),
+        Readiness::NotReported => (false, "the service's state is unknown".into()),
     }
 }
 
@@ -1252,16 +1474,21 @@ mod tests {
         assert_eq!(verbose_progress("collecting ..."), None);
     }
 
+    const LISTENING: Readiness = Readiness::Listening { after_ms: 100 };
+
     #[test]
     fn the_legacy_dsr_reads_exit_messages() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(dir.path().join("start.sh"), "").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            legacy_dsr(Language::Python, dir.path(), true, &Readiness::Port, "").1,
+            legacy_dsr(Language::Python, dir.path(), true, &LISTENING, "").1,
             "Unknown or missing build config"
         );
         std::fs::write(dir.path().join("requirements.txt"), "").unwrap_or_else(|e| panic!("{e}"));
-        let exited = Readiness::Exited { code: Some(0) };
+        let exited = Readiness::Exited {
+            code: Some(0),
+            after_ms: 300,
+        };
         assert!(
             legacy_dsr(
                 Language::Python,
@@ -1286,19 +1513,12 @@ mod tests {
             legacy_dsr(Language::Python, dir.path(), true, &exited, "boom"),
             (false, "Server exited with code 0".to_owned())
         );
-        assert!(!legacy_dsr(Language::Python, dir.path(), false, &Readiness::Port, "").0);
+        assert!(!legacy_dsr(Language::Python, dir.path(), false, &LISTENING, "").0);
         let no_script = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(no_script.path().join("pyproject.toml"), "")
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            legacy_dsr(
-                Language::Python,
-                no_script.path(),
-                true,
-                &Readiness::Port,
-                ""
-            )
-            .1,
+            legacy_dsr(Language::Python, no_script.path(), true, &LISTENING, "").1,
             "start.sh not found (recursive)"
         );
     }
