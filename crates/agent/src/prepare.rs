@@ -275,6 +275,13 @@ fn path_policy(task: &TaskSpec, work_dir: &Path) -> PathPolicy {
     for input in &task.inputs {
         policy = policy.root(&input.path, RootKind::Input, Access::Read);
     }
+    // The marker lies in a directory code may write, but all it can change
+    // is which read-only root explains a missing file.
+    if work_dir.join(crate::work_copy::MARKER).is_file()
+        && let Some(repo) = task.primary_repo()
+    {
+        policy = policy.work_copy_of(work_dir, &repo.path);
+    }
     policy
 }
 

@@ -15,8 +15,13 @@
 //! `__pycache__` are skipped, files are opened as the analysis opens them
 //! ([`repo_graph::open_in_tree`]: regular files inside the root only,
 //! non-blocking, so a FIFO cannot hang the copy), other special files are
-//! skipped, set-user-ID bits are dropped, and a repository over
-//! [`CopyLimits`] is refused with an error that says what to do instead.
+//! skipped, set-user-ID bits are dropped, a file over
+//! [`CopyLimits::max_file_bytes`] is left out (a sparse terabyte file
+//! would otherwise be written out in full), and a repository over the
+//! other [`CopyLimits`] is refused with an error that says what to do
+//! instead. The file tools read an entry left out from the repository
+//! itself (see [`crate::tools::policy::PathPolicy::work_copy_of`]), so the
+//! model is told why it is not there.
 
 use std::io::Read as _;
 use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
@@ -33,6 +38,9 @@ pub struct CopyLimits {
     pub max_entries: u64,
     /// Most bytes of file content copied (default 2 GiB).
     pub max_bytes: u64,
+    /// Files larger than this are left out rather than copied (default
+    /// 1 GiB).
+    pub max_file_bytes: u64,
 }
 
 impl Default for CopyLimits {
@@ -40,6 +48,7 @@ impl Default for CopyLimits {
         CopyLimits {
             max_entries: 100_000,
             max_bytes: 2 << 30,
+            max_file_bytes: 1 << 30,
         }
     }
 }
@@ -96,6 +105,8 @@ pub struct CopyStats {
     pub links_out: u64,
     /// FIFOs, sockets and devices left out.
     pub special: u64,
+    /// Files over [`CopyLimits::max_file_bytes`] left out.
+    pub large: u64,
 }
 
 /// Where the working copy for the output directory `output_dir` goes:
@@ -149,7 +160,13 @@ pub fn make_work_copy(
     clear_old_copy(dest)?;
     std::fs::create_dir_all(dest).map_err(io_error("create", dest))?;
     let made = std::fs::symlink_metadata(dest).map_err(io_error("read", dest))?;
-    let result = copy_into(repo, dest, (made.dev(), made.ino()), limits);
+    let result = copy_into(
+        repo,
+        dest,
+        (made.dev(), made.ino()),
+        limits,
+        &[".git", "__pycache__"],
+    );
     // Marked even when the copy failed half-way, so that the next run may
     // clear what was left.
     std::fs::write(dest.join(MARKER), b"").map_err(io_error("write", &dest.join(MARKER)))?;
@@ -192,11 +209,50 @@ fn link_stays_inside(rel_dir: &Path, target: &Path) -> bool {
     true
 }
 
+/// Copies the tree at `from` into `to` (created if missing) as a working
+/// copy is made (links out of the tree left out, regular files only,
+/// opened inside the tree, no setuid bits, within `limits`), leaving out
+/// entries named in `skip` wherever they are. For callers that copy
+/// someone else's tree to a place of their own (a benchmark's workspace).
+///
+/// ```
+/// let from = tempfile::tempdir()?;
+/// std::fs::create_dir_all(from.path().join("pkg/.repo-agent"))?;
+/// std::fs::write(from.path().join("pkg/a.py"), "x = 1\n")?;
+/// std::os::unix::fs::symlink("a.py", from.path().join("pkg/alias.py"))?;
+/// let to = tempfile::tempdir()?;
+/// let stats = agent::work_copy::copy_tree(
+///     from.path(),
+///     &to.path().join("copy"),
+///     &Default::default(),
+///     &[".repo-agent"],
+/// )?;
+/// assert_eq!((stats.files, stats.links), (1, 1));
+/// assert!(!to.path().join("copy/pkg/.repo-agent").exists());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// [`CopyError::TooLarge`] past `limits`, [`CopyError::File`] for a file
+/// that cannot be opened inside the tree, [`CopyError::Io`] otherwise.
+pub fn copy_tree(
+    from: &Path,
+    to: &Path,
+    limits: &CopyLimits,
+    skip: &[&str],
+) -> Result<CopyStats, CopyError> {
+    std::fs::create_dir_all(to).map_err(io_error("create", to))?;
+    let made = std::fs::symlink_metadata(to).map_err(io_error("read", to))?;
+    copy_into(from, to, (made.dev(), made.ino()), limits, skip)
+}
+
 fn copy_into(
     repo: &Path,
     dest: &Path,
     dest_id: (u64, u64),
     limits: &CopyLimits,
+    skip: &[&str],
 ) -> Result<CopyStats, CopyError> {
     let mut stats = CopyStats::default();
     let too_large = |what: String| CopyError::TooLarge {
@@ -213,7 +269,7 @@ fn copy_into(
         for entry in listing {
             let entry = entry.map_err(io_error("list", &source_dir))?;
             let name = entry.file_name();
-            if name == ".git" || name == "__pycache__" {
+            if skip.iter().any(|s| name == *s) {
                 continue;
             }
             entries += 1;
@@ -251,14 +307,32 @@ fn copy_into(
                     stats.links_out += 1;
                 }
             } else if kind.is_file() {
-                let budget = limits.max_bytes.saturating_sub(stats.bytes);
-                stats.bytes += copy_file(repo, &source, &target, budget).map_err(|e| match e {
-                    FileCopy::Io(error) => error,
-                    FileCopy::OverBudget => {
-                        too_large(format!("more than {} MiB of files", limits.max_bytes >> 20))
+                if meta.len() > limits.max_file_bytes {
+                    tracing::debug!(file = %source.display(), bytes = meta.len(), "left out of the working copy: too large");
+                    stats.large += 1;
+                    continue;
+                }
+                let remaining = limits.max_bytes.saturating_sub(stats.bytes);
+                let budget = remaining.min(limits.max_file_bytes);
+                match copy_file(repo, &source, &target, budget) {
+                    Ok(bytes) => {
+                        stats.bytes += bytes;
+                        stats.files += 1;
                     }
-                })?;
-                stats.files += 1;
+                    Err(FileCopy::Io(error)) => return Err(error),
+                    Err(FileCopy::OverBudget) if remaining <= limits.max_file_bytes => {
+                        return Err(too_large(format!(
+                            "more than {} MiB of files",
+                            limits.max_bytes >> 20
+                        )));
+                    }
+                    Err(FileCopy::OverBudget) => {
+                        // It grew past the per-file limit while being
+                        // copied: its partial copy goes too.
+                        std::fs::remove_file(&target).map_err(io_error("remove", &target))?;
+                        stats.large += 1;
+                    }
+                }
             } else {
                 stats.special += 1;
             }

@@ -185,3 +185,18 @@ fn a_repository_over_the_limits_is_refused_with_what_to_do() -> TestResult {
     }
     Ok(())
 }
+
+#[test]
+fn a_file_over_the_per_file_limit_is_left_out_and_the_rest_copied() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let repo = hostile_repo(dir.path())?;
+    // Sparse: a terabyte that takes no disk, and that a copy must not
+    // write out.
+    std::fs::File::create(repo.join("huge.bin"))?.set_len(1 << 40)?;
+    let dest = dir.path().join("out.work");
+    let stats = make_work_copy(&repo, &dest, &CopyLimits::default())?;
+    assert_eq!(stats.large, 1);
+    assert!(dest.join("huge.bin").symlink_metadata().is_err());
+    assert!(dest.join("pkg/inside").is_file(), "the rest is copied");
+    Ok(())
+}

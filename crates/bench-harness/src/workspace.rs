@@ -130,38 +130,31 @@ pub(crate) fn remove_dir(dir: &Path) -> Result<(), Error> {
     }
 }
 
-/// Copies a directory tree without recursion: files are copied, symlinks
-/// recreated as symlinks, `.git` and `__pycache__` skipped.
+/// How much one copied tree may hold: a benchmark repository with its data,
+/// or a generated one.
+const COPY_LIMITS: agent::work_copy::CopyLimits = agent::work_copy::CopyLimits {
+    max_entries: 1_000_000,
+    max_bytes: 32 << 30,
+    max_file_bytes: 32 << 30,
+};
+
+/// Copies a directory tree the way the agent makes its working copies
+/// (`agent::work_copy::copy_tree`: links out of the tree left out, regular
+/// files only, no setuid bits), without `.git`, `__pycache__` and
+/// `.repo-agent` (the state `repo-agent generate` keeps in the repositories
+/// it writes: blueprint, report, virtualenv; not part of the repository
+/// under evaluation).
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
-    let io = |what: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| Error::Io { what, path, source }
-    };
-    let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
-    while let Some((source, target)) = stack.pop() {
-        std::fs::create_dir_all(&target).map_err(io("creating", &target))?;
-        let entries = std::fs::read_dir(&source).map_err(io("listing", &source))?;
-        for entry in entries {
-            let entry = entry.map_err(io("listing", &source))?;
-            let name = entry.file_name();
-            // `.repo-agent` is the state `repo-agent generate` keeps in the
-            // repositories it writes (blueprint, report, virtualenv), not
-            // part of the repository under evaluation.
-            if name == ".git" || name == "__pycache__" || name == ".repo-agent" {
-                continue;
-            }
-            let path = entry.path();
-            let dest = target.join(&name);
-            let kind = entry.file_type().map_err(io("reading", &path))?;
-            if kind.is_dir() {
-                stack.push((path, dest));
-            } else if kind.is_symlink() {
-                let link = std::fs::read_link(&path).map_err(io("reading the link", &path))?;
-                std::os::unix::fs::symlink(&link, &dest).map_err(io("linking", &dest))?;
-            } else {
-                std::fs::copy(&path, &dest).map_err(io("copying", &path))?;
-            }
-        }
-    }
-    Ok(())
+    agent::work_copy::copy_tree(
+        from,
+        to,
+        &COPY_LIMITS,
+        &[".git", "__pycache__", ".repo-agent"],
+    )
+    .map(drop)
+    .map_err(|e| Error::Io {
+        what: "copying",
+        path: from.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    })
 }

@@ -206,6 +206,13 @@ fn settle_work_dir(task: &mut TaskSpec, in_place: bool) -> anyhow::Result<()> {
     if stats.special > 0 {
         left_out.push_str(&format!("; {} special files left out", stats.special));
     }
+    if stats.large > 0 {
+        left_out.push_str(&format!(
+            "; {} files over {} MiB left out",
+            stats.large,
+            CopyLimits::default().max_file_bytes >> 20
+        ));
+    }
     eprintln!(
         "code runs in a copy of {} at {} ({} files, {:.1} MiB{left_out}); the repository itself \
          is not written (--work-dir DIR chooses the directory, --in-place uses the repository)",

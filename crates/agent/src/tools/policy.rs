@@ -115,6 +115,10 @@ pub struct PathPolicy {
     /// Where relative paths start (the working directory).
     base: PathBuf,
     roots: Vec<Root>,
+    /// A working directory that is a copy of a repository, and that
+    /// repository (both canonical): reads of an entry the copy left out go
+    /// to the repository's entry.
+    copy_of: Option<(PathBuf, PathBuf)>,
 }
 
 impl PathPolicy {
@@ -123,6 +127,7 @@ impl PathPolicy {
         PathPolicy {
             base: canonical_or_lexical(base),
             roots: Vec::new(),
+            copy_of: None,
         }
     }
 
@@ -137,10 +142,57 @@ impl PathPolicy {
         self
     }
 
+    /// Declares `copy` a working copy of `repo` (made by
+    /// [`crate::work_copy::make_work_copy`], which leaves out links out of
+    /// the repository, special files and huge files): a read of something
+    /// missing from the copy reads the repository's entry of that name
+    /// instead, so the model learns why it is not there (outside the task,
+    /// not a regular file, too large) rather than that it does not exist.
+    /// The repository should be a root: its own rules apply to that read.
+    ///
+    /// ```
+    /// use agent::tools::policy::{Access, PathPolicy, RootKind};
+    /// let repo = tempfile::tempdir()?;
+    /// let copy = tempfile::tempdir()?;
+    /// std::os::unix::fs::symlink("/etc/passwd", repo.path().join("README.md"))?;
+    /// let policy = PathPolicy::new(copy.path())
+    ///     .root(copy.path(), RootKind::WorkDir, Access::ReadWrite)
+    ///     .root(repo.path(), RootKind::Repository, Access::Read)
+    ///     .work_copy_of(copy.path(), repo.path());
+    /// let refused = policy.read("README.md").unwrap_err().to_string();
+    /// assert!(refused.contains("outside the task"), "{refused}");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn work_copy_of(mut self, copy: &Path, repo: &Path) -> PathPolicy {
+        self.copy_of = Some((canonical_or_lexical(copy), canonical_or_lexical(repo)));
+        self
+    }
+
     /// The existing file or directory `raw` names, if a root allows
     /// reading it.
     pub fn read(&self, raw: &str) -> Result<PathBuf, PathError> {
         let path = self.resolve(raw)?;
+        if let Some(original) = self.left_out_of_copy(&path) {
+            return self.read_resolved(original);
+        }
+        self.read_resolved(path)
+    }
+
+    /// The repository's entry for `path` when `path` is in the working
+    /// copy, missing there, and present (as a name) in the repository.
+    fn left_out_of_copy(&self, path: &Path) -> Option<PathBuf> {
+        let (copy, repo) = self.copy_of.as_ref()?;
+        let rel = path.strip_prefix(copy).ok()?;
+        if path.symlink_metadata().is_ok() {
+            return None;
+        }
+        let original = repo.join(rel);
+        original.symlink_metadata().ok()?;
+        // The repository's own links are followed as any read's are.
+        self.resolve(&original.display().to_string()).ok()
+    }
+
+    fn read_resolved(&self, path: PathBuf) -> Result<PathBuf, PathError> {
         // Roots first: whether a file outside them exists is not the
         // model's business either.
         self.check(&path, Access::Read)?;
