@@ -16,14 +16,14 @@ use std::time::Duration;
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
 
-use crate::facts::Facts;
+use crate::facts::{Facts, LanguageFacts};
 use crate::graph::{Coupling, RepoGraph};
 use crate::lang::java::resolve::JavaResolver;
 use crate::lang::python::ScopeRef;
 use crate::lang::python::resolve::Ids;
 use crate::model::{
     Base, Class, ClassId, EntityId, Function, FunctionId, Import, ImportTarget, Language, Module,
-    ModuleId, Skipped, SourceKind, UnresolvedCall,
+    ModuleId, Partial, Skipped, SourceKind, UnresolvedCall,
 };
 use crate::names::ModuleName;
 use crate::render::ResolutionStats;
@@ -44,6 +44,10 @@ pub(crate) struct BuildInput {
     pub root: std::path::PathBuf,
     pub modules: Vec<ModuleInput>,
     pub skipped: Vec<Skipped>,
+    /// Files analysed in part.
+    pub partial: Vec<Partial>,
+    /// The memory estimate and ceiling of the per-file phase.
+    pub memory: crate::memory::MemoryUse,
     pub files_seen: u64,
     /// [`crate::Analyzer::step_budget`].
     pub step_budget: Option<u64>,
@@ -193,8 +197,8 @@ fn module_parts(
         ScopeRef::Function(f) => EntityId::Function(FunctionId(ids.function_base[id.index()] + f)),
     };
     let qualify = |local: &str| format!("{}.{local}", module.name.name);
-    let (mut classes, functions, module_doc) = match &*module.facts {
-        Facts::Python(facts) => {
+    let (mut classes, functions, module_doc) = match &module.facts.of {
+        LanguageFacts::Python(facts) => {
             let classes: Vec<Class> = facts
                 .classes
                 .iter()
@@ -232,7 +236,7 @@ fn module_parts(
                 .collect();
             (classes, functions, facts.docstring.as_deref())
         }
-        Facts::Java(facts) => {
+        LanguageFacts::Java(facts) => {
             let entities = java.entities(id, facts, &mut bases);
             (entities.classes, entities.functions, entities.docstring)
         }
@@ -492,6 +496,8 @@ fn assemble(
         functions,
         unresolved,
         skipped: input.skipped.clone(),
+        partial: input.partial.clone(),
+        memory: input.memory,
         files_seen: input.files_seen,
         fcg,
         mdg,

@@ -2,55 +2,76 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::budget::Cut;
 use crate::lang::java::JavaFacts;
 use crate::lang::python::FileFacts;
 use crate::model::Language;
 
 /// Bumped whenever [`Facts`] or an extraction changes, to invalidate caches.
-pub(crate) const FACTS_VERSION: u32 = 6;
+pub(crate) const FACTS_VERSION: u32 = 7;
 
-/// Everything one file tells about itself, by language.
+/// Everything one file tells about itself, and what extracting it cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) enum Facts {
+pub(crate) struct Facts {
+    pub of: LanguageFacts,
+    /// Fact units held ([`Spent::units`]), for the memory estimate.
+    pub units: u64,
+    /// Where the file went over a budget, if it did.
+    pub cut: Option<Cut>,
+}
+
+/// The facts of one file, by language.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) enum LanguageFacts {
     Python(FileFacts),
     Java(JavaFacts),
 }
 
+/// What an extraction cost: its fact units (every record it kept: name
+/// reads, bindings, call sites, effects, value expression nodes,
+/// definitions, locals, imports, names), and the line where it ran out of
+/// [`crate::MAX_FILE_FACTS`], if it did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Spent {
+    pub units: u64,
+    pub cut_line: Option<u32>,
+}
+
 impl Facts {
     pub(crate) fn language(&self) -> Language {
-        match self {
-            Facts::Python(_) => Language::Python,
-            Facts::Java(_) => Language::Java,
+        match &self.of {
+            LanguageFacts::Python(_) => Language::Python,
+            LanguageFacts::Java(_) => Language::Java,
         }
     }
 
     pub(crate) fn python(&self) -> Option<&FileFacts> {
-        match self {
-            Facts::Python(f) => Some(f),
-            Facts::Java(_) => None,
+        match &self.of {
+            LanguageFacts::Python(f) => Some(f),
+            LanguageFacts::Java(_) => None,
         }
     }
 
     pub(crate) fn java(&self) -> Option<&JavaFacts> {
-        match self {
-            Facts::Java(f) => Some(f),
-            Facts::Python(_) => None,
+        match &self.of {
+            LanguageFacts::Java(f) => Some(f),
+            LanguageFacts::Python(_) => None,
         }
     }
 
     /// Number of classes (Java: types) the file defines.
     pub(crate) fn class_count(&self) -> usize {
-        match self {
-            Facts::Python(f) => f.classes.len(),
-            Facts::Java(f) => f.types.len(),
+        match &self.of {
+            LanguageFacts::Python(f) => f.classes.len(),
+            LanguageFacts::Java(f) => f.types.len(),
         }
     }
 
     /// Number of functions (Java: methods and constructors) the file defines.
     pub(crate) fn function_count(&self) -> usize {
-        match self {
-            Facts::Python(f) => f.functions.len(),
-            Facts::Java(f) => f.methods.len(),
+        match &self.of {
+            LanguageFacts::Python(f) => f.functions.len(),
+            LanguageFacts::Java(f) => f.methods.len(),
         }
     }
 }

@@ -14,7 +14,7 @@ use petgraph::visit::EdgeRef;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
-    Class, ClassId, EntityId, Function, FunctionId, Language, Module, ModuleId, Skipped,
+    Class, ClassId, EntityId, Function, FunctionId, Language, Module, ModuleId, Partial, Skipped,
     UnresolvedCall,
 };
 use crate::routes::Route;
@@ -104,6 +104,8 @@ pub struct RepoGraph {
     pub(crate) functions: Vec<Function>,
     pub(crate) unresolved: Vec<UnresolvedCall>,
     pub(crate) skipped: Vec<Skipped>,
+    pub(crate) partial: Vec<Partial>,
+    pub(crate) memory: crate::memory::MemoryUse,
     pub(crate) files_seen: u64,
     /// `Arc<String>` rather than `Arc<str>`: converting a file's `String` into
     /// an `Arc<str>` would copy every byte of the repository once more.
@@ -149,6 +151,13 @@ impl RepoGraph {
     /// Files and directories passed over, with their reasons.
     pub fn skipped(&self) -> &[Skipped] {
         &self.skipped
+    }
+
+    /// Files analysed in part because they went over a per-file budget
+    /// (nesting, indentation, facts), in path order. Their modules are in
+    /// the graph with what was found outside the cut.
+    pub fn partial(&self) -> &[Partial] {
+        &self.partial
     }
 
     /// Regular files met by the walk, analysed or not.

@@ -85,11 +85,13 @@
 #![deny(missing_docs)]
 
 mod assemble;
+mod budget;
 mod cache;
 mod facts;
 mod graph;
 mod hct;
 mod lang;
+mod memory;
 mod model;
 mod names;
 mod render;
@@ -100,23 +102,26 @@ pub mod usage;
 mod walk;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rayon::prelude::*;
 
+pub use budget::{MAX_FILE_FACTS, MAX_INDENT, MAX_NESTING};
 pub use graph::PackageEdge;
 pub use graph::{Coupling, ModuleStats, Reach, RepoGraph, SearchHit};
 pub use hct::{HctKind, HctNode};
 pub use lang::present::Outline;
 #[doc(hidden)]
 pub use lang::python::extract::time_parse_and_extract;
+use memory::MemoryUse;
+pub use memory::default_memory_ceiling;
 pub use model::{
-    Base, BaseRelation, Class, ClassId, Complexity, EntityId, Function, FunctionId, FunctionKind,
-    Import, ImportKind, ImportTarget, JavaField, JavaMethod, JavaType, JavaTypeKind, Language,
-    Modifier, Module, ModuleId, Param, ParamKind, SkipReason, Skipped, SourceKind, Span,
-    UnresolvedCall,
+    Base, BaseRelation, Budget, Class, ClassId, Complexity, EntityId, Function, FunctionId,
+    FunctionKind, Import, ImportKind, ImportTarget, JavaField, JavaMethod, JavaType, JavaTypeKind,
+    Language, Modifier, Module, ModuleId, Param, ParamKind, Partial, SkipReason, Skipped,
+    SourceKind, Span, UnresolvedCall,
 };
 pub use render::{
     CallEdge, GraphDocument, ModuleEdge, ResolutionStats, RoutesDocument, SCHEMA_VERSION, Stats,
@@ -209,6 +214,7 @@ pub struct Analyzer {
     languages: Vec<Language>,
     cache_dir: Option<PathBuf>,
     step_budget: Option<u64>,
+    memory_ceiling: u64,
     progress: Option<Arc<ProgressFn>>,
     memory: Mutex<Option<Remembered>>,
 }
@@ -231,6 +237,7 @@ impl Analyzer {
             languages: Language::ALL.to_vec(),
             cache_dir: None,
             step_budget: None,
+            memory_ceiling: default_memory_ceiling(),
             progress: None,
             memory: Mutex::new(None),
         }
@@ -285,6 +292,38 @@ impl Analyzer {
     /// ```
     pub fn step_budget(mut self, steps: u64) -> Self {
         self.step_budget = Some(steps);
+        self
+    }
+
+    /// Stops reading files once the analysis holds an estimated `bytes`
+    /// (default: [`default_memory_ceiling`]). The estimate counts what
+    /// stays in memory for the whole analysis: each file's text and its
+    /// facts, with what resolving them costs ([`memory::estimate`]). Past
+    /// the ceiling, files not yet read are skipped with
+    /// [`SkipReason::MemoryCeiling`] and a warning is logged; the graph
+    /// is built from the others. [`Stats::memory_estimate_bytes`] and
+    /// [`Stats::memory_ceiling_bytes`] report both figures.
+    ///
+    /// Files are read in parallel, so which files come after the ceiling
+    /// depends on scheduling; how far the estimate can pass the ceiling
+    /// is bounded by one file per worker thread.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # for name in ["a.py", "b.py", "c.py"] {
+    /// #     std::fs::write(dir.path().join(name), "def f():\n    pass\n").unwrap();
+    /// # }
+    /// let analyzer = repo_graph::Analyzer::new(dir.path()).memory_ceiling(1);
+    /// // On one worker thread: the first file read passes the ceiling, and
+    /// // the two others are skipped.
+    /// let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// let stats = one_thread.install(|| analyzer.analyze()).unwrap().stats();
+    /// assert_eq!(stats.modules, 1);
+    /// assert_eq!(stats.skipped["memory_ceiling"], 2);
+    /// assert!(stats.memory_estimate_bytes > stats.memory_ceiling_bytes);
+    /// ```
+    pub fn memory_ceiling(mut self, bytes: u64) -> Self {
+        self.memory_ceiling = bytes;
         self
     }
 
@@ -353,12 +392,20 @@ impl Analyzer {
         let total = walked.files.len();
         let done = AtomicUsize::new(0);
         let report_every = (total / 100).max(16);
+        let held = AtomicU64::new(0);
+        let file = FileInput {
+            root: &root,
+            known: &known.facts,
+            max_file_size: self.max_file_size,
+            held: &held,
+            ceiling: self.memory_ceiling,
+        };
         let parsed: Vec<Result<(assemble::ModuleInput, bool), Skipped>> = walked
             .files
             .par_iter()
             .zip(names)
-            .map_init(Parsers::default, |parsers, (file, name)| {
-                let result = analyze_file(&known.facts, parsers, file, name, self.max_file_size);
+            .map_init(Parsers::default, |parsers, (source, name)| {
+                let result = analyze_file(&file, parsers, source, name);
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Some(report) = &self.progress
                     && (n.is_multiple_of(report_every) || n == total)
@@ -384,6 +431,21 @@ impl Analyzer {
             }
         }
         skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        let memory_estimate = held.load(Ordering::Relaxed);
+        let over_ceiling = skipped
+            .iter()
+            .filter(|s| s.reason == SkipReason::MemoryCeiling)
+            .count();
+        if over_ceiling > 0 {
+            tracing::warn!(
+                files = over_ceiling,
+                estimate_bytes = memory_estimate,
+                ceiling_bytes = self.memory_ceiling,
+                "the analysis reached its memory ceiling and left files unread: the graph lacks them; analyse a subdirectory, or raise the ceiling (Analyzer::memory_ceiling)"
+            );
+        }
+        let partial = partial_files(&modules);
+        let fact_units = modules.iter().map(|m| m.facts.units).sum();
         name_java_modules(&mut modules);
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
@@ -440,6 +502,12 @@ impl Analyzer {
             root,
             modules,
             skipped,
+            partial,
+            memory: MemoryUse {
+                estimate: memory_estimate,
+                ceiling: self.memory_ceiling,
+                fact_units,
+            },
             files_seen: walked.files_seen,
             step_budget: self.step_budget,
         };
@@ -480,24 +548,36 @@ struct Parsers {
 }
 
 impl Parsers {
+    /// Parses `text` within the nesting budgets and extracts its facts
+    /// within the facts budget.
     fn extract(&mut self, language: Language, text: &str) -> Option<facts::Facts> {
-        match language {
+        let limited = budget::limit_nesting(text, language);
+        let text = limited.text.as_ref();
+        let (of, spent) = match language {
             Language::Python => {
                 if self.python.is_none() {
                     self.python = lang::python::PythonParser::new().ok();
                 }
-                self.python
-                    .as_mut()?
-                    .extract(text)
-                    .map(facts::Facts::Python)
+                let (facts, spent) = self.python.as_mut()?.extract(text)?;
+                (facts::LanguageFacts::Python(facts), spent)
             }
             Language::Java => {
                 if self.java.is_none() {
                     self.java = lang::java::JavaParser::new().ok();
                 }
-                self.java.as_mut()?.extract(text).map(facts::Facts::Java)
+                let (facts, spent) = self.java.as_mut()?.extract(text)?;
+                (facts::LanguageFacts::Java(facts), spent)
             }
-        }
+        };
+        let facts_cut = spent.cut_line.map(|line| budget::Cut {
+            budget: Budget::Facts,
+            line,
+        });
+        Some(facts::Facts {
+            of,
+            units: spent.units,
+            cut: budget::Cut::first(limited.cut, facts_cut),
+        })
     }
 
     /// Parses without extracting; true when a tree came out.
@@ -548,22 +628,43 @@ fn name_java_modules(modules: &mut [assemble::ModuleInput]) {
     }
 }
 
+/// What every file of the parallel phase shares.
+struct FileInput<'a> {
+    /// The canonical root: files are read only inside it.
+    root: &'a Path,
+    known: &'a cache::FactsMap,
+    max_file_size: u64,
+    /// Estimated bytes held by the files read so far ([`memory::estimate`]).
+    held: &'a AtomicU64,
+    ceiling: u64,
+}
+
 /// Reads one file and takes its facts from the cache or the parser.
 /// `Ok((module, true))` when it had to be parsed.
 fn analyze_file(
-    known: &cache::FactsMap,
+    input: &FileInput<'_>,
     parsers: &mut Parsers,
     file: &walk::SourceFile,
     name: Option<names::ModuleName>,
-    max_file_size: u64,
 ) -> Result<(assemble::ModuleInput, bool), Skipped> {
     let skip = |reason| Skipped {
         path: file.rel_path.clone(),
         reason,
     };
+    if input.held.load(Ordering::Relaxed) >= input.ceiling {
+        tracing::debug!(path = %file.rel_path, "skipped: the memory ceiling is reached");
+        return Err(skip(SkipReason::MemoryCeiling));
+    }
     let language = file.kind.language();
-    let text = source::read(&file.abs_path, file.kind, max_file_size).map_err(skip)?;
-    let (facts, was_parsed) = match known.get(&(text.hash, language)) {
+    let text = source::read(input.root, &file.abs_path, file.kind, input.max_file_size).map_err(
+        |reason| {
+            if reason == SkipReason::NotRegular {
+                tracing::warn!(path = %file.rel_path, "not a regular file; skipped");
+            }
+            skip(reason)
+        },
+    )?;
+    let (facts, was_parsed) = match input.known.get(&(text.hash, language)) {
         Some(facts) => (Arc::clone(facts), false),
         None => {
             let facts = parsers
@@ -572,6 +673,18 @@ fn analyze_file(
             (Arc::new(facts), true)
         }
     };
+    if let Some(cut) = facts.cut {
+        tracing::warn!(
+            path = %file.rel_path,
+            budget = cut.budget.as_str(),
+            limit = cut.budget.limit(),
+            line = cut.line,
+            "file analysed in part: it goes over a budget from this line"
+        );
+    }
+    let estimate = memory::estimate(text.text.len(), &facts);
+    tracing::trace!(path = %file.rel_path, units = facts.units, estimate, "file held");
+    input.held.fetch_add(estimate, Ordering::Relaxed);
     // Java modules are named once their package is known.
     let name = name.unwrap_or(names::ModuleName {
         name: String::new(),
@@ -604,6 +717,11 @@ fn analyze_file(
 /// assert_eq!((files, bytes), (1, 6));
 /// ```
 pub fn parse_only(root: &Path) -> Result<(usize, u64), Error> {
+    let canonical = std::fs::canonicalize(root).map_err(|source| Error::Root {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let root = canonical.as_path();
     let walked = walk::walk(
         root,
         &walk::WalkOptions {
@@ -617,7 +735,8 @@ pub fn parse_only(root: &Path) -> Result<(usize, u64), Error> {
         .files
         .par_iter()
         .map_init(Parsers::default, |parsers, file| {
-            let Ok(text) = source::read(&file.abs_path, file.kind, DEFAULT_MAX_FILE_SIZE) else {
+            let Ok(text) = source::read(root, &file.abs_path, file.kind, DEFAULT_MAX_FILE_SIZE)
+            else {
                 return 0;
             };
             if parsers.parse(file.kind.language(), &text.text) {
@@ -628,4 +747,20 @@ pub fn parse_only(root: &Path) -> Result<(usize, u64), Error> {
         })
         .sum();
     Ok((walked.files.len(), bytes))
+}
+
+/// The files analysed in part, from their facts (cached ones included).
+fn partial_files(modules: &[assemble::ModuleInput]) -> Vec<Partial> {
+    modules
+        .iter()
+        .filter_map(|m| {
+            let cut = m.facts.cut?;
+            Some(Partial {
+                path: m.rel_path.clone(),
+                budget: cut.budget,
+                limit: cut.budget.limit(),
+                line: cut.line,
+            })
+        })
+        .collect()
 }

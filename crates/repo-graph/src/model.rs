@@ -569,6 +569,12 @@ pub enum SkipReason {
     InvalidNotebook,
     /// A source file of a language left out with [`crate::Analyzer::languages`].
     OtherLanguage,
+    /// Not a regular file: a named pipe, socket or device (reading one
+    /// could block forever or never end).
+    NotRegular,
+    /// Not read because the analysis already held as much as
+    /// [`crate::Analyzer::memory_ceiling`] allows.
+    MemoryCeiling,
 }
 
 impl SkipReason {
@@ -586,6 +592,8 @@ impl SkipReason {
             SkipReason::Unreadable => "unreadable",
             SkipReason::InvalidNotebook => "invalid_notebook",
             SkipReason::OtherLanguage => "other_language",
+            SkipReason::NotRegular => "not_regular",
+            SkipReason::MemoryCeiling => "memory_ceiling",
         }
     }
 }
@@ -597,4 +605,55 @@ pub struct Skipped {
     pub path: String,
     /// Why it was skipped.
     pub reason: SkipReason,
+}
+
+/// A per-file budget that bounds what one file can cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Budget {
+    /// Brackets nested deeper than [`crate::MAX_NESTING`]: what lies
+    /// deeper was not parsed.
+    Nesting,
+    /// Python indented deeper than [`crate::MAX_INDENT`] levels: the
+    /// deeper lines were not parsed.
+    Indentation,
+    /// More facts than [`crate::MAX_FILE_FACTS`]: the rest of the file was
+    /// parsed but not analysed.
+    Facts,
+}
+
+impl Budget {
+    /// The snake_case name used in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Budget::Nesting => "nesting",
+            Budget::Indentation => "indentation",
+            Budget::Facts => "facts",
+        }
+    }
+
+    /// The budget's limit, in its unit (brackets, levels, fact units).
+    pub fn limit(self) -> u64 {
+        match self {
+            Budget::Nesting => u64::from(crate::MAX_NESTING),
+            Budget::Indentation => u64::from(crate::MAX_INDENT),
+            Budget::Facts => crate::MAX_FILE_FACTS,
+        }
+    }
+}
+
+/// A file that was analysed only in part because it went over a
+/// [`Budget`]: its module is in the graph with the facts found outside
+/// the cut.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partial {
+    /// Path relative to the root, with `/` separators.
+    pub path: String,
+    /// The budget it went over.
+    pub budget: Budget,
+    /// The budget's limit ([`Budget::limit`]).
+    pub limit: u64,
+    /// 1-based line where the budget ran out.
+    pub line: u32,
 }

@@ -8,7 +8,7 @@ use petgraph::visit::EdgeRef;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::RepoGraph;
-use crate::model::{Class, EntityId, Function, Module, ModuleId, Skipped, UnresolvedCall};
+use crate::model::{Class, EntityId, Function, Module, ModuleId, Partial, Skipped, UnresolvedCall};
 use crate::routes::Route;
 
 /// Version of the [`GraphDocument`] layout; bumped on any incompatible change.
@@ -56,6 +56,23 @@ pub struct Stats {
     /// ([`Analyzer::step_budget`](crate::Analyzer::step_budget)) ran out.
     #[serde(default)]
     pub budget_exhausted: u64,
+    /// Files analysed in part, by the budget they went over
+    /// ([`RepoGraph::partial`]).
+    #[serde(default)]
+    pub partial: BTreeMap<String, u64>,
+    /// Fact units the analysed files hold (name reads, bindings, call
+    /// sites, value expression nodes, definitions...): a
+    /// machine-independent measure of the per-file phase's output, capped
+    /// per file at [`MAX_FILE_FACTS`](crate::MAX_FILE_FACTS).
+    #[serde(default)]
+    pub fact_units: u64,
+    /// What the per-file phase was estimated to hold, in bytes (see
+    /// [`Analyzer::memory_ceiling`](crate::Analyzer::memory_ceiling)).
+    #[serde(default)]
+    pub memory_estimate_bytes: u64,
+    /// The memory ceiling the analysis ran under, in bytes.
+    #[serde(default)]
+    pub memory_ceiling_bytes: u64,
 }
 
 /// The cost of cross-file resolution, kept on the graph for [`Stats`].
@@ -119,6 +136,9 @@ pub struct GraphDocument {
     pub module_edges: Vec<ModuleEdge>,
     /// What was passed over.
     pub skipped: Vec<Skipped>,
+    /// Files analysed in part.
+    #[serde(default)]
+    pub partial: Vec<Partial>,
     /// Web routes.
     #[serde(default)]
     pub routes: Vec<Route>,
@@ -141,6 +161,10 @@ impl RepoGraph {
         for s in &self.skipped {
             *skipped.entry(s.reason.as_str().to_string()).or_insert(0) += 1;
         }
+        let mut partial = BTreeMap::new();
+        for p in &self.partial {
+            *partial.entry(p.budget.as_str().to_string()).or_insert(0) += 1;
+        }
         let count = |n: usize| n as u64;
         Stats {
             files_seen: self.files_seen,
@@ -159,6 +183,10 @@ impl RepoGraph {
             resolve_work: self.resolution.work,
             widened: self.resolution.widened,
             budget_exhausted: self.resolution.budget_exhausted,
+            partial,
+            fact_units: self.memory.fact_units,
+            memory_estimate_bytes: self.memory.estimate,
+            memory_ceiling_bytes: self.memory.ceiling,
         }
     }
 
@@ -208,6 +236,7 @@ impl RepoGraph {
             unresolved_calls: self.unresolved.clone(),
             module_edges: self.module_edges(),
             skipped: self.skipped.clone(),
+            partial: self.partial.clone(),
             routes: self.routes.clone(),
             usage: self.usage.clone(),
         }

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::model::{SkipReason, SourceKind};
+use crate::tree_file::{TreeFileError, read_in_tree};
 
 /// Bytes inspected for NUL when deciding that a file is binary.
 const BINARY_PROBE: usize = 8 * 1024;
@@ -55,9 +56,38 @@ pub fn read_small_text(path: &Path, max_bytes: u64) -> std::io::Result<String> {
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
-pub(crate) fn read(path: &Path, kind: SourceKind, max_size: u64) -> Result<SourceText, SkipReason> {
-    let bytes = std::fs::read(path).map_err(|_| SkipReason::Unreadable)?;
+/// Reads and decodes the source file at `path` (absolute, or relative to
+/// `root`) through [`crate::tree_file`]: only a regular file inside `root`
+/// is read, without blocking and at most `max_size` bytes, so a file that
+/// changed since the walk saw it (into a named pipe, or a link out of the
+/// tree) is refused here too.
+pub(crate) fn read(
+    root: &Path,
+    path: &Path,
+    kind: SourceKind,
+    max_size: u64,
+) -> Result<SourceText, SkipReason> {
+    let bytes = read_in_tree(root, path, max_size).map_err(|error| {
+        let reason = skip_reason(&error);
+        tracing::debug!(%error, reason = reason.as_str(), "source file not read");
+        reason
+    })?;
     decode_owned(bytes, kind, max_size)
+}
+
+/// Why the walk's file could not be read, as a skip.
+fn skip_reason(error: &TreeFileError) -> SkipReason {
+    match error {
+        TreeFileError::Outside { .. } => SkipReason::SymlinkOutsideRoot,
+        TreeFileError::NotRegular { .. } => SkipReason::NotRegular,
+        TreeFileError::TooLarge { .. } => SkipReason::TooLarge,
+        TreeFileError::Io { source, .. }
+            if source.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) =>
+        {
+            SkipReason::SymlinkLoop
+        }
+        _ => SkipReason::Unreadable,
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,11 @@
 //! every level, plus the root's `.git/info/exclude`. There is no depth or
 //! files-per-directory limit; symbolic links are followed unless they lead
 //! outside the root or back to a directory already walked.
+//!
+//! The walk only lists directories and looks at file types and sizes: it
+//! opens no file but the ignore files, and those through
+//! [`crate::tree_file`], so a named pipe or a device in the tree can make
+//! nothing wait. Such files are skipped as `not_regular`.
 
 use std::collections::HashSet;
 use std::fs;
@@ -17,6 +22,7 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::model::{Language, SkipReason, Skipped, SourceKind};
+use crate::tree_file::{FileKind, read_in_tree};
 
 /// Directory names that never hold the repository's own source.
 const TOOL_DIRS: &[&str] = &[
@@ -36,6 +42,10 @@ const TOOL_DIRS: &[&str] = &[
     ".svn",
     ".repo-agent",
 ];
+
+/// Largest ignore file read (256 KiB): real ones are a few KiB, and each
+/// line becomes a glob to compile.
+const MAX_IGNORE_FILE_BYTES: u64 = 256 * 1024;
 
 /// A source file found by the walk.
 #[derive(Debug, Clone)]
@@ -90,7 +100,7 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
         let exclude = canonical_root.join(".git/info/exclude");
         if exclude.is_file() {
             let mut builder = GitignoreBuilder::new(&canonical_root);
-            builder.add(&exclude);
+            add_ignore_file(&mut builder, &canonical_root, &exclude);
             if let Ok(matcher) = builder.build() {
                 matchers.push((String::new(), matcher));
             }
@@ -104,7 +114,7 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
     while let Some(dir) = stack.pop() {
         matchers.truncate(dir.matchers);
         if options.respect_ignore_files
-            && let Some(matcher) = dir_matcher(&dir.path)
+            && let Some(matcher) = dir_matcher(&canonical_root, &dir.path)
         {
             matchers.push((dir.rel.clone(), matcher));
         }
@@ -169,6 +179,17 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
             }
             if is_ignored(&matchers, &path, is_dir) {
                 skip(&mut out, SkipReason::Ignored);
+                continue;
+            }
+            let file_kind = match &meta {
+                Some(target) => FileKind::of(target.file_type()),
+                None => FileKind::of(file_type),
+            };
+            // Reading a named pipe would wait for a writer, a device might
+            // never end: neither is ever opened.
+            if !is_dir && let Some(kind) = file_kind {
+                tracing::warn!(path = %rel, %kind, "not a regular file; skipped");
+                skip(&mut out, SkipReason::NotRegular);
                 continue;
             }
             if is_dir {
@@ -298,15 +319,13 @@ fn symlink_target(path: &Path, canonical_root: &Path) -> Result<fs::Metadata, Sk
     fs::metadata(&target).map_err(|_| SkipReason::Unreadable)
 }
 
-fn dir_matcher(dir: &Path) -> Option<Gitignore> {
+fn dir_matcher(root: &Path, dir: &Path) -> Option<Gitignore> {
     let mut builder = GitignoreBuilder::new(dir);
     let mut any = false;
     for name in [".gitignore", ".ignore"] {
         let file = dir.join(name);
         if file.is_file() {
-            if let Some(error) = builder.add(&file) {
-                tracing::warn!(path = %file.display(), %error, "part of an ignore file was not understood");
-            }
+            add_ignore_file(&mut builder, root, &file);
             any = true;
         }
     }
@@ -319,6 +338,32 @@ fn dir_matcher(dir: &Path) -> Option<Gitignore> {
             tracing::warn!(dir = %dir.display(), %error, "ignore rules could not be built");
             None
         }
+    }
+}
+
+/// Adds the rules of the ignore file at `path` (inside `root`), read as
+/// every repository file is ([`crate::tree_file`]: no link out, no pipe,
+/// at most [`MAX_IGNORE_FILE_BYTES`]). One that cannot be read is logged
+/// and adds nothing.
+fn add_ignore_file(builder: &mut GitignoreBuilder, root: &Path, path: &Path) {
+    let bytes = match read_in_tree(root, path, MAX_IGNORE_FILE_BYTES) {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            tracing::warn!(%error, "ignore file not read; its rules do not apply");
+            return;
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    // As git does, a leading byte order mark is not part of the first rule.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut misunderstood = 0usize;
+    for line in text.lines() {
+        if builder.add_line(Some(path.to_path_buf()), line).is_err() {
+            misunderstood += 1;
+        }
+    }
+    if misunderstood > 0 {
+        tracing::warn!(path = %path.display(), lines = misunderstood, "part of an ignore file was not understood");
     }
 }
 

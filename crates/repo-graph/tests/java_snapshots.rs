@@ -18,6 +18,11 @@ fn stats_json(graph: &RepoGraph) -> serde_json::Value {
     stats["elapsed_ms"] = serde_json::Value::from("[elapsed]");
     // The work count changes with every change to resolution; tests on it assert ratios.
     stats["resolve_work"] = serde_json::Value::from("[work]");
+    // So do fact units and the estimate built on them; the ceiling
+    // depends on the machine. Budget tests assert on them.
+    stats["fact_units"] = serde_json::Value::from("[units]");
+    stats["memory_estimate_bytes"] = serde_json::Value::from("[estimate]");
+    stats["memory_ceiling_bytes"] = serde_json::Value::from("[ceiling]");
     stats
 }
 
@@ -48,6 +53,9 @@ fn whole_graph_json_schema() {
     doc.root = "[root]".into();
     doc.stats.elapsed_ms = 0;
     doc.stats.resolve_work = 0;
+    doc.stats.fact_units = 0;
+    doc.stats.memory_estimate_bytes = 0;
+    doc.stats.memory_ceiling_bytes = 0;
     insta::assert_json_snapshot!("java_micronaut__json", doc);
     let text = serde_json::to_string(&doc).unwrap();
     let back: repo_graph::GraphDocument = serde_json::from_str(&text).unwrap();

@@ -1,7 +1,8 @@
 //! The measuring code shared by the `measure` (system allocator) and
 //! `measure_mimalloc` examples; `cargo xtask bench analysis` runs both.
 //!
-//! Usage: `measure <DIR> [--runs N] [--what all|cold|parse] [--files-out FILE]`.
+//! Usage: `measure <DIR> [--runs N] [--what all|cold|parse] [--files-out FILE]
+//! [--memory-ceiling BYTES]`.
 //!
 //! - `all` (default): raw parse, cold analysis, warm analysis from a filled
 //!   disk cache, and one file changed; one JSON object at the end.
@@ -9,6 +10,7 @@
 //!   that a caller can stop a run that does not finish), with the graph's
 //!   statistics. `--files-out` writes the absolute paths of the analysed
 //!   `.py`, `.pyi` and `.java` files, one a line, for a reference parser.
+//!   `--memory-ceiling` sets [`repo_graph::Analyzer::memory_ceiling`].
 //! - `parse`: raw tree-sitter parsing of the same files
 //!   ([`repo_graph::parse_only`]), one JSON line per run.
 //!
@@ -31,9 +33,13 @@ pub fn main(allocator: &str) {
     let mut runs = 3usize;
     let mut what = String::from("all");
     let mut files_out = None;
+    let mut ceiling = None;
     while let Some(flag) = args.next() {
         match (flag.as_str(), args.next()) {
             ("--runs", Some(n)) => runs = n.parse().unwrap_or_else(|_| usage()),
+            ("--memory-ceiling", Some(b)) => {
+                ceiling = Some(b.parse().unwrap_or_else(|_| usage()));
+            }
             ("--what", Some(w)) => what = w,
             ("--files-out", Some(f)) => files_out = Some(PathBuf::from(f)),
             _ => usage(),
@@ -43,14 +49,16 @@ pub fn main(allocator: &str) {
     let runs = runs.max(1);
     match what.as_str() {
         "all" => all(&dir, runs, allocator),
-        "cold" => cold(&dir, runs, allocator, files_out.as_deref()),
+        "cold" => cold(&dir, runs, allocator, files_out.as_deref(), ceiling),
         "parse" => parse(&dir, runs, allocator),
         _ => usage(),
     }
 }
 
 fn usage() -> ! {
-    eprintln!("usage: measure <DIR> [--runs N] [--what all|cold|parse] [--files-out FILE]");
+    eprintln!(
+        "usage: measure <DIR> [--runs N] [--what all|cold|parse] [--files-out FILE] [--memory-ceiling BYTES]"
+    );
     std::process::exit(2)
 }
 
@@ -59,12 +67,14 @@ fn fail(error: impl std::fmt::Display) -> ! {
     std::process::exit(1)
 }
 
-fn cold(dir: &Path, runs: usize, allocator: &str, files_out: Option<&Path>) {
+fn cold(dir: &Path, runs: usize, allocator: &str, files_out: Option<&Path>, ceiling: Option<u64>) {
     for run in 0..runs {
         let t = Instant::now();
-        let graph = repo_graph::Analyzer::new(dir)
-            .analyze()
-            .unwrap_or_else(|e| fail(e));
+        let mut analyzer = repo_graph::Analyzer::new(dir);
+        if let Some(bytes) = ceiling {
+            analyzer = analyzer.memory_ceiling(bytes);
+        }
+        let graph = analyzer.analyze().unwrap_or_else(|e| fail(e));
         let seconds = t.elapsed().as_secs_f64();
         if run == 0
             && let Some(out) = files_out

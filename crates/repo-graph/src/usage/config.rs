@@ -99,36 +99,25 @@ pub(crate) fn read(root: &Path, dirs: &[String]) -> Configs {
     out
 }
 
-/// The text of a packaging file; `Ok(None)` when there is none.
+/// The text of a packaging file; `Ok(None)` when there is none. Read as
+/// every repository file is ([`crate::tree_file`]): a link out of the
+/// repository, a named pipe or a device by that name is unreadable, and
+/// nothing waits on it.
 fn read_config(root: &Path, rel: &str) -> Result<Option<String>, ConfigSkipReason> {
-    let path = root.join(rel);
-    match std::fs::symlink_metadata(&path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            // As for sources, a link may not lead out of the repository.
-            let inside = std::fs::canonicalize(&path).is_ok_and(|target| target.starts_with(root));
-            if !inside {
-                return Err(ConfigSkipReason::Unreadable);
-            }
+    use crate::tree_file::TreeFileError;
+    match crate::tree_file::read_in_tree(root, Path::new(rel), MAX_CONFIG_BYTES) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| ConfigSkipReason::NotUtf8),
+        Err(TreeFileError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
         }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(_) => return Err(ConfigSkipReason::Unreadable),
+        Err(TreeFileError::TooLarge { .. }) => Err(ConfigSkipReason::TooLarge),
+        Err(error) => {
+            tracing::debug!(%error, "packaging file not read");
+            Err(ConfigSkipReason::Unreadable)
+        }
     }
-    let metadata = std::fs::metadata(&path).map_err(|_| ConfigSkipReason::Unreadable)?;
-    // A device or a directory by that name is not a packaging file.
-    if !metadata.is_file() {
-        return Err(ConfigSkipReason::Unreadable);
-    }
-    if metadata.len() > MAX_CONFIG_BYTES {
-        return Err(ConfigSkipReason::TooLarge);
-    }
-    crate::source::read_small_text(&path, MAX_CONFIG_BYTES)
-        .map(Some)
-        .map_err(|e| match e.to_string().as_str() {
-            "not UTF-8 text" => ConfigSkipReason::NotUtf8,
-            s if s.starts_with("larger than") => ConfigSkipReason::TooLarge,
-            _ => ConfigSkipReason::Unreadable,
-        })
 }
 
 fn pyproject(text: &str, file: &str, out: &mut Configs) -> Result<(), String> {

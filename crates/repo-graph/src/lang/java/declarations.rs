@@ -130,6 +130,7 @@ impl<'s> Extractor<'s> {
             && let Some(params) = params
         {
             for param in self.parameters(params) {
+                self.spend(1);
                 fields.push(JField {
                     name: param.name,
                     type_text: param.type_text,
@@ -221,6 +222,7 @@ impl<'s> Extractor<'s> {
         };
         let name = self.text(name_node).to_string();
         let (modifiers, annotations) = self.modifiers(node, None);
+        self.spend(1);
         if let Some(owner) = self.facts.types.get_mut(owner as usize) {
             owner.fields.push(JField {
                 name: name.clone(),
@@ -517,6 +519,7 @@ impl<'s> Extractor<'s> {
             if let Some(dims) = dims {
                 type_text.push_str(&compact(self.text(dims)));
             }
+            self.spend(1);
             fields.push(JField {
                 name: self.text(name).to_string(),
                 type_text,

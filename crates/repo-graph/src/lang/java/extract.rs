@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use rustc_hash::{FxHashMap, FxHashSet};
 use tree_sitter::{Language, Node, Tree};
 
+use crate::facts::Spent;
 use crate::lang::python::{count_lines, truncate};
 use crate::model::{BaseRelation, Complexity, JavaTypeKind, Modifier, Span};
 
@@ -313,9 +314,9 @@ impl JavaParser {
         self.parser.parse(text)
     }
 
-    /// Parses `text` and extracts its facts (`None` only if tree-sitter
-    /// gives up).
-    pub(crate) fn extract(&mut self, text: &str) -> Option<JavaFacts> {
+    /// Parses `text` and extracts its facts, with what they cost (`None`
+    /// only if tree-sitter gives up).
+    pub(crate) fn extract(&mut self, text: &str) -> Option<(JavaFacts, Spent)> {
         let tree = self.parser.parse(text)?;
         Some(Extractor::new(text).run(&tree))
     }
@@ -348,6 +349,12 @@ pub(super) struct Imported {
 
 impl crate::lang::Visitor for Extractor<'_> {
     fn enter(&mut self, node: Node<'_>) -> bool {
+        // Past the facts budget nothing more is entered, and so nothing
+        // more is left either: the nodes already open close as usual.
+        if self.over_budget(node) {
+            self.skip_leave = true;
+            return false;
+        }
         let kind = self.g.kind(node);
         if let Some(Some(call)) = self.argument_of.last() {
             self.count_argument(*call, node, kind);
@@ -356,6 +363,9 @@ impl crate::lang::Visitor for Extractor<'_> {
     }
 
     fn leave(&mut self, node: Node<'_>) {
+        if std::mem::take(&mut self.skip_leave) {
+            return;
+        }
         let kind = self.g.kind(node);
         self.leave_node(node, kind);
     }
@@ -401,6 +411,16 @@ pub(super) struct Extractor<'s> {
     pub(super) argument_lists: Vec<(usize, u32)>,
     /// The outermost prunable node being walked because its text may hold code.
     pub(super) scanned: Option<usize>,
+    /// Fact units not counted by the facts' own lengths: expression nodes
+    /// (a call's receiver chain) and fields (see [`Extractor::units`]).
+    /// A `Cell` because expressions are built through `&self`.
+    pub(super) nested_units: std::cell::Cell<u64>,
+    /// The facts budget ([`crate::MAX_FILE_FACTS`]; smaller in tests).
+    pub(super) max_units: u64,
+    /// The line where the facts budget ran out.
+    cut_line: Option<u32>,
+    /// The node just entered was refused: its leave is skipped too.
+    skip_leave: bool,
 }
 
 impl<'s> Extractor<'s> {
@@ -437,14 +457,54 @@ impl<'s> Extractor<'s> {
             path_groups: Vec::new(),
             argument_lists: Vec::new(),
             scanned: None,
+            nested_units: std::cell::Cell::new(0),
+            max_units: crate::MAX_FILE_FACTS,
+            cut_line: None,
+            skip_leave: false,
         }
     }
 
-    pub(super) fn run(mut self, tree: &Tree) -> JavaFacts {
+    /// Counts `n` fact units held inside other facts.
+    pub(super) fn spend(&self, n: u64) {
+        self.nested_units
+            .set(self.nested_units.get().saturating_add(n));
+    }
+
+    /// Fact units held so far (see [`Spent::units`]).
+    fn units(&self) -> u64 {
+        let f = &self.facts;
+        let records = f.imports.len()
+            + f.types.len()
+            + f.methods.len()
+            + f.locals.len()
+            + f.calls.len()
+            + f.routes.len()
+            + self.type_names.len();
+        (records as u64).saturating_add(self.nested_units.get())
+    }
+
+    /// True once the facts budget is spent; the first time, records the
+    /// line of `node` as where the file was cut.
+    fn over_budget(&mut self, node: Node<'_>) -> bool {
+        if self.cut_line.is_some() {
+            return true;
+        }
+        if self.units() <= self.max_units {
+            return false;
+        }
+        self.cut_line = Some(line_of(node.start_position().row));
+        true
+    }
+
+    pub(super) fn run(mut self, tree: &Tree) -> (JavaFacts, Spent) {
         let root = tree.root_node();
         self.facts.has_syntax_errors = root.has_error();
         crate::lang::walk(tree, &mut self);
-        self.finish()
+        let spent = Spent {
+            units: self.units(),
+            cut_line: self.cut_line,
+        };
+        (self.finish(), spent)
     }
 
     /// Arities and literal kinds are counted as the walk passes the
@@ -894,6 +954,7 @@ impl<'s> Extractor<'s> {
 
     pub(super) fn expr_at(&self, node: Node<'_>, depth: u32) -> JExpr {
         let g = self.g;
+        self.spend(1);
         if depth > MAX_EXPR_DEPTH {
             return JExpr::Other(self.short_text(node));
         }
@@ -1201,4 +1262,60 @@ pub(crate) fn time_parse_and_extract(
     let facts = Extractor::new(text).run(&tree);
     std::hint::black_box(facts);
     Some((parse, t.elapsed()))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    /// The facts of `src` extracted under a budget of `units`.
+    fn facts_within(src: &str, units: u64) -> (JavaFacts, Spent) {
+        let mut parser = JavaParser::new().unwrap();
+        let tree = parser.parse_tree(src).unwrap();
+        let mut extractor = Extractor::new(src);
+        extractor.max_units = units;
+        extractor.run(&tree)
+    }
+
+    #[test]
+    fn the_facts_budget_stops_the_walk_and_keeps_what_came_before() {
+        let file = |calls: usize| {
+            format!(
+                "class A {{\n  void g() {{}}\n  void run() {{\n{}  }}\n  void h() {{ g(); }}\n}}\n",
+                "    g();\n".repeat(calls)
+            )
+        };
+        let (facts, spent) = facts_within(&file(1_000), 300);
+        assert!(spent.units <= 310, "{}", spent.units);
+        let line = spent.cut_line.expect("the budget ran out");
+        assert!((4..1_004).contains(&line), "{line}");
+        let names: Vec<&str> = facts.methods.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["g", "run"], "what follows the cut is not walked");
+        let (_, doubled) = facts_within(&file(2_000), 300);
+        assert_eq!(doubled.units, spent.units);
+        let (facts, spent) = facts_within(&file(10), 300);
+        assert_eq!(spent.cut_line, None);
+        assert_eq!(facts.methods.len(), 3);
+    }
+
+    #[test]
+    fn receiver_chains_count_every_copied_node() {
+        // Each call of `x.a().a()...` copies its receiver (up to
+        // MAX_EXPR_DEPTH nodes): those copies are what the budget counts.
+        let src = format!(
+            "class A {{ A a() {{ return this; }} void m(A x) {{ x{}; }} }}\n",
+            ".a()".repeat(2_000)
+        );
+        let (facts, spent) = facts_within(&src, 10_000);
+        assert_eq!(spent.cut_line, Some(1));
+        // The budget may be passed by one call: its receiver's nodes (at
+        // most MAX_EXPR_DEPTH + 2) and the call itself.
+        assert!(
+            spent.units <= 10_000 + u64::from(MAX_EXPR_DEPTH) + 3,
+            "{}",
+            spent.units
+        );
+        assert!(facts.calls.len() < 2_000);
+    }
 }

@@ -53,9 +53,10 @@ impl<'s> Extractor<'s> {
 
     /// The value of an expression node.
     pub(super) fn vexpr(&mut self, node: Node<'_>, depth: u32) -> VExpr {
-        if depth > MAX_EXPR_DEPTH {
+        if depth > MAX_EXPR_DEPTH || self.over_budget(node) {
             return VExpr::Unknown;
         }
+        self.vexprs += 1;
         let g = self.g;
         match g.kind(node) {
             Kind::Identifier => {
@@ -167,6 +168,12 @@ impl<'s> Extractor<'s> {
         };
         let mut nested = 0u32;
         for link in chain.into_iter().rev() {
+            // One statement can hold a chain as long as the file: the
+            // budget is checked at every link, not only between statements.
+            if self.over_budget(link) {
+                return VExpr::Unknown;
+            }
+            self.vexprs += 1;
             match g.kind(link) {
                 Kind::Call => {
                     value = self.call(link, value, depth);
@@ -311,8 +318,13 @@ impl<'s> Extractor<'s> {
                 }
             }
         }
-        if let Expr::Attr(receiver, verb) = self.expr(function)
-            && let Some(list) = arguments
+        // The callee is turned into an `Expr` only for a mount: every call
+        // of a long chain would otherwise copy the chain below it.
+        if let Some(list) = arguments
+            && g.kind(function) == Kind::Attribute
+            && g.field(function, g.field_attribute)
+                .is_some_and(|verb| super::routes::mount_prefix_keyword(self.text(verb)).is_some())
+            && let Expr::Attr(receiver, verb) = self.expr(function)
         {
             self.mount_call(&receiver, &verb, list);
         }

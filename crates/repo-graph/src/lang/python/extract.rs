@@ -14,6 +14,7 @@ use tree_sitter::{Language, Node, Tree};
 
 use super::convert::is_marker_decorator;
 use super::facts::*;
+use crate::facts::Spent;
 use crate::model::{Complexity, FunctionKind, Param, ParamKind, Span};
 
 /// Longest callee or decorator text kept verbatim.
@@ -274,9 +275,9 @@ impl PythonParser {
         self.parser.parse(text)
     }
 
-    /// Parses `text` and extracts its facts (`None` only if tree-sitter
-    /// gives up).
-    pub(crate) fn extract(&mut self, text: &str) -> Option<FileFacts> {
+    /// Parses `text` and extracts its facts, with what they cost (`None`
+    /// only if tree-sitter gives up).
+    pub(crate) fn extract(&mut self, text: &str) -> Option<(FileFacts, Spent)> {
         let tree = self.parser.parse(text)?;
         Some(Extractor::new(text).run(&tree))
     }
@@ -317,11 +318,20 @@ type Decorator = (String, Option<VExpr>);
 
 impl crate::lang::Visitor for Extractor<'_> {
     fn enter(&mut self, node: Node<'_>) -> bool {
+        // Past the facts budget nothing more is entered, and so nothing
+        // more is left either: the nodes already open close as usual.
+        if self.over_budget(node) {
+            self.skip_leave = true;
+            return false;
+        }
         let kind = self.g.kind(node);
         self.enter_node(node, kind)
     }
 
     fn leave(&mut self, node: Node<'_>) {
+        if std::mem::take(&mut self.skip_leave) {
+            return;
+        }
         let kind = self.g.kind(node);
         self.leave_node(node, kind);
     }
@@ -359,6 +369,14 @@ pub(super) struct Extractor<'s> {
     name_ids: FxHashMap<String, u32>,
     /// CLI objects and the main block being walked ([`super::usage`]).
     pub(super) usage: super::usage::UsageState,
+    /// Value expression nodes built, for [`Extractor::units`].
+    pub(super) vexprs: u64,
+    /// The facts budget ([`crate::MAX_FILE_FACTS`]; smaller in tests).
+    max_units: u64,
+    /// The line where the facts budget ran out.
+    cut_line: Option<u32>,
+    /// The node just entered was refused: its leave is skipped too.
+    skip_leave: bool,
 }
 
 /// An `if` statement being walked: when it has an `else`, a name that
@@ -419,7 +437,41 @@ impl<'s> Extractor<'s> {
             ifs: Vec::new(),
             name_ids: FxHashMap::default(),
             usage: Default::default(),
+            vexprs: 0,
+            max_units: crate::MAX_FILE_FACTS,
+            cut_line: None,
+            skip_leave: false,
         }
+    }
+
+    /// Fact units held so far (see [`Spent::units`]): a few additions,
+    /// cheap enough to check at every node.
+    fn units(&self) -> u64 {
+        let f = &self.facts;
+        let records = f.uses.len()
+            + f.bindings.len()
+            + f.calls.len()
+            + f.effects.len()
+            + f.lambdas.len()
+            + f.names.len()
+            + f.classes.len()
+            + f.functions.len()
+            + f.imports.len()
+            + f.routes.len();
+        records as u64 + self.vexprs
+    }
+
+    /// True once the facts budget is spent; the first time, records the
+    /// line of `node` as where the file was cut.
+    pub(super) fn over_budget(&mut self, node: Node<'_>) -> bool {
+        if self.cut_line.is_some() {
+            return true;
+        }
+        if self.units() <= self.max_units {
+            return false;
+        }
+        self.cut_line = Some(line_of(node.start_position().row));
+        true
     }
 
     /// The id of `text` in the file's name table.
@@ -433,7 +485,7 @@ impl<'s> Extractor<'s> {
         id
     }
 
-    fn run(mut self, tree: &Tree) -> FileFacts {
+    fn run(mut self, tree: &Tree) -> (FileFacts, Spent) {
         let root = tree.root_node();
         self.facts.has_syntax_errors = root.has_error();
         self.facts.docstring = self.docstring_of_block(root);
@@ -449,7 +501,11 @@ impl<'s> Extractor<'s> {
             &self.blocks,
         );
         self.facts.shrink();
-        self.facts
+        let spent = Spent {
+            units: self.units(),
+            cut_line: self.cut_line,
+        };
+        (self.facts, spent)
     }
 
     pub(super) fn text(&self, node: Node<'_>) -> &'s str {
@@ -1309,7 +1365,7 @@ mod tests {
 
     fn facts(src: &str) -> FileFacts {
         let mut parser = PythonParser::new().unwrap();
-        parser.extract(src).unwrap()
+        parser.extract(src).unwrap().0
     }
 
     #[test]
@@ -1404,6 +1460,49 @@ mod tests {
         let src = format!("f(){}\n", "()".repeat(20_000));
         let f = facts(&src);
         assert!(!f.calls.is_empty());
+    }
+
+    /// The facts of `src` extracted under a budget of `units`.
+    fn facts_within(src: &str, units: u64) -> (FileFacts, Spent) {
+        let mut parser = PythonParser::new().unwrap();
+        let tree = parser.parse_tree(src).unwrap();
+        let mut extractor = Extractor::new(src);
+        extractor.max_units = units;
+        extractor.run(&tree)
+    }
+
+    #[test]
+    fn the_facts_budget_stops_the_walk_and_keeps_what_came_before() {
+        let file = |calls: usize| {
+            format!(
+                "def g():\n    pass\n\ndef run():\n{}\ndef h():\n    g()\n",
+                "    g(x, y)\n".repeat(calls)
+            )
+        };
+        let (facts, spent) = facts_within(&file(1_000), 300);
+        // A few units of one conversion may pass the check before it stops.
+        assert!(spent.units <= 310, "{}", spent.units);
+        let line = spent.cut_line.expect("the budget ran out");
+        assert!((5..1_005).contains(&line), "{line}");
+        let names: Vec<&str> = facts.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["g", "run"], "what follows the cut is not walked");
+        assert!(facts.calls.len() < 300);
+        // Doubling the file does not double the facts past the budget.
+        let (_, doubled) = facts_within(&file(2_000), 300);
+        assert_eq!(doubled.units, spent.units);
+        // Under the budget nothing is cut.
+        let (facts, spent) = facts_within(&file(10), 300);
+        assert_eq!(spent.cut_line, None);
+        assert_eq!(facts.functions.len(), 3);
+    }
+
+    #[test]
+    fn one_long_chain_is_cut_inside_its_statement() {
+        let src = format!("x{}\n", ".a()".repeat(5_000));
+        let (facts, spent) = facts_within(&src, 1_000);
+        assert_eq!(spent.cut_line, Some(1));
+        assert!(spent.units <= 1_010, "{}", spent.units);
+        assert!(facts.calls.len() < 1_000);
     }
 
     #[test]

@@ -116,10 +116,8 @@ impl<'s> Extractor<'s> {
 
     /// `app.register_blueprint(bp, url_prefix=...)`, `app.include_router(r, prefix=...)`.
     pub(super) fn mount_call(&mut self, receiver: &Expr, verb: &str, args: Node<'_>) {
-        let keyword = match verb {
-            "register_blueprint" => "url_prefix",
-            "include_router" => "prefix",
-            _ => return,
+        let Some(keyword) = mount_prefix_keyword(verb) else {
+            return;
         };
         let Some(router) = self
             .positional_arg(args, 0)
@@ -209,5 +207,16 @@ impl<'s> Extractor<'s> {
             }
             _ => None,
         }
+    }
+}
+
+/// The keyword that gives the prefix of a router mounted with `verb`
+/// (`app.register_blueprint(bp, url_prefix=...)`,
+/// `app.include_router(router, prefix=...)`); `None` for other methods.
+pub(super) fn mount_prefix_keyword(verb: &str) -> Option<&'static str> {
+    match verb {
+        "register_blueprint" => Some("url_prefix"),
+        "include_router" => Some("prefix"),
+        _ => None,
     }
 }
