@@ -22,7 +22,9 @@ pub(crate) struct SourceText {
 
 /// Reads a small UTF-8 text file a user names (a weights file, a task
 /// file). At most `max_bytes` are read, so `/dev/zero` or a huge file is an
-/// error saying how large a file may be, not an unbounded read.
+/// error saying how large a file may be, not an unbounded read. It opens
+/// what it is given, named pipes included (a user's `<(...)`), so a
+/// repository's file is read with [`crate::read_in_tree`] instead.
 ///
 /// ```
 /// let dir = tempfile::tempdir()?;

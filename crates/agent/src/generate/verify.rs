@@ -266,7 +266,12 @@ fn start_script(root: &Path, blueprint: &Blueprint) -> Check {
     if meta.permissions().mode() & 0o111 == 0 {
         return Check::fail(CheckKind::StartScript, "start.sh is not executable", files);
     }
-    let text = match repo_graph::read_small_text(&path, 256 * 1024) {
+    // Through `read_in_tree`: the file may have become a named pipe or a
+    // link out since the check above, and must neither block nor leak.
+    let text = match repo_graph::read_in_tree(root, &path, 256 * 1024)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned()))
+    {
         Ok(text) => text,
         Err(e) => {
             return Check::fail(
