@@ -921,7 +921,7 @@ mod tests {
         left.sort();
         assert_eq!(
             left,
-            vec![".m.gguf.verified".to_owned(), live, "m.gguf".into()]
+            vec![live, ".m.gguf.verified".to_owned(), "m.gguf".into()]
         );
     }
 }

