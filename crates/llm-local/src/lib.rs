@@ -1,4 +1,4 @@
-//! `llm-local`: the embedded chat model of repo-agent: any llama-architecture GGUF file (by default
+//! `llm-local`: the embedded chat model of repo-agent: any llama- or qwen2-architecture GGUF file (by default
 //! SmolLM2-135M-Instruct) run in-process on the CPU: candle reads the
 //! file, and the forward pass runs on quantized weights with SIMD kernels
 //! (see `engine.rs` and `kernels.rs`).
@@ -52,6 +52,7 @@ mod gguf;
 mod grammar;
 mod install;
 mod kernels;
+mod memory;
 mod sampler;
 mod template;
 mod tokenizer;
@@ -80,7 +81,7 @@ pub use self::install::{
 };
 pub use self::tokenizer::Tokenizer;
 
-use self::engine::{KvCache, MAX_POSITIONS, Pass, Weights};
+use self::engine::{KvCache, Pass, TensorFile, Weights};
 use self::gguf::Meta;
 use self::grammar::{CallGrammar, ToolSet};
 use self::sampler::Sampler;
@@ -155,7 +156,10 @@ pub enum ToolChoice {
 /// How a [`LocalModel`] is loaded and run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocalOptions {
-    /// Caps the context window below what the model declares.
+    /// The context window in tokens, at most what the model declares;
+    /// default: the declared window, capped so that a full key/value
+    /// cache takes at most a quarter of the memory available at load (at
+    /// least 2,048 positions).
     pub context_length: Option<usize>,
     /// Output tokens when a request sets no `max_tokens`.
     pub default_max_tokens: u32,
@@ -191,7 +195,7 @@ impl Default for LocalOptions {
 }
 
 impl LocalOptions {
-    /// Caps the context window.
+    /// Sets the context window (at most what the model declares).
     pub fn with_context_length(mut self, tokens: usize) -> Self {
         self.context_length = Some(tokens);
         self
@@ -322,7 +326,7 @@ impl LocalModel {
     ) -> Result<Self, LocalError> {
         let content = Content::read(reader).map_err(|e| LocalError::Format(e.to_string()))?;
         let meta = Meta::new(&content);
-        let params = meta.llama_params()?;
+        let params = meta.params()?;
         let tokenizer = meta.tokenizer()?;
         let template = ChatTemplate::new(
             &tokenizer,
@@ -335,7 +339,8 @@ impl LocalModel {
                 .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "local".into())
         });
-        let weights = Weights::load(&content, reader, params)?;
+        let tensors = TensorFile::new(&content, reader.get_ref())?;
+        let mut weights = Weights::load(&tensors, params)?;
         if weights.vocab() < tokenizer.vocab_size() {
             return Err(LocalError::Format(format!(
                 "the tokenizer has {} tokens but the embedding only {}",
@@ -349,14 +354,27 @@ impl LocalModel {
         stops.sort_unstable();
         stops.dedup();
         let declared = weights.params().context_length;
-        // `declared` is at least 1 (metadata of 0 is rejected).
+        let per_position = weights.kv_bytes_per_position();
+        let fits = memory::kv_positions(per_position, memory::available_bytes());
+        // `declared` is at least 1 (metadata of 0 is rejected). An
+        // explicit window may go past what memory suggests, not past what
+        // the model was trained for.
         let context_length = options
             .context_length
-            .unwrap_or(declared)
-            .clamp(1, declared.clamp(1, MAX_POSITIONS));
+            .unwrap_or_else(|| declared.min(fits))
+            .clamp(1, declared);
+        debug!(
+            declared,
+            fits,
+            context_length,
+            kv_megabytes = context_length * per_position / 1_000_000,
+            "context window"
+        );
+        weights.set_max_positions(context_length);
         // One token through the whole network: shapes that do not fit
-        // fail here, not in the middle of a conversation.
-        weights.forward(&[template.im_end()], &mut KvCache::default(), Pass::Prompt)?;
+        // fail here, not in the middle of a conversation. As a generated
+        // token: a prompt pass would dequantize every matrix to f32.
+        weights.forward(&[template.im_end()], &mut KvCache::default(), Pass::Generate)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 weights,
@@ -383,8 +401,10 @@ impl LocalModel {
         Arc::new(LocalTokenCounter(self.inner.tokenizer.clone()))
     }
 
-    /// The context window in tokens (the model's, capped by the options
-    /// and by the engine's limit of 8192).
+    /// The context window in tokens: [`LocalOptions::context_length`], or
+    /// the model's capped by the memory a full key/value cache may take
+    /// (a quarter of what is available after loading, at least 2,048
+    /// positions).
     pub fn context_length(&self) -> usize {
         self.inner.context_length
     }

@@ -1,0 +1,84 @@
+//! The real Qwen2.5-Coder-1.5B-Instruct GGUF (1.1 GB, not downloaded by
+//! the tests): runs only when `REPO_AGENT_QWEN_MODEL` names the file,
+//! and passes with a message otherwise.
+//!
+//! ```sh
+//! REPO_AGENT_QWEN_MODEL=/path/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \
+//!     cargo test --release -p llm-local --test qwen -- --nocapture
+//! ```
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use llm::{ChatRequest, Message};
+use llm_local::{LocalModel, LocalOptions};
+
+/// The variable naming the model file.
+const ENV: &str = "REPO_AGENT_QWEN_MODEL";
+
+fn model() -> Option<&'static LocalModel> {
+    static MODEL: OnceLock<Option<LocalModel>> = OnceLock::new();
+    MODEL
+        .get_or_init(|| {
+            let path = std::env::var_os(ENV)
+                .map(PathBuf::from)
+                .filter(|p| p.is_file());
+            let Some(path) = path else {
+                eprintln!("skipping: set {ENV} to a Qwen2.5 GGUF file to run this test");
+                return None;
+            };
+            let started = Instant::now();
+            let model = LocalModel::load(&path, LocalOptions::default()).expect("the model loads");
+            eprintln!("loaded {} in {:.2?}", path.display(), started.elapsed());
+            Some(model)
+        })
+        .as_ref()
+}
+
+fn answer(model: &LocalModel, question: &str, max_tokens: u32) -> String {
+    let request = ChatRequest::new(vec![
+        Message::system("You are a helpful assistant."),
+        Message::user(question),
+    ])
+    .with_max_tokens(max_tokens);
+    let started = Instant::now();
+    let response = model.complete_blocking(&request).expect("the model answers");
+    let text = response.content.unwrap_or_default();
+    eprintln!(
+        "--- {question} ({} tokens, {:.2?})\n{text}\n---",
+        response.usage.completion_tokens,
+        started.elapsed()
+    );
+    text
+}
+
+#[test]
+fn qwen_declares_its_long_context() {
+    let Some(model) = model() else { return };
+    // 32,768 declared; the cap by memory leaves at least 2,048.
+    assert!(model.context_length() >= 2048, "{}", model.context_length());
+    assert!(model.context_length() <= 32_768, "{}", model.context_length());
+}
+
+#[test]
+fn qwen_writes_code_greedily() {
+    let Some(model) = model() else { return };
+    let text = answer(
+        model,
+        "Write a Python function that reverses a string.",
+        160,
+    );
+    assert!(text.contains("def "), "{text}");
+    assert!(text.contains("[::-1]"), "{text}");
+    let text = answer(model, "What is the capital of France? Answer in one word.", 16);
+    assert!(text.contains("Paris"), "{text}");
+    let text = answer(
+        model,
+        "Write a Rust function `fn add(a: i32, b: i32) -> i32` that adds two numbers.",
+        120,
+    );
+    assert!(text.contains("fn add"), "{text}");
+    assert!(text.contains("a + b"), "{text}");
+}
