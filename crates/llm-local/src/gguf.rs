@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use candle_core::quantized::gguf_file::{Content, Value};
 
 use super::LocalError;
-use super::tokenizer::Tokenizer;
+use super::tokenizer::{PreTokenizer, Tokenizer};
 
 /// The transformer families the engine runs. They share one forward
 /// pass (pre-norm decoder, grouped-query attention, SwiGLU feed-forward)
@@ -267,6 +267,7 @@ impl<'a> Meta<'a> {
             id("tokenizer.ggml.bos_token_id"),
             id("tokenizer.ggml.eos_token_id"),
         )
+        .map(|t| t.with_pre_tokenizer(PreTokenizer::from_gguf(self.string("tokenizer.ggml.pre"))))
     }
 }
 

@@ -7,6 +7,10 @@
 //! output limit; then [`CallGrammar::completion`] gives the shortest bytes
 //! that finish it. The JSON it accepts is compact: at most one space
 //! between items, no newlines outside strings.
+//!
+//! [`TaggedCalls`] wraps it for models that write calls in tags (Qwen2.5):
+//! `<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>`, one block
+//! per call, as many blocks as the model writes.
 
 use std::sync::Arc;
 
@@ -476,6 +480,186 @@ impl CallGrammar {
             out.push(byte);
         }
         out
+    }
+}
+
+/// The tag that opens a call in [`TaggedCalls`].
+pub(crate) const CALL_OPEN: &[u8] = b"<tool_call>";
+/// The tag that closes a call in [`TaggedCalls`].
+const CALL_CLOSE: &[u8] = b"</tool_call>";
+/// Most whitespace bytes (spaces, newlines) around a tag: enough for the
+/// template's newlines, few enough that whitespace cannot run on.
+const MAX_TAG_SPACE: u8 = 2;
+
+#[derive(Debug, Clone)]
+enum Tagged {
+    /// Before a call or between calls: whitespace, then `<tool_call>`
+    /// (`open` bytes of it written).
+    Between { space: u8, open: usize },
+    /// After `<tool_call>`: whitespace, then the call.
+    Opened { space: u8 },
+    /// Writing the call's JSON.
+    Call(CallGrammar),
+    /// After the call: whitespace, then `</tool_call>` (`close` bytes
+    /// written).
+    Closing { space: u8, close: usize },
+}
+
+/// Tool calls in tags: `(<tool_call> ws JSON ws </tool_call> ws)+`, with
+/// at most [`MAX_TAG_SPACE`] whitespace bytes in each gap and the JSON
+/// accepted by [`CallGrammar`]. Records where each call's JSON is in the
+/// bytes it was fed.
+#[derive(Debug, Clone)]
+pub(crate) struct TaggedCalls {
+    tools: Arc<ToolSet>,
+    state: Tagged,
+    /// Bytes fed so far.
+    fed: usize,
+    /// `(start, end)` of each call's JSON in the fed bytes; the last one's
+    /// end is `usize::MAX` while it is being written.
+    spans: Vec<(usize, usize)>,
+}
+
+fn is_tag_space(b: u8) -> bool {
+    b == b' ' || b == b'\n'
+}
+
+impl TaggedCalls {
+    /// Before the first `<tool_call>`.
+    pub(crate) fn new(tools: Arc<ToolSet>) -> Self {
+        Self {
+            tools,
+            state: Tagged::Between { space: 0, open: 0 },
+            fed: 0,
+            spans: Vec::new(),
+        }
+    }
+
+    /// Whether the calls may end here: at least one call is closed and no
+    /// other is begun.
+    pub(crate) fn is_complete(&self) -> bool {
+        matches!(self.state, Tagged::Between { open: 0, .. }) && !self.spans.is_empty()
+    }
+
+    /// Whether `bytes` may come next, leaving the state as it is.
+    pub(crate) fn accepts(&self, bytes: &[u8]) -> bool {
+        !bytes.is_empty() && self.clone().feed_all(bytes)
+    }
+
+    /// Whether `bytes` may come next; on success the state advances.
+    pub(crate) fn feed_all(&mut self, bytes: &[u8]) -> bool {
+        bytes.iter().all(|&b| self.feed(b))
+    }
+
+    /// Feeds one byte; false (and an unspecified state) when it may not
+    /// come next.
+    pub(crate) fn feed(&mut self, b: u8) -> bool {
+        let at = self.fed;
+        self.fed += 1;
+        match &mut self.state {
+            Tagged::Between { space, open } => {
+                if *open == 0 && is_tag_space(b) && *space < MAX_TAG_SPACE {
+                    *space += 1;
+                    true
+                } else if CALL_OPEN.get(*open) == Some(&b) {
+                    *open += 1;
+                    if *open == CALL_OPEN.len() {
+                        self.state = Tagged::Opened { space: 0 };
+                    }
+                    true
+                } else {
+                    false
+                }
+            }
+            Tagged::Opened { space } => {
+                if is_tag_space(b) && *space < MAX_TAG_SPACE {
+                    *space += 1;
+                    return true;
+                }
+                let mut call = CallGrammar::new(self.tools.clone());
+                if !call.feed(b) {
+                    return false;
+                }
+                self.spans.push((at, usize::MAX));
+                self.state = Tagged::Call(call);
+                true
+            }
+            Tagged::Call(call) => {
+                if !call.feed(b) {
+                    return false;
+                }
+                if call.is_complete() {
+                    if let Some(span) = self.spans.last_mut() {
+                        span.1 = at + 1;
+                    }
+                    self.state = Tagged::Closing { space: 0, close: 0 };
+                }
+                true
+            }
+            Tagged::Closing { space, close } => {
+                if *close == 0 && is_tag_space(b) && *space < MAX_TAG_SPACE {
+                    *space += 1;
+                    true
+                } else if CALL_CLOSE.get(*close) == Some(&b) {
+                    *close += 1;
+                    if *close == CALL_CLOSE.len() {
+                        self.state = Tagged::Between { space: 0, open: 0 };
+                    }
+                    true
+                } else {
+                    false
+                }
+            }
+        }
+    }
+
+    /// The shortest bytes that close the call being written, or write one
+    /// if none was (empty when [`TaggedCalls::is_complete`]); the template's
+    /// newlines are written around the JSON.
+    pub(crate) fn completion(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let fresh_call = |out: &mut Vec<u8>| {
+            out.extend_from_slice(&CallGrammar::new(self.tools.clone()).completion());
+        };
+        match &self.state {
+            Tagged::Between { open: 0, .. } if !self.spans.is_empty() => return out,
+            Tagged::Between { open, .. } => {
+                out.extend_from_slice(CALL_OPEN.get(*open..).unwrap_or_default());
+                out.push(b'\n');
+                fresh_call(&mut out);
+                out.extend_from_slice(b"\n");
+                out.extend_from_slice(CALL_CLOSE);
+            }
+            Tagged::Opened { space } => {
+                if *space == 0 {
+                    out.push(b'\n');
+                }
+                fresh_call(&mut out);
+                out.push(b'\n');
+                out.extend_from_slice(CALL_CLOSE);
+            }
+            Tagged::Call(call) => {
+                out.extend_from_slice(&call.completion());
+                out.push(b'\n');
+                out.extend_from_slice(CALL_CLOSE);
+            }
+            Tagged::Closing { space, close } => {
+                if *close == 0 && *space == 0 {
+                    out.push(b'\n');
+                }
+                out.extend_from_slice(CALL_CLOSE.get(*close..).unwrap_or_default());
+            }
+        }
+        out
+    }
+
+    /// Where each call's JSON is in the fed bytes (the last one may be
+    /// unfinished: it then runs to the end).
+    pub(crate) fn spans(&self) -> Vec<std::ops::Range<usize>> {
+        self.spans
+            .iter()
+            .map(|&(start, end)| start..end.min(self.fed))
+            .collect()
     }
 }
 
@@ -1020,5 +1204,227 @@ mod tests {
         assert!(g.feed_all(br#"{"name": "t", "arguments": {}}"#) && g.is_complete());
         let mut g = CallGrammar::new(tools);
         assert!(!g.feed_all(br#"{"name": "t", "arguments": {"a"#));
+    }
+
+    fn tagged(text: &str) -> Option<TaggedCalls> {
+        let mut g = TaggedCalls::new(tools());
+        (g.feed_all(text.as_bytes()) && g.is_complete()).then_some(g)
+    }
+
+    #[test]
+    fn tagged_calls_are_accepted_and_located() {
+        let one = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.py\"}}\n</tool_call>";
+        let g = tagged(one).unwrap();
+        let spans = g.spans();
+        assert_eq!(spans.len(), 1);
+        assert_eq!(
+            &one[spans[0].clone()],
+            "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.py\"}}"
+        );
+        let two = format!(
+            "{one}\n<tool_call>{{\"name\": \"finish\", \"arguments\": {{\"s\": \"</tool_call>\"}}}}</tool_call>\n"
+        );
+        let g = tagged(&two).unwrap();
+        let spans = g.spans();
+        assert_eq!(spans.len(), 2);
+        assert_eq!(
+            &two[spans[1].clone()],
+            "{\"name\": \"finish\", \"arguments\": {\"s\": \"</tool_call>\"}}"
+        );
+        for text in [
+            "",
+            "Sure: <tool_call>\n{\"name\": \"finish\", \"arguments\": {}}\n</tool_call>",
+            "<tool_call>\n{\"name\": \"write\", \"arguments\": {}}\n</tool_call>",
+            "<tool_call>\n{\"name\": \"finish\", \"arguments\": {}}\n",
+            "<tool_call>\n\n\n{\"name\": \"finish\", \"arguments\": {}}\n</tool_call>",
+            "<tool_call>\n```json\n{\"name\": \"finish\", \"arguments\": {}}\n```\n</tool_call>",
+            "<tool_call>\n{\"name\": \"finish\", \"arguments\": {}}\n</tool_call> and text",
+        ] {
+            assert!(tagged(text).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn every_tagged_prefix_completes_to_valid_calls() {
+        let text = "\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"query\": \"q\", \"exact\": true}}\n</tool_call>\n<tool_call> {\"name\": \"read_file\", \"arguments\": {\"path\": \"a\\u00e9";
+        let bytes = text.as_bytes();
+        for end in 0..=bytes.len() {
+            let mut g = TaggedCalls::new(tools());
+            assert!(g.feed_all(&bytes[..end]), "prefix {end}");
+            let rest = g.completion();
+            assert!(g.feed_all(&rest));
+            assert!(g.is_complete());
+            let mut full = bytes[..end].to_vec();
+            full.extend_from_slice(&rest);
+            for span in g.spans() {
+                let value: Value = serde_json::from_slice(&full[span]).unwrap();
+                assert!(value["arguments"].is_object());
+            }
+        }
+        assert_eq!(
+            String::from_utf8(TaggedCalls::new(tools()).completion()).unwrap(),
+            "<tool_call>\n{\"name\":\"read_file\",\"arguments\":{\"path\":\"\"}}\n</tool_call>"
+        );
+    }
+
+    /// A small validator for the JSON Schema subset of [`tools`].
+    fn matches(schema: &Value, value: &Value) -> bool {
+        if let Some(options) = schema.get("enum").and_then(Value::as_array) {
+            return options.contains(value);
+        }
+        let ty = match schema.get("type") {
+            Some(Value::Array(types)) => {
+                types.iter().find(|t| *t != "null").and_then(Value::as_str)
+            }
+            Some(Value::String(t)) => Some(t.as_str()),
+            _ => None,
+        };
+        let nullable = schema["type"]
+            .as_array()
+            .is_some_and(|t| t.contains(&json!("null")));
+        if nullable && value.is_null() {
+            return true;
+        }
+        match ty {
+            Some("string") => value.is_string(),
+            Some("integer") => value.is_i64() || value.is_u64(),
+            Some("number") => value.is_number(),
+            Some("boolean") => value.is_boolean(),
+            Some("array") => value.as_array().is_some_and(|items| {
+                items
+                    .iter()
+                    .all(|item| matches(schema.get("items").unwrap_or(&json!({})), item))
+            }),
+            Some("object") => {
+                let Some(object) = value.as_object() else {
+                    return false;
+                };
+                let props = schema.get("properties").and_then(Value::as_object);
+                let required = schema.get("required").and_then(Value::as_array);
+                required.is_none_or(|names| {
+                    names
+                        .iter()
+                        .all(|n| n.as_str().is_some_and(|n| object.contains_key(n)))
+                }) && object.iter().all(|(key, item)| match props {
+                    Some(props) if !props.is_empty() => {
+                        props.get(key).is_some_and(|s| matches(s, item))
+                    }
+                    _ => true,
+                })
+            }
+            _ => true,
+        }
+    }
+
+    /// Drives the grammar with random choices among the tokens of a small
+    /// vocabulary it allows (as sampling does), cutting some runs short
+    /// with the completion: every result parses and matches its schema.
+    #[test]
+    fn random_token_choices_always_give_valid_calls() {
+        let definitions = [
+            (
+                "read_file",
+                json!({"type": "object", "properties": {
+                    "path": {"type": "string"},
+                    "start": {"type": "integer"},
+                    "lines": {"type": ["integer", "null"]}
+                }, "required": ["path"]}),
+            ),
+            (
+                "search",
+                json!({"type": "object", "properties": {
+                    "query": {"type": "string"},
+                    "kinds": {"type": "array", "items": {"type": "string", "enum": ["class", "function"]}},
+                    "exact": {"type": "boolean"},
+                    "score": {"type": "number"},
+                    "opts": {}
+                }, "required": ["query", "exact"]}),
+            ),
+            ("finish", json!({"type": "object"})),
+        ];
+        let mut vocab: Vec<Vec<u8>> = (0x20u8..0x7F).map(|b| vec![b]).collect();
+        vocab.extend([
+            b"\n".to_vec(),
+            "é".as_bytes().to_vec(),
+            vec![0xE4],
+            vec![0xB8, 0xAD],
+        ]);
+        for piece in [
+            "<tool_call>",
+            "</tool_call>",
+            "\n<tool_call>\n",
+            "\n</tool_call>",
+            "{\"",
+            "\":",
+            "\": ",
+            ", \"",
+            "\"}",
+            "}}",
+            "name",
+            "arguments",
+            "read_file",
+            "search",
+            "finish",
+            "path",
+            "query",
+            "exact",
+            "kinds",
+            "class",
+            "function",
+            "true",
+            "false",
+            "null",
+            "12",
+            "-0.5e3",
+            "[\"",
+            "\"]",
+            "\\n",
+            "\\u00e9",
+            "opts",
+            "score",
+            "lines",
+            "start",
+        ] {
+            vocab.push(piece.as_bytes().to_vec());
+        }
+        let tools = tools();
+        let mut rng = fastrand::Rng::with_seed(27);
+        let mut calls_seen = 0;
+        for run in 0..300 {
+            let mut g = TaggedCalls::new(tools.clone());
+            let mut text = Vec::new();
+            let budget = rng.usize(1..200);
+            for _ in 0..budget {
+                if g.is_complete() && rng.u8(..) < 64 {
+                    break;
+                }
+                let allowed: Vec<&Vec<u8>> = vocab.iter().filter(|t| g.accepts(t)).collect();
+                let Some(&token) = allowed.get(rng.usize(..allowed.len().max(1))) else {
+                    panic!(
+                        "run {run}: nothing allowed after {:?}",
+                        String::from_utf8_lossy(&text)
+                    );
+                };
+                assert!(g.feed_all(token));
+                text.extend_from_slice(token);
+            }
+            let rest = g.completion();
+            assert!(g.feed_all(&rest));
+            text.extend_from_slice(&rest);
+            assert!(g.is_complete(), "{}", String::from_utf8_lossy(&text));
+            for span in g.spans() {
+                let call: Value = serde_json::from_slice(&text[span.clone()]).unwrap_or_else(|e| {
+                    panic!("{e}: {}", String::from_utf8_lossy(&text[span.clone()]))
+                });
+                let name = call["name"].as_str().unwrap();
+                let (_, schema) = definitions.iter().find(|(n, _)| *n == name).unwrap();
+                assert!(
+                    matches(schema, &call["arguments"]),
+                    "{call} does not match {schema}"
+                );
+                calls_seen += 1;
+            }
+        }
+        assert!(calls_seen >= 300);
     }
 }

@@ -31,7 +31,8 @@
 //!   sequence, or the output limit.
 //! - **Tool calls** are constrained: when tools are offered, every token
 //!   is checked against a grammar of `{"name": ..., "arguments": {...}}`
-//!   built from the tools' JSON Schemas, so a call always parses, names an
+//!   (inside `<tool_call>` tags for Qwen2.5) built from the tools' JSON
+//!   Schemas, so a call always parses, names an
 //!   offered tool and has arguments of the schema's types, with the
 //!   required properties present. If the output limit cuts a call short,
 //!   it is completed with the smallest valid values and
@@ -83,9 +84,9 @@ pub use self::tokenizer::Tokenizer;
 
 use self::engine::{KvCache, Pass, TensorFile, Weights};
 use self::gguf::Meta;
-use self::grammar::{CallGrammar, ToolSet};
+use self::grammar::{CALL_OPEN, CallGrammar, TaggedCalls, ToolSet};
 use self::sampler::Sampler;
-use self::template::ChatTemplate;
+use self::template::{ChatTemplate, ToolFormat};
 use llm::ChatModel;
 use llm::CountTokens;
 use llm::LlmError;
@@ -144,12 +145,16 @@ impl From<LocalError> for LlmError {
 /// When the model must call a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ToolChoice {
-    /// When tools are offered, the model's first non-blank character
-    /// decides: `{` starts a (constrained) tool call, anything else is a
-    /// text answer.
+    /// When tools are offered, the model decides. For a model that writes
+    /// bare JSON calls (SmolLM2) its first non-blank character does: `{`
+    /// starts a (constrained) tool call, anything else is a text answer.
+    /// For one that writes calls in `<tool_call>` tags (Qwen2.5) the answer
+    /// is free text until the model writes `<tool_call>`; from there only
+    /// (constrained) tagged calls may follow.
     #[default]
     Auto,
-    /// When tools are offered, the answer is always one tool call.
+    /// When tools are offered, the answer is always a tool call (one bare
+    /// JSON call, or one or more tagged calls).
     Required,
 }
 
@@ -272,8 +277,12 @@ impl fmt::Debug for LocalModel {
 
 /// What one generation produced.
 struct Generated {
+    /// The text answer (for a tagged call, the text before it).
     text: Vec<u8>,
-    call: Option<(CallGrammar, Option<String>)>,
+    /// The JSON text of each tool call.
+    calls: Vec<Vec<u8>>,
+    /// How the last call was completed, if the output limit cut it short.
+    repair: Option<String>,
     completion_tokens: u64,
     finish: FinishReason,
 }
@@ -498,9 +507,20 @@ impl Inner {
             latency: Duration::ZERO,
             attempts: 1,
         };
-        match generated.call {
-            Some((_, repair)) => {
-                let raw = String::from_utf8_lossy(&generated.text).into_owned();
+        if generated.calls.is_empty() {
+            let text = String::from_utf8_lossy(&generated.text).trim().to_owned();
+            response.content = Some(text);
+        } else {
+            let text = String::from_utf8_lossy(&generated.text).trim().to_owned();
+            response.content = (!text.is_empty()).then_some(text);
+            let last = generated.calls.len() - 1;
+            for (i, raw) in generated.calls.iter().enumerate() {
+                let raw = String::from_utf8_lossy(raw).into_owned();
+                let repair = if i == last {
+                    generated.repair.clone()
+                } else {
+                    None
+                };
                 let call = parse_call(&raw, repair, self.calls.fetch_add(1, Ordering::Relaxed))
                     .map_err(|reason| LlmError::MalformedToolCall {
                         name: String::new(),
@@ -509,12 +529,8 @@ impl Inner {
                         usage,
                     })?;
                 response.tool_calls.push(call);
-                response.finish_reason = FinishReason::ToolCalls;
             }
-            None => {
-                let text = String::from_utf8_lossy(&generated.text).trim().to_owned();
-                response.content = Some(text);
-            }
+            response.finish_reason = FinishReason::ToolCalls;
         }
         response.latency = started.elapsed();
         debug!(
@@ -578,20 +594,46 @@ impl Inner {
         );
 
         enum Mode {
+            /// Free text; with tagged calls offered, until `<tool_call>`.
             Text,
+            /// Bare JSON calls offered: the first non-blank byte decides.
             Undecided,
+            /// A bare JSON call.
             Json(CallGrammar),
+            /// Calls in `<tool_call>` tags.
+            Tagged(TaggedCalls),
         }
-        let mut mode = match (&tools, self.options.tool_choice) {
-            (None, _) => Mode::Text,
-            (Some(_), ToolChoice::Auto) => Mode::Undecided,
-            (Some(tools), ToolChoice::Required) => Mode::Json(CallGrammar::new(tools.clone())),
+        let format = self.template.tool_format();
+        let mut mode = match (&tools, self.options.tool_choice, format) {
+            (None, _, _) | (Some(_), ToolChoice::Auto, ToolFormat::Tagged) => Mode::Text,
+            (Some(_), ToolChoice::Auto, ToolFormat::Json) => Mode::Undecided,
+            (Some(tools), ToolChoice::Required, ToolFormat::Json) => {
+                Mode::Json(CallGrammar::new(tools.clone()))
+            }
+            (Some(tools), ToolChoice::Required, ToolFormat::Tagged) => {
+                Mode::Tagged(TaggedCalls::new(tools.clone()))
+            }
+        };
+        // Tools whose calls may open in the middle of a text answer.
+        let tagged_tools = match format {
+            ToolFormat::Tagged => tools.clone(),
+            ToolFormat::Json => None,
+        };
+        // A text token that writes `<tool_call>` starts the calls: the rest
+        // of it must fit their grammar.
+        let opening = |text: &[u8], bytes: &[u8]| -> Option<(usize, TaggedCalls)> {
+            let tools = tagged_tools.as_ref()?;
+            let (start, end) = tag_opening(text, bytes)?;
+            let mut calls = TaggedCalls::new(tools.clone());
+            (calls.feed_all(CALL_OPEN) && calls.feed_all(bytes.get(end..)?))
+                .then_some((start, calls))
         };
         let tok = &self.tokenizer;
         let mut text: Vec<u8> = Vec::new();
         let mut produced = 0u64;
         let mut finish = FinishReason::Length;
-        let mut json_start = 0usize;
+        // Where the call (or calls) begin in `text`.
+        let mut call_start = 0usize;
         for _ in 0..budget {
             if let Mode::Json(grammar) = &mode
                 && grammar.is_complete()
@@ -603,14 +645,19 @@ impl Inner {
                 let allowed = |id: u32| -> bool {
                     let is_stop = self.stops.contains(&id);
                     let bytes = tok.token_bytes(id);
+                    if !is_stop && (tok.is_control(id) || bytes.is_empty()) {
+                        return false;
+                    }
                     match &mode {
-                        Mode::Text => is_stop || (!tok.is_control(id) && !bytes.is_empty()),
+                        Mode::Text => {
+                            is_stop
+                                || tagged_tools.is_none()
+                                || tag_opening(&text, bytes).is_none()
+                                || opening(&text, bytes).is_some()
+                        }
                         Mode::Undecided => {
                             if is_stop {
                                 return true;
-                            }
-                            if tok.is_control(id) || bytes.is_empty() {
-                                return false;
                             }
                             match bytes.iter().position(|b| !b.is_ascii_whitespace()) {
                                 None => true,
@@ -621,7 +668,14 @@ impl Inner {
                                 },
                             }
                         }
-                        Mode::Json(grammar) => grammar.accepts(bytes),
+                        Mode::Json(grammar) => !is_stop && grammar.accepts(bytes),
+                        Mode::Tagged(calls) => {
+                            if is_stop {
+                                calls.is_complete()
+                            } else {
+                                calls.accepts(bytes)
+                            }
+                        }
                     }
                 };
                 sampler.pick(&logits, allowed)
@@ -640,7 +694,13 @@ impl Inner {
             produced += 1;
             let bytes = tok.token_bytes(id);
             match &mut mode {
-                Mode::Text => text.extend_from_slice(bytes),
+                Mode::Text => {
+                    if let Some((start, calls)) = opening(&text, bytes) {
+                        call_start = start;
+                        mode = Mode::Tagged(calls);
+                    }
+                    text.extend_from_slice(bytes);
+                }
                 Mode::Undecided => {
                     text.extend_from_slice(bytes);
                     if let Some(i) = bytes.iter().position(|b| !b.is_ascii_whitespace()) {
@@ -648,7 +708,7 @@ impl Inner {
                             (Some(b'{'), Some(tools)) => {
                                 let mut grammar = CallGrammar::new(tools.clone());
                                 grammar.feed_all(bytes.get(i..).unwrap_or_default());
-                                json_start = text.len() - (bytes.len() - i);
+                                call_start = text.len() - (bytes.len() - i);
                                 mode = Mode::Json(grammar);
                             }
                             _ => mode = Mode::Text,
@@ -657,6 +717,10 @@ impl Inner {
                 }
                 Mode::Json(grammar) => {
                     grammar.feed_all(bytes);
+                    text.extend_from_slice(bytes);
+                }
+                Mode::Tagged(calls) => {
+                    calls.feed_all(bytes);
                     text.extend_from_slice(bytes);
                 }
             }
@@ -687,32 +751,68 @@ impl Inner {
         });
         drop(guard);
 
-        let call = match mode {
-            Mode::Json(grammar) => {
-                let mut grammar = grammar;
-                let mut repair = None;
+        let cut_short = |rest: &[u8], produced: &mut u64| {
+            *produced += tok.encode(&String::from_utf8_lossy(rest)).len() as u64;
+            format!(
+                "the output limit cut the call short; it was completed with `{}`",
+                String::from_utf8_lossy(rest)
+            )
+        };
+        let mut repair = None;
+        let mut calls = Vec::new();
+        match mode {
+            Mode::Json(mut grammar) => {
                 if !grammar.is_complete() {
                     let rest = grammar.completion();
                     grammar.feed_all(&rest);
-                    produced += tok.encode(&String::from_utf8_lossy(&rest)).len() as u64;
-                    repair = Some(format!(
-                        "the output limit cut the call short; it was completed with `{}`",
-                        String::from_utf8_lossy(&rest)
-                    ));
+                    repair = Some(cut_short(&rest, &mut produced));
                     text.extend_from_slice(&rest);
                 }
-                text.drain(..json_start.min(text.len()));
-                Some((grammar, repair))
+                calls.push(text.split_off(call_start.min(text.len())));
             }
-            Mode::Text | Mode::Undecided => None,
-        };
+            Mode::Tagged(mut tagged) => {
+                if !tagged.is_complete() {
+                    let rest = tagged.completion();
+                    tagged.feed_all(&rest);
+                    repair = Some(cut_short(&rest, &mut produced));
+                    text.extend_from_slice(&rest);
+                }
+                let written = text.split_off(call_start.min(text.len()));
+                calls = tagged
+                    .spans()
+                    .into_iter()
+                    .filter_map(|span| written.get(span).map(<[u8]>::to_vec))
+                    .collect();
+                finish = FinishReason::ToolCalls;
+            }
+            Mode::Text | Mode::Undecided => {}
+        }
         Ok(Generated {
             text,
-            call,
+            calls,
+            repair,
             completion_tokens: produced,
             finish,
         })
     }
+}
+
+/// Where a token's `bytes`, written after `text`, complete the first
+/// [`CALL_OPEN`] that `text` alone does not hold: its start in `text` (as
+/// extended by the token) and its end in `bytes`.
+fn tag_opening(text: &[u8], bytes: &[u8]) -> Option<(usize, usize)> {
+    let keep = CALL_OPEN.len() - 1;
+    let tail = text
+        .get(text.len().saturating_sub(keep)..)
+        .unwrap_or_default();
+    let mut joined = Vec::with_capacity(tail.len() + bytes.len());
+    joined.extend_from_slice(tail);
+    joined.extend_from_slice(bytes);
+    let at = joined
+        .windows(CALL_OPEN.len())
+        .position(|window| window == CALL_OPEN)?;
+    let end = at + CALL_OPEN.len();
+    Some((text.len() - tail.len() + at, end.checked_sub(tail.len())?))
 }
 
 /// The first stop sequence in `text`, as a byte offset.

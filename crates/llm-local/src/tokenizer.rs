@@ -1,29 +1,47 @@
 //! GPT-2 style byte-level BPE, rebuilt from a GGUF file's
 //! `tokenizer.ggml.*` metadata.
 //!
-//! The pre-tokenizer is the one SmolLM, StarCoder and GPT-2 use: every
-//! digit on its own, then GPT-2's split
-//! (`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`),
-//! written as a scanner instead of a regular expression. Each piece is
-//! mapped byte by byte to GPT-2's printable alphabet and merged by merge
-//! rank. Decoding maps the alphabet back to bytes.
+//! Text is first cut at the vocabulary's user-defined tokens (GGUF token
+//! type 4, such as Qwen's `<tool_call>`), which stand for themselves as
+//! in Hugging Face `tokenizers` and llama.cpp. The rest is normalised
+//! (NFC, for Qwen2) and split by the pre-tokenizer `tokenizer.ggml.pre`
+//! names (see [`PreTokenizer`]); each piece is mapped byte by byte to
+//! GPT-2's printable alphabet and merged by merge rank. Decoding maps the
+//! alphabet back to bytes. Control tokens (`<|im_end|>`) are never
+//! produced from text: the chat template inserts them by id.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use std::borrow::Cow;
+
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
+
 use super::LocalError;
+
+mod pretokenize;
+
+pub(crate) use self::pretokenize::PreTokenizer;
 
 /// GGUF token type of control tokens (`<|im_start|>`, `<|endoftext|>`).
 pub(crate) const TOKEN_TYPE_CONTROL: i32 = 3;
+/// GGUF token type of user-defined tokens (Qwen's `<tool_call>`): matched
+/// as whole tokens in text.
+pub(crate) const TOKEN_TYPE_USER_DEFINED: i32 = 4;
+/// GGUF token type of unused (padding) tokens.
+pub(crate) const TOKEN_TYPE_UNUSED: i32 = 5;
 
 /// A byte-level BPE tokenizer.
 pub struct Tokenizer {
     /// Token text in GPT-2's byte alphabet, by id.
     tokens: Vec<String>,
-    /// Raw bytes of each token (empty for control tokens).
+    /// Raw bytes of each token (empty for control and unused tokens).
     bytes: Vec<Vec<u8>>,
-    /// Whether each token is a control token.
+    /// Whether each token is a control or unused token.
     control: Vec<bool>,
+    /// User-defined tokens as `(text, id)`, longest first.
+    user_defined: Vec<(String, u32)>,
+    pre: PreTokenizer,
     ids: HashMap<String, u32>,
     /// `(left, right) -> (rank, merged id)`.
     merges: HashMap<(u32, u32), (u32, u32)>,
@@ -43,13 +61,16 @@ impl std::fmt::Debug for Tokenizer {
             .field("merges", &self.merges.len())
             .field("bos", &self.bos)
             .field("eos", &self.eos)
+            .field("pre", &self.pre)
             .finish_non_exhaustive()
     }
 }
 
 impl Tokenizer {
     /// Builds the tokenizer from its vocabulary (in GPT-2's byte alphabet),
-    /// token types (GGUF numbering; may be empty) and merges (`"a b"`).
+    /// token types (GGUF numbering; may be empty) and merges (`"a b"`),
+    /// with SmolLM's pre-tokenizer ([`Tokenizer::with_pre_tokenizer`]
+    /// changes it).
     pub(crate) fn new(
         tokens: Vec<String>,
         token_types: &[i32],
@@ -67,8 +88,23 @@ impl Tokenizer {
             ids.entry(token.clone()).or_insert(id);
         }
         let control: Vec<bool> = (0..tokens.len())
-            .map(|i| token_types.get(i) == Some(&TOKEN_TYPE_CONTROL))
+            .map(|i| {
+                matches!(
+                    token_types.get(i),
+                    Some(&(TOKEN_TYPE_CONTROL | TOKEN_TYPE_UNUSED))
+                )
+            })
             .collect();
+        let mut user_defined: Vec<(String, u32)> = (0..n)
+            .zip(&tokens)
+            .filter(|&(id, token)| {
+                token_types.get(id as usize) == Some(&TOKEN_TYPE_USER_DEFINED)
+                    && !token.is_empty()
+                    && ids.get(token) == Some(&id)
+            })
+            .map(|(id, token)| (token.clone(), id))
+            .collect();
+        user_defined.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.1.cmp(&b.1)));
         let decode_map = byte_decoder();
         let bytes: Vec<Vec<u8>> = tokens
             .iter()
@@ -119,11 +155,38 @@ impl Tokenizer {
             tokens,
             bytes,
             control,
+            user_defined,
+            pre: PreTokenizer::SmolLm,
             ids,
             merges: merge_map,
             byte_ids,
             cache: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Uses `pre` to split text.
+    pub(crate) fn with_pre_tokenizer(mut self, pre: PreTokenizer) -> Self {
+        self.pre = pre;
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.clear();
+        }
+        self
+    }
+
+    /// A tokenizer of the 256 byte tokens plus `extra` tokens (text, GGUF
+    /// type), without merges, for tests.
+    #[cfg(test)]
+    pub(crate) fn for_tests(extra: &[(&str, i32)]) -> Self {
+        let mut tokens: Vec<String> = byte_encoder().iter().map(|c| c.to_string()).collect();
+        let mut types = vec![1; tokens.len()];
+        for (token, ty) in extra {
+            tokens.push((*token).to_owned());
+            types.push(*ty);
+        }
+        match Self::new(tokens, &types, &[], None, None) {
+            Ok(t) => t.with_pre_tokenizer(PreTokenizer::Qwen2),
+            Err(e) => panic!("{e}"),
+        }
     }
 
     /// Number of tokens in the vocabulary.
@@ -147,25 +210,70 @@ impl Tokenizer {
         self.eos
     }
 
-    /// Whether `id` is a control token (never produced from plain text).
+    /// Whether `id` is a control or unused token (never produced from
+    /// plain text).
     pub fn is_control(&self, id: u32) -> bool {
         self.control.get(id as usize).copied().unwrap_or(false)
     }
 
-    /// The bytes a token stands for (empty for control and unknown ids).
+    /// Whether `id` is a user-defined token (such as Qwen's `<tool_call>`),
+    /// which text that spells it is encoded to.
+    pub fn is_user_defined(&self, id: u32) -> bool {
+        self.user_defined.iter().any(|&(_, u)| u == id)
+    }
+
+    /// The bytes a token stands for (empty for control, unused and unknown
+    /// ids).
     pub fn token_bytes(&self, id: u32) -> &[u8] {
         self.bytes.get(id as usize).map_or(&[], Vec::as_slice)
     }
 
-    /// Encodes plain text. Control tokens written in the text (such as
-    /// `<|im_end|>`) are encoded as plain text, never as control tokens, so
-    /// message contents cannot forge the chat template.
+    /// Encodes plain text. User-defined tokens written in the text (Qwen's
+    /// `<tool_call>`) become those tokens, as with the model's own
+    /// tokenizer; control tokens written in the text (such as `<|im_end|>`)
+    /// are encoded as plain text, never as control tokens, so message
+    /// contents cannot forge the chat template.
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        for piece in pre_tokenize(text) {
-            self.encode_piece(piece, &mut out);
+        let mut rest = text;
+        while let Some((at, token, id)) = self.next_user_defined(rest) {
+            self.encode_text(&rest[..at], &mut out);
+            out.push(id);
+            rest = &rest[at + token.len()..];
         }
+        self.encode_text(rest, &mut out);
         out
+    }
+
+    /// The first user-defined token in `text` (the longest where several
+    /// start at the same place): its offset, text and id.
+    fn next_user_defined<'t>(&'t self, text: &str) -> Option<(usize, &'t str, u32)> {
+        if self.user_defined.is_empty() {
+            return None;
+        }
+        text.char_indices().find_map(|(at, _)| {
+            let rest = &text[at..];
+            self.user_defined
+                .iter()
+                .find(|(token, _)| rest.starts_with(token.as_str()))
+                .map(|(token, id)| (at, token.as_str(), *id))
+        })
+    }
+
+    /// Encodes text without user-defined tokens.
+    fn encode_text(&self, text: &str, out: &mut Vec<u32>) {
+        if text.is_empty() {
+            return;
+        }
+        let text: Cow<'_, str> =
+            if self.pre.normalizes_nfc() && is_nfc_quick(text.chars()) != IsNormalized::Yes {
+                Cow::Owned(text.nfc().collect())
+            } else {
+                Cow::Borrowed(text)
+            };
+        for piece in self.pre.split(&text) {
+            self.encode_piece(piece, out);
+        }
     }
 
     /// Decodes tokens to text, skipping control tokens; invalid UTF-8 is
@@ -215,98 +323,6 @@ impl Tokenizer {
     }
 }
 
-/// Splits text the way SmolLM's pre-tokenizer does: digits one by one, then
-/// GPT-2's pattern on the rest.
-pub(crate) fn pre_tokenize(text: &str) -> Vec<&str> {
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    for (i, c) in text.char_indices() {
-        if c.is_numeric() {
-            if start < i {
-                gpt2_split(&text[start..i], &mut pieces);
-            }
-            let end = i + c.len_utf8();
-            pieces.push(&text[i..end]);
-            start = end;
-        }
-    }
-    if start < text.len() {
-        gpt2_split(&text[start..], &mut pieces);
-    }
-    pieces
-}
-
-fn is_letter(c: char) -> bool {
-    c.is_alphabetic() && !c.is_numeric()
-}
-
-fn is_other(c: char) -> bool {
-    !c.is_whitespace() && !c.is_alphabetic() && !c.is_numeric()
-}
-
-/// GPT-2's pattern as a scanner, over text without digits (numbers are
-/// still handled, for completeness).
-fn gpt2_split<'a>(text: &'a str, pieces: &mut Vec<&'a str>) {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let end_of = |k: usize| chars.get(k).map_or(text.len(), |&(i, _)| i);
-    let mut k = 0;
-    while k < chars.len() {
-        let (start, c) = chars[k];
-        // Contractions.
-        if c == '\'' {
-            let rest = &text[start + 1..];
-            let len = ["s", "t", "m", "d", "re", "ve", "ll"]
-                .iter()
-                .find(|suffix| rest.starts_with(*suffix))
-                .map(|suffix| suffix.len());
-            if let Some(len) = len {
-                let end = start + 1 + len;
-                pieces.push(&text[start..end]);
-                k += 1 + len; // contraction suffixes are ASCII
-                continue;
-            }
-        }
-        let (body, first) = if c == ' ' {
-            match chars.get(k + 1) {
-                Some(&(_, next)) if !next.is_whitespace() => (k + 1, next),
-                _ => (k, c),
-            }
-        } else {
-            (k, c)
-        };
-        let class: Option<fn(char) -> bool> = if is_letter(first) {
-            Some(is_letter)
-        } else if first.is_numeric() {
-            Some(char::is_numeric)
-        } else if is_other(first) {
-            Some(is_other)
-        } else {
-            None
-        };
-        if let Some(class) = class {
-            let mut j = body;
-            while chars.get(j).is_some_and(|&(_, ch)| class(ch)) {
-                j += 1;
-            }
-            pieces.push(&text[start..end_of(j)]);
-            k = j;
-            continue;
-        }
-        // Whitespace: a run, leaving its last character to the next word.
-        let mut j = k;
-        while chars.get(j).is_some_and(|&(_, ch)| ch.is_whitespace()) {
-            j += 1;
-        }
-        let j = if j < chars.len() && j - k > 1 {
-            j - 1
-        } else {
-            j
-        };
-        pieces.push(&text[start..end_of(j)]);
-        k = j;
-    }
-}
-
 /// GPT-2's map from bytes to printable characters.
 fn byte_encoder() -> [char; 256] {
     let mut map = ['\0'; 256];
@@ -350,25 +366,6 @@ fn token_to_bytes(token: &str, decoder: &HashMap<char, u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pre_tokenizer_matches_the_gpt2_pattern_with_single_digits() {
-        assert_eq!(
-            pre_tokenize("Hello world, it's 2024!\n\n  done  "),
-            vec![
-                "Hello", " world", ",", " it", "'s", " ", "2", "0", "2", "4", "!", "\n\n ",
-                " done", "  "
-            ]
-        );
-        assert_eq!(pre_tokenize("a\tb"), vec!["a", "\t", "b"]);
-        assert_eq!(pre_tokenize("  \nx"), vec!["  ", "\n", "x"]);
-        assert_eq!(
-            pre_tokenize("{\"a\": 1}"),
-            vec!["{\"", "a", "\":", " ", "1", "}"]
-        );
-        assert_eq!(pre_tokenize("héllo wörld"), vec!["héllo", " wörld"]);
-        assert!(pre_tokenize("").is_empty());
-    }
 
     #[test]
     fn byte_alphabet_is_a_bijection() {
@@ -427,5 +424,90 @@ mod tests {
         let tokens: Vec<String> = enc.iter().map(|c| c.to_string()).collect();
         assert!(Tokenizer::new(tokens.clone(), &[], &["ab".into()], None, None).is_err());
         assert!(Tokenizer::new(tokens, &[], &[], None, Some(999)).is_err());
+    }
+
+    #[test]
+    fn user_defined_tokens_are_matched_in_text() {
+        let enc = byte_encoder();
+        let mut tokens: Vec<String> = enc.iter().map(|c| c.to_string()).collect();
+        tokens.extend(["<tc>", "<tc>x", "<|c|>", "[PAD]"].map(String::from));
+        let mut types = vec![1; tokens.len()];
+        types[256] = TOKEN_TYPE_USER_DEFINED;
+        types[257] = TOKEN_TYPE_USER_DEFINED;
+        types[258] = TOKEN_TYPE_CONTROL;
+        types[259] = TOKEN_TYPE_UNUSED;
+        let t = Tokenizer::new(tokens, &types, &[], None, None)
+            .unwrap()
+            .with_pre_tokenizer(PreTokenizer::Qwen2);
+        assert_eq!(t.encode("a<tc>b"), vec![97, 256, 98]);
+        assert_eq!(t.encode("<tc>x<tc>"), vec![257, 256], "longest first");
+        assert_eq!(t.encode("<|c|>").len(), 5, "control text stays text");
+        assert!(t.is_user_defined(256) && !t.is_user_defined(258));
+        assert!(t.is_control(258) && t.is_control(259) && !t.is_control(256));
+        assert_eq!(t.decode(&[97, 256, 259]), "a<tc>");
+        // NFC before splitting: a decomposed é is encoded as the composed one.
+        assert_eq!(t.encode("e\u{301}"), t.encode("\u{e9}"));
+    }
+
+    /// Reference pieces and ids, from
+    /// `scripts/qwen2_tokenizer_reference.py` (Hugging Face `tokenizers`
+    /// configured as transformers configures every Qwen2 tokenizer, on the
+    /// vocabulary and merges of Qwen2.5-Coder-1.5B-Instruct's GGUF).
+    fn qwen2_reference() -> Vec<(String, Vec<String>, Vec<u32>)> {
+        let data: serde_json::Value =
+            serde_json::from_str(include_str!("../tests/data/qwen2_tokenizer.json")).unwrap();
+        data["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|case| {
+                let pieces = case["pieces"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p.as_str().unwrap().to_owned())
+                    .collect();
+                let ids = case["ids"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|id| u32::try_from(id.as_u64().unwrap()).unwrap())
+                    .collect();
+                (case["text"].as_str().unwrap().to_owned(), pieces, ids)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn qwen2_split_matches_the_reference_pieces() {
+        let cases = qwen2_reference();
+        assert!(cases.len() > 100);
+        for (text, pieces, _) in &cases {
+            let normalized: String = text.nfc().collect();
+            assert_eq!(PreTokenizer::Qwen2.split(&normalized), *pieces, "{text:?}");
+        }
+    }
+
+    /// With `REPO_AGENT_QWEN_MODEL` set to the Qwen2.5-Coder GGUF, the
+    /// tokenizer read from it gives the reference ids.
+    #[test]
+    fn qwen2_ids_match_the_reference() {
+        let Some(path) = std::env::var_os("REPO_AGENT_QWEN_MODEL") else {
+            eprintln!("skipping: set REPO_AGENT_QWEN_MODEL to a Qwen2.5 GGUF file");
+            return;
+        };
+        let mut file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+        let content = candle_core::quantized::gguf_file::Content::read(&mut file).unwrap();
+        let t = crate::gguf::Meta::new(&content).tokenizer().unwrap();
+        assert_eq!(t.pre, PreTokenizer::Qwen2);
+        let cases = qwen2_reference();
+        let mut ids_total = 0;
+        for (text, _, expected) in &cases {
+            let ids = t.encode(text);
+            assert_eq!(&ids, expected, "{text:?}");
+            assert_eq!(t.decode(&ids), text.nfc().collect::<String>());
+            ids_total += ids.len();
+        }
+        eprintln!("{} texts, {ids_total} ids match the reference", cases.len());
     }
 }
