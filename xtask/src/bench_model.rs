@@ -96,7 +96,8 @@ fn parse(rest: &[&str]) -> anyhow::Result<Options> {
         match *arg {
             "--model" => {
                 options.model = Some(PathBuf::from(
-                    args.next().with_context(|| format!("--model takes a file\n{USAGE}"))?,
+                    args.next()
+                        .with_context(|| format!("--model takes a file\n{USAGE}"))?,
                 ))
             }
             "--threads" => options.threads = number(args.next(), "--threads")?,
@@ -181,7 +182,10 @@ pub(crate) fn bench(rest: &[&str]) -> anyhow::Result<()> {
     let out_dir = super::workspace_root().join("target/bench");
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("cannot create {}", out_dir.display()))?;
-    let out = out_dir.join(format!("model-{}.json", super::genesis::utc_timestamp(started)));
+    let out = out_dir.join(format!(
+        "model-{}.json",
+        super::genesis::utc_timestamp(started)
+    ));
     let report = json!({
         "model": model.display().to_string(),
         "model_bytes": std::fs::metadata(&model).map(|m| m.len()).ok(),
@@ -223,7 +227,9 @@ fn ensure_llama_cpp() -> anyhow::Result<PathBuf> {
                 .arg(&root)
                 .arg(format!("llama-cpp-python=={LLAMA_CPP_PYTHON}")),
         )
-        .context("pip download failed; check that python3 and pip are installed and PyPI is reachable")?;
+        .context(
+            "pip download failed; check that python3 and pip are installed and PyPI is reachable",
+        )?;
     }
     let digest = sha256_hex(&archive)?;
     if digest != LLAMA_CPP_PYTHON_SHA256 {
@@ -452,7 +458,11 @@ fn measure_llama(bin: &Path, model: &Path, options: &Options) -> anyhow::Result<
         let stderr = String::from_utf8_lossy(&simple.output.stderr);
         let load_ms = stderr.lines().find_map(|l| {
             let (_, rest) = l.split_once("load time =")?;
-            rest.trim().trim_end_matches("ms").trim().parse::<f64>().ok()
+            rest.trim()
+                .trim_end_matches("ms")
+                .trim()
+                .parse::<f64>()
+                .ok()
         });
         load = Some(json!({ "load_ms": load_ms, "peak_rss_kib": simple.peak_rss_kib }));
     }
@@ -591,9 +601,8 @@ fn table(options: &Options, llama: Option<&Value>, ours: Option<&anyhow::Result<
             find(ours, "generation", "requested_depth", depth),
         ));
     }
-    let number = |report: Option<&Value>, key: &str| {
-        report.and_then(|r| r.get(key)).and_then(Value::as_f64)
-    };
+    let number =
+        |report: Option<&Value>, key: &str| report.and_then(|r| r.get(key)).and_then(Value::as_f64);
     let mib = |kib: Option<f64>| kib.map(|k| k / 1024.0);
     rows.push((
         "load (ms)".into(),
