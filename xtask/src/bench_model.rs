@@ -40,7 +40,7 @@ const CMAKE: &str = "cmake==4.4.5";
 const NINJA: &str = "ninja==1.13.2";
 
 const USAGE: &str = "usage: cargo xtask bench model [--model FILE] [--threads N] [--runs N] \
-    [--prompt N,...] [--depth N,...] [--gen N] [--no-ours] [--no-llama] [--build-only]\n\n  \
+    [--prompt N,...] [--depth N,...] [--gen N] [--no-ours] [--no-llama] [--no-warmup] [--build-only]\n\n  \
     --model FILE     the GGUF both engines run (default: the installed default model)\n  \
     --threads N      threads of both engines (default 2)\n  \
     --runs N         repetitions of each measure (default 2; the median is reported)\n  \
@@ -49,6 +49,7 @@ const USAGE: &str = "usage: cargo xtask bench model [--model FILE] [--threads N]
     --gen N          generated tokens (default 64)\n  \
     --no-ours        llama.cpp only (our engine cannot load every model yet)\n  \
     --no-llama       our engine only\n  \
+    --no-warmup      no llama-bench warmup run (halves its time; ours never warms up)\n  \
     --build-only     build llama.cpp and stop";
 
 struct Options {
@@ -61,6 +62,7 @@ struct Options {
     ours: bool,
     llama: bool,
     build_only: bool,
+    warmup: bool,
 }
 
 fn parse(rest: &[&str]) -> anyhow::Result<Options> {
@@ -74,6 +76,7 @@ fn parse(rest: &[&str]) -> anyhow::Result<Options> {
         ours: true,
         llama: true,
         build_only: false,
+        warmup: true,
     };
     let list = |value: Option<&&str>, flag: &str| -> anyhow::Result<Vec<usize>> {
         let value = value.with_context(|| format!("{flag} takes a list: N,N,...\n{USAGE}"))?;
@@ -108,6 +111,7 @@ fn parse(rest: &[&str]) -> anyhow::Result<Options> {
             "--no-ours" => options.ours = false,
             "--no-llama" => options.llama = false,
             "--build-only" => options.build_only = true,
+            "--no-warmup" => options.warmup = false,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -472,6 +476,11 @@ fn measure_llama(bin: &Path, model: &Path, options: &Options) -> anyhow::Result<
                 .arg("-m")
                 .arg(model)
                 .args(["-t", &threads, "-r", &runs, "-o", "json"])
+                .args(if options.warmup {
+                    &[][..]
+                } else {
+                    &["--no-warmup"][..]
+                })
                 .args(args),
         )?;
         let rows: Vec<Value> = serde_json::from_slice(&measured.output.stdout)
