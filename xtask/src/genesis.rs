@@ -1032,7 +1032,7 @@ fn shown_flags(flags: &[String]) -> String {
 }
 
 /// `YYYYMMDDTHHMMSSZ` in UTC.
-fn utc_timestamp(now: SystemTime) -> String {
+pub(crate) fn utc_timestamp(now: SystemTime) -> String {
     let secs = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

@@ -34,6 +34,11 @@
 //!   context` shows the code a task needs, against aider's repo map, on the
 //!   hand-labelled tasks of `testdata/localization.json`
 //!   (`localization.rs`, docs/PERFORMANCE.md).
+//! - `bench model`: the embedded engine against llama.cpp on the same GGUF
+//!   and threads: prompt and generation speed at 512 and 4,096 tokens of
+//!   context, load time, peak memory, with ratios; llama.cpp's
+//!   `llama-bench` is built once from the pinned `llama-cpp-python` sdist
+//!   into `target/llama.cpp/` (`bench_model.rs`, docs/PERFORMANCE.md).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,6 +46,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 mod analysis;
+mod bench_model;
 mod genesis;
 mod localization;
 mod model;
@@ -120,6 +126,7 @@ fn main() -> anyhow::Result<()> {
         }
         ["bench", "repogenesis", rest @ ..] => bench_repogenesis(rest),
         ["bench", "localization", rest @ ..] => localization::bench(rest),
+        ["bench", "model", rest @ ..] => bench_model::bench(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
@@ -137,7 +144,9 @@ fn main() -> anyhow::Result<()> {
                  bench repogenesis --generate [--tasks A,B] [--model NAME ...] [...]\n      \
                  generate each task's repository with repo-agent, evaluate them, report both (see --generate --help)\n  \
                  bench localization [--budgets N,...] [--only LIB,...] [--json OUT] [--no-aider] [--keywords] [--verbose]\n      \
-                 how often the initial context shows a task's entry points, against aider's repo map"
+                 how often the initial context shows a task's entry points, against aider's repo map\n  \
+                 bench model [--model FILE] [--threads N] [--runs N] [--no-ours] [...]\n      \
+                 the embedded engine against llama.cpp (built once from the llama-cpp-python sdist) (see --help)"
             );
             bail!("unknown or missing command")
         }
