@@ -222,9 +222,11 @@ impl<'a> Meta<'a> {
         let rms_eps = self
             .float(&key("attention.layer_norm_rms_epsilon"))
             .unwrap_or(1e-5);
-        if !(rope_freq_base.is_finite() && rope_freq_base > 1.0)
-            || !(rms_eps.is_finite() && rms_eps >= 0.0)
-        {
+        let valid = rope_freq_base.is_finite()
+            && rope_freq_base > 1.0
+            && rms_eps.is_finite()
+            && rms_eps >= 0.0;
+        if !valid {
             return Err(LocalError::Format(format!(
                 "invalid rope base {rope_freq_base} or norm epsilon {rms_eps}"
             )));
