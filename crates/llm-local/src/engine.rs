@@ -138,11 +138,13 @@ impl RawTensor {
 
     /// The values of the tensor, dequantized by candle.
     fn dequantize(&self) -> Result<Vec<f32>, LocalError> {
-        Ok(qtensor_from_ggml(self.dtype, &self.bytes, self.dims.clone(), &Device::Cpu)?
-            .dequantize(&Device::Cpu)?
-            .flatten_all()?
-            .to_dtype(DType::F32)?
-            .to_vec1::<f32>()?)
+        Ok(
+            qtensor_from_ggml(self.dtype, &self.bytes, self.dims.clone(), &Device::Cpu)?
+                .dequantize(&Device::Cpu)?
+                .flatten_all()?
+                .to_dtype(DType::F32)?
+                .to_vec1::<f32>()?,
+        )
     }
 }
 
@@ -625,7 +627,11 @@ fn add(x: &mut [f32], delta: &[f32]) {
 fn inverse_frequencies(params: &ModelParams) -> Vec<f32> {
     (0..params.rope_dim)
         .step_by(2)
-        .map(|i| 1.0 / params.rope_freq_base.powf(i as f32 / params.rope_dim as f32))
+        .map(|i| {
+            1.0 / params
+                .rope_freq_base
+                .powf(i as f32 / params.rope_dim as f32)
+        })
         .collect()
 }
 
@@ -1127,9 +1133,8 @@ mod tests {
     fn reference_logits(tiny: &Tiny, tokens: &[u32], style: RopeStyle, biases: bool) -> Vec<f64> {
         let p = &tiny.params;
         let (dim, hd, kv) = (p.embedding_length, p.head_dim(), p.kv_dim());
-        let w = |name: &str| -> Vec<f64> {
-            tiny.values[name].iter().map(|&v| f64::from(v)).collect()
-        };
+        let w =
+            |name: &str| -> Vec<f64> { tiny.values[name].iter().map(|&v| f64::from(v)).collect() };
         let matvec = |m: &[f64], x: &[f64]| -> Vec<f64> {
             m.chunks_exact(x.len())
                 .map(|row| row.iter().zip(x).map(|(a, b)| a * b).sum())
@@ -1164,8 +1169,14 @@ mod tests {
             let (mut ks, mut vs, mut qs) = (Vec::new(), Vec::new(), Vec::new());
             for (pos, x) in xs.iter().enumerate() {
                 let h = norm(x, &l("attn_norm.weight"));
-                qs.push(rope(with_bias(matvec(&l("attn_q.weight"), &h), "attn_q.bias"), pos));
-                ks.push(rope(with_bias(matvec(&l("attn_k.weight"), &h), "attn_k.bias"), pos));
+                qs.push(rope(
+                    with_bias(matvec(&l("attn_q.weight"), &h), "attn_q.bias"),
+                    pos,
+                ));
+                ks.push(rope(
+                    with_bias(matvec(&l("attn_k.weight"), &h), "attn_k.bias"),
+                    pos,
+                ));
                 vs.push(with_bias(matvec(&l("attn_v.weight"), &h), "attn_v.bias"));
             }
             for (pos, x) in xs.iter_mut().enumerate() {
@@ -1234,7 +1245,9 @@ mod tests {
             let mut step_cache = KvCache::default();
             let mut step = Vec::new();
             for &t in &tokens {
-                step = weights.forward(&[t], &mut step_cache, Pass::Generate).unwrap();
+                step = weights
+                    .forward(&[t], &mut step_cache, Pass::Generate)
+                    .unwrap();
             }
             // 8-bit activations cost about 1% of the scale.
             let tolerance = 0.03 * scale;
@@ -1258,7 +1271,9 @@ mod tests {
         let mut weights = load_tiny(&tiny);
         weights.set_max_positions(4);
         let mut cache = KvCache::default();
-        weights.forward(&[1, 2, 3], &mut cache, Pass::Prompt).unwrap();
+        weights
+            .forward(&[1, 2, 3], &mut cache, Pass::Prompt)
+            .unwrap();
         let err = weights
             .forward(&[4, 5], &mut cache, Pass::Generate)
             .unwrap_err();
@@ -1278,6 +1293,9 @@ mod tests {
         let err = Weights::load(&tensors, tiny.params.clone())
             .err()
             .expect("a cut file fails");
-        assert!(err.to_string().contains("past the end of the file"), "{err}");
+        assert!(
+            err.to_string().contains("past the end of the file"),
+            "{err}"
+        );
     }
 }

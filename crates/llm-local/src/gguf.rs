@@ -222,9 +222,11 @@ impl<'a> Meta<'a> {
         let rms_eps = self
             .float(&key("attention.layer_norm_rms_epsilon"))
             .unwrap_or(1e-5);
-        if !(rope_freq_base.is_finite() && rope_freq_base > 1.0)
-            || !(rms_eps.is_finite() && rms_eps >= 0.0)
-        {
+        let valid = rope_freq_base.is_finite()
+            && rope_freq_base > 1.0
+            && rms_eps.is_finite()
+            && rms_eps >= 0.0;
+        if !valid {
             return Err(LocalError::Format(format!(
                 "invalid rope base {rope_freq_base} or norm epsilon {rms_eps}"
             )));
@@ -304,7 +306,12 @@ mod tests {
         assert_eq!(p.architecture, Architecture::Qwen2);
         assert_eq!(p.rope_style, RopeStyle::Neox);
         assert_eq!(
-            (p.block_count, p.embedding_length, p.head_count, p.head_count_kv),
+            (
+                p.block_count,
+                p.embedding_length,
+                p.head_count,
+                p.head_count_kv
+            ),
             (28, 1536, 12, 2)
         );
         assert_eq!((p.head_dim(), p.kv_dim(), p.rope_dim), (128, 256, 128));
@@ -332,10 +339,7 @@ mod tests {
             Value::String("qwen2".into()),
         );
         let err = Meta::from_map(&map).params().unwrap_err();
-        assert!(
-            err.to_string().contains("qwen2.embedding_length"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("qwen2.embedding_length"), "{err}");
     }
 
     #[test]
@@ -353,10 +357,7 @@ mod tests {
     #[test]
     fn inconsistent_shapes_are_rejected() {
         let mut map = metadata("qwen2");
-        map.insert(
-            "qwen2.attention.head_count_kv".into(),
-            Value::U32(5),
-        );
+        map.insert("qwen2.attention.head_count_kv".into(), Value::U32(5));
         assert!(Meta::from_map(&map).params().is_err());
         let mut map = metadata("qwen2");
         map.insert("qwen2.rope.dimension_count".into(), Value::U32(64));

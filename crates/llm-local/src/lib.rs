@@ -383,7 +383,11 @@ impl LocalModel {
         // One token through the whole network: shapes that do not fit
         // fail here, not in the middle of a conversation. As a generated
         // token: a prompt pass would dequantize every matrix to f32.
-        weights.forward(&[template.im_end()], &mut KvCache::default(), Pass::Generate)?;
+        weights.forward(
+            &[template.im_end()],
+            &mut KvCache::default(),
+            Pass::Generate,
+        )?;
         Ok(Self {
             inner: Arc::new(Inner {
                 weights,

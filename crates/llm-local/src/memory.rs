@@ -41,7 +41,8 @@ pub(crate) fn available_bytes() -> u64 {
             .and_then(|v| v.trim().parse::<u64>().ok())
     };
     // "max" (no limit) does not parse and leaves the cgroup out.
-    let cgroup = read("memory.max").map(|max| max.saturating_sub(read("memory.current").unwrap_or(0)));
+    let cgroup =
+        read("memory.max").map(|max| max.saturating_sub(read("memory.current").unwrap_or(0)));
     match (meminfo, cgroup) {
         (Some(m), Some(c)) => m.min(c),
         (Some(bytes), None) | (None, Some(bytes)) => bytes,

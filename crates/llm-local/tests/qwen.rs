@@ -44,7 +44,9 @@ fn answer(model: &LocalModel, question: &str, max_tokens: u32) -> String {
     ])
     .with_max_tokens(max_tokens);
     let started = Instant::now();
-    let response = model.complete_blocking(&request).expect("the model answers");
+    let response = model
+        .complete_blocking(&request)
+        .expect("the model answers");
     let text = response.content.unwrap_or_default();
     eprintln!(
         "--- {question} ({} tokens, {:.2?})\n{text}\n---",
@@ -59,7 +61,11 @@ fn qwen_declares_its_long_context() {
     let Some(model) = model() else { return };
     // 32,768 declared; the cap by memory leaves at least 2,048.
     assert!(model.context_length() >= 2048, "{}", model.context_length());
-    assert!(model.context_length() <= 32_768, "{}", model.context_length());
+    assert!(
+        model.context_length() <= 32_768,
+        "{}",
+        model.context_length()
+    );
 }
 
 #[test]
@@ -72,7 +78,11 @@ fn qwen_writes_code_greedily() {
     );
     assert!(text.contains("def "), "{text}");
     assert!(text.contains("[::-1]"), "{text}");
-    let text = answer(model, "What is the capital of France? Answer in one word.", 16);
+    let text = answer(
+        model,
+        "What is the capital of France? Answer in one word.",
+        16,
+    );
     assert!(text.contains("Paris"), "{text}");
     let text = answer(
         model,
