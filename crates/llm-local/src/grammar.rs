@@ -22,7 +22,9 @@ use llm::ToolDefinition;
 const MAX_SCHEMA_DEPTH: usize = 12;
 /// Most digits in an integer part, and in an exponent.
 const MAX_INT_DIGITS: u8 = 15;
-const MAX_EXP_DIGITS: u8 = 3;
+/// (Two: a 15-digit number times 10^99 is still a finite `f64`, while
+/// `1e999` is out of `serde_json`'s range.)
+const MAX_EXP_DIGITS: u8 = 2;
 
 /// The JSON Schema types the grammar enforces.
 #[derive(Debug, Clone, PartialEq)]
