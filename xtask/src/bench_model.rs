@@ -476,6 +476,10 @@ fn measure_llama(bin: &Path, model: &Path, options: &Options) -> anyhow::Result<
                 .arg("-m")
                 .arg(model)
                 .args(["-t", &threads, "-r", &runs, "-o", "json"])
+                // Repacked weights go to the AMX buffer type on CPUs that
+                // report AMX; in this machine's VM its prompt kernel
+                // crashes (SIGSEGV in ggml_backend_amx_mul_mat).
+                .args(["--repack", "0"])
                 .args(if options.warmup {
                     &[][..]
                 } else {
