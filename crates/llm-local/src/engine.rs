@@ -239,6 +239,9 @@ fn matrix(tensor: RawTensor, name: &str) -> Result<QMatrix, LocalError> {
         GgmlDType::Q4_0 => Some(NativeType::Q4_0),
         GgmlDType::Q4_1 => Some(NativeType::Q4_1),
         GgmlDType::Q8_0 => Some(NativeType::Q8_0),
+        GgmlDType::Q4K => Some(NativeType::Q4K),
+        GgmlDType::Q6K => Some(NativeType::Q6K),
+        GgmlDType::Q5_0 => Some(NativeType::Q5_0),
         _ => None,
     };
     let described = |e: LocalError| LocalError::Format(format!("tensor `{name}`: {e}"));

@@ -24,10 +24,17 @@
 // are checked first.
 #![allow(unsafe_code)]
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use half::f16;
 use rayon::prelude::*;
 
 use super::LocalError;
+
+mod kquants;
+
+use kquants::{Q4K_BYTES, Q5_0_BYTES, Q6K_BYTES, QK_K, TokenQ};
 
 /// Values per quantization block, for every block type here.
 pub(crate) const BLOCK: usize = 32;
@@ -73,6 +80,28 @@ enum Blocks {
     Q4_0(Vec<BlockQ4_0>),
     Q4_1(Vec<BlockQ4_1>),
     Q8_0(Vec<BlockQ8_0>),
+    /// Q4_K, Q6_K or Q5_0 blocks kept as the file's bytes.
+    File(NativeType, WeightBytes),
+}
+
+/// A matrix's blocks as the GGUF file has them: copied once, or a range
+/// of a buffer shared with others (such as a memory map of the file).
+pub(crate) enum WeightBytes {
+    /// The blocks, copied.
+    Owned(Vec<u8>),
+    /// `range` of a shared buffer.
+    Shared(Arc<dyn AsRef<[u8]> + Send + Sync>, Range<usize>),
+}
+
+impl WeightBytes {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            WeightBytes::Owned(bytes) => bytes,
+            // The range was checked against the buffer when the matrix
+            // was made (`QMatrix::from_shared_blocks`).
+            WeightBytes::Shared(data, range) => &(**data).as_ref()[range.clone()],
+        }
+    }
 }
 
 /// A weight matrix of `rows` outputs by `cols` inputs, quantized.
@@ -88,16 +117,39 @@ pub(crate) enum NativeType {
     Q4_0,
     Q4_1,
     Q8_0,
+    /// 256 values in 144 bytes (see [`kquants`]).
+    Q4K,
+    /// 256 values in 210 bytes.
+    Q6K,
+    /// 32 values in 22 bytes.
+    Q5_0,
 }
 
 impl NativeType {
     /// Bytes of one block in a GGUF file.
-    fn file_block_bytes(self) -> usize {
+    pub(crate) fn file_block_bytes(self) -> usize {
         match self {
             NativeType::Q4_0 => 18,
             NativeType::Q4_1 => 20,
             NativeType::Q8_0 => 34,
+            NativeType::Q4K => Q4K_BYTES,
+            NativeType::Q6K => Q6K_BYTES,
+            NativeType::Q5_0 => Q5_0_BYTES,
         }
+    }
+
+    /// Values in one block; a row's length is a multiple of it.
+    pub(crate) fn block_values(self) -> usize {
+        match self {
+            NativeType::Q4K | NativeType::Q6K => QK_K,
+            _ => BLOCK,
+        }
+    }
+
+    /// Whether the blocks are used as the file's bytes, so a shared buffer
+    /// needs no copy.
+    fn kept_as_bytes(self) -> bool {
+        matches!(self, NativeType::Q4K | NativeType::Q6K | NativeType::Q5_0)
     }
 }
 
@@ -106,29 +158,45 @@ fn f16_at(bytes: &[u8], at: usize) -> f32 {
 }
 
 impl QMatrix {
-    /// A matrix from a GGUF tensor's raw bytes.
+    /// Checks that `len` bytes hold a `rows` x `cols` matrix of `kind`.
+    fn check_size(
+        kind: NativeType,
+        len: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<(), LocalError> {
+        let per_block = kind.block_values();
+        if cols == 0 || !cols.is_multiple_of(per_block) {
+            return Err(LocalError::Format(format!(
+                "a {kind:?} matrix has {cols} columns, not a multiple of {per_block}"
+            )));
+        }
+        let needed = rows
+            .checked_mul(cols / per_block)
+            .and_then(|count| count.checked_mul(kind.file_block_bytes()));
+        if needed != Some(len) {
+            return Err(LocalError::Format(format!(
+                "a {rows}x{cols} {kind:?} matrix does not take {len} bytes"
+            )));
+        }
+        Ok(())
+    }
+
+    /// A matrix from a GGUF tensor's raw bytes. Q4_K, Q6_K and Q5_0
+    /// blocks are copied as they are; the older types are unpacked.
     pub(crate) fn from_file_blocks(
         kind: NativeType,
         bytes: &[u8],
         rows: usize,
         cols: usize,
     ) -> Result<Self, LocalError> {
-        if cols == 0 || !cols.is_multiple_of(BLOCK) {
-            return Err(LocalError::Format(format!(
-                "a quantized matrix has {cols} columns, not a multiple of {BLOCK}"
-            )));
-        }
-        let count = rows * cols / BLOCK;
+        Self::check_size(kind, bytes.len(), rows, cols)?;
         let size = kind.file_block_bytes();
-        if bytes.len() != count * size {
-            return Err(LocalError::Format(format!(
-                "a {rows}x{cols} {kind:?} matrix takes {} bytes, the file has {}",
-                count * size,
-                bytes.len()
-            )));
-        }
         let chunks = bytes.chunks_exact(size);
         let blocks = match kind {
+            NativeType::Q4K | NativeType::Q6K | NativeType::Q5_0 => {
+                Blocks::File(kind, WeightBytes::Owned(bytes.to_vec()))
+            }
             NativeType::Q4_0 => Blocks::Q4_0(
                 chunks
                     .map(|b| {
@@ -170,6 +238,32 @@ impl QMatrix {
             ),
         };
         Ok(Self { rows, cols, blocks })
+    }
+
+    /// A matrix whose blocks are `range` of `data` (e.g. a memory map of
+    /// the GGUF file), used in place for Q4_K, Q6_K and Q5_0: no copy.
+    /// Other types are unpacked as by [`QMatrix::from_file_blocks`].
+    pub(crate) fn from_shared_blocks(
+        kind: NativeType,
+        data: Arc<dyn AsRef<[u8]> + Send + Sync>,
+        range: Range<usize>,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self, LocalError> {
+        let Some(bytes) = (*data).as_ref().get(range.clone()) else {
+            return Err(LocalError::Format(format!(
+                "a {kind:?} matrix at bytes {range:?} is past the end of its file"
+            )));
+        };
+        if !kind.kept_as_bytes() {
+            return Self::from_file_blocks(kind, bytes, rows, cols);
+        }
+        Self::check_size(kind, bytes.len(), rows, cols)?;
+        Ok(Self {
+            rows,
+            cols,
+            blocks: Blocks::File(kind, WeightBytes::Shared(data, range)),
+        })
     }
 
     /// `values` (row-major, `rows` x `cols`) quantized to Q8_0.
@@ -214,7 +308,19 @@ impl QMatrix {
             Blocks::Q4_0(b) => std::mem::size_of_val(b.as_slice()),
             Blocks::Q4_1(b) => std::mem::size_of_val(b.as_slice()),
             Blocks::Q8_0(b) => std::mem::size_of_val(b.as_slice()),
+            Blocks::File(_, bytes) => bytes.bytes().len(),
         }
+    }
+
+    /// Bytes of one row's blocks, for [`Blocks::File`].
+    fn row_bytes(&self, kind: NativeType) -> usize {
+        self.cols / kind.block_values() * kind.file_block_bytes()
+    }
+
+    /// Row `row`'s blocks as file bytes.
+    fn file_row<'a>(&self, kind: NativeType, bytes: &'a WeightBytes, row: usize) -> &'a [u8] {
+        let size = self.row_bytes(kind);
+        &bytes.bytes()[row * size..(row + 1) * size]
     }
 
     /// Row `row` as f32 values (an embedding lookup).
@@ -231,6 +337,29 @@ impl QMatrix {
         let range = row * per_row..(row + 1) * per_row;
         let outs = out.chunks_exact_mut(BLOCK);
         match &self.blocks {
+            Blocks::File(kind, bytes) => {
+                let row = self.file_row(*kind, bytes, row);
+                match kind {
+                    NativeType::Q4K => {
+                        let (out, _) = out.as_chunks_mut::<QK_K>();
+                        for (b, out) in row.as_chunks::<Q4K_BYTES>().0.iter().zip(out) {
+                            kquants::dequantize_q4k(b, out);
+                        }
+                    }
+                    NativeType::Q6K => {
+                        let (out, _) = out.as_chunks_mut::<QK_K>();
+                        for (b, out) in row.as_chunks::<Q6K_BYTES>().0.iter().zip(out) {
+                            kquants::dequantize_q6k(b, out);
+                        }
+                    }
+                    _ => {
+                        let (out, _) = out.as_chunks_mut::<BLOCK>();
+                        for (b, out) in row.as_chunks::<Q5_0_BYTES>().0.iter().zip(out) {
+                            kquants::dequantize_q5_0(b, out);
+                        }
+                    }
+                }
+            }
             Blocks::Q4_0(blocks) => {
                 for (b, out) in blocks[range].iter().zip(outs) {
                     for (j, &byte) in b.qs.iter().enumerate() {
@@ -293,7 +422,7 @@ impl QMatrix {
                 .for_each(|(chunk, out)| {
                     let first = chunk * chunk_rows;
                     for (i, o) in out.iter_mut().enumerate() {
-                        *o = self.dot_row(simd, first + i, per_row, &x.blocks);
+                        *o = self.dot_row(simd, first + i, per_row, x, 0);
                     }
                 });
             return Ok(());
@@ -305,8 +434,7 @@ impl QMatrix {
                 let rows = chunk_rows.min(self.rows - first);
                 (0..tokens)
                     .flat_map(|t| {
-                        (first..first + rows)
-                            .map(move |row| self.dot_row(simd, row, per_row, x.token(t)))
+                        (first..first + rows).map(move |row| self.dot_row(simd, row, per_row, x, t))
                     })
                     .collect()
             })
@@ -338,12 +466,22 @@ impl QMatrix {
         Ok(())
     }
 
-    fn dot_row(&self, simd: Simd, row: usize, per_row: usize, x: &[ActBlock]) -> f32 {
+    /// Row `row` times token `t` of `x`.
+    fn dot_row(&self, simd: Simd, row: usize, per_row: usize, x: &Activations, t: usize) -> f32 {
         let range = row * per_row..(row + 1) * per_row;
         match &self.blocks {
-            Blocks::Q4_0(b) => dot_q4_0(simd, &b[range], x),
-            Blocks::Q4_1(b) => dot_q4_1(simd, &b[range], x),
-            Blocks::Q8_0(b) => dot_q8_0(simd, &b[range], x),
+            Blocks::Q4_0(b) => dot_q4_0(simd, &b[range], x.token(t)),
+            Blocks::Q4_1(b) => dot_q4_1(simd, &b[range], x.token(t)),
+            Blocks::Q8_0(b) => dot_q8_0(simd, &b[range], x.token(t)),
+            Blocks::File(kind, bytes) => {
+                let w = self.file_row(*kind, bytes, row);
+                let x = x.token_q(t);
+                match kind {
+                    NativeType::Q4K => kquants::dot_q4k(simd, w.as_chunks().0, x),
+                    NativeType::Q6K => kquants::dot_q6k(simd, w.as_chunks().0, x),
+                    _ => kquants::dot_q5_0(simd, w.as_chunks().0, x),
+                }
+            }
         }
     }
 }
@@ -365,6 +503,14 @@ pub(crate) struct Activations {
     cols: usize,
     values: Vec<f32>,
     blocks: Vec<ActBlock>,
+    /// The blocks' 8-bit values, contiguous (for the K-quant kernels).
+    q: Vec<i8>,
+    /// Each block's scale.
+    scales: Vec<f32>,
+    /// Each block's `d * Σq`.
+    sums: Vec<f32>,
+    /// `d * Σq` over each half block (16 values).
+    halves: Vec<f32>,
 }
 
 impl Activations {
@@ -386,25 +532,43 @@ impl Activations {
         self.cols = cols;
         self.values.clear();
         self.blocks.clear();
+        self.q.clear();
+        self.scales.clear();
+        self.sums.clear();
+        self.halves.clear();
         if arithmetic == Arithmetic::F32 {
             self.values.extend_from_slice(values);
             return Ok(());
         }
-        self.blocks.extend(values.chunks_exact(BLOCK).map(|chunk| {
+        for chunk in values.chunks_exact(BLOCK) {
             let (d, q) = quantize_block(chunk);
-            let total: i32 = q.iter().map(|&v| i32::from(v)).sum();
-            ActBlock {
-                d,
-                sum: d * total as f32,
-                q,
-            }
-        }));
+            let half = |part: &[i8]| part.iter().map(|&v| i32::from(v)).sum::<i32>();
+            let (first, second) = (half(&q[..16]), half(&q[16..]));
+            let sum = d * (first + second) as f32;
+            self.blocks.push(ActBlock { d, sum, q });
+            self.q.extend_from_slice(&q);
+            self.scales.push(d);
+            self.sums.push(sum);
+            self.halves.push(d * first as f32);
+            self.halves.push(d * second as f32);
+        }
         Ok(())
     }
 
     fn token(&self, t: usize) -> &[ActBlock] {
         let per = self.cols / BLOCK;
         &self.blocks[t * per..(t + 1) * per]
+    }
+
+    /// Token `t` for the K-quant kernels.
+    fn token_q(&self, t: usize) -> TokenQ<'_> {
+        let per = self.cols / BLOCK;
+        TokenQ {
+            q: &self.q[t * self.cols..(t + 1) * self.cols],
+            d: &self.scales[t * per..(t + 1) * per],
+            sums: &self.sums[t * per..(t + 1) * per],
+            halves: &self.halves[2 * t * per..2 * (t + 1) * per],
+        }
     }
 }
 
@@ -424,19 +588,41 @@ fn quantize_block(values: &[f32]) -> (f32, [i8; 32]) {
 /// Which kernels this CPU can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Simd {
+    /// Portable Rust.
     Scalar,
+    /// AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     Avx2,
+    /// AVX-512 (F, BW, VL) with VNNI, and AVX2 and FMA: the K-quant
+    /// kernels take 512-bit integer dot products; the others run as
+    /// [`Simd::Avx2`].
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
 }
 
 impl Simd {
+    /// The best kernels this CPU runs (checked once, then cached).
     pub(crate) fn detect() -> Self {
+        static DETECTED: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
+        *DETECTED.get_or_init(|| Self::available().last().copied().unwrap_or(Simd::Scalar))
+    }
+
+    /// Every kind of kernel this CPU runs, slowest first (for tests and
+    /// measurements).
+    pub(crate) fn available() -> Vec<Self> {
+        #[allow(unused_mut)]
+        let mut found = vec![Simd::Scalar];
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
         {
-            return Simd::Avx2;
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx2") && has!("fma") {
+                found.push(Simd::Avx2);
+                if has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512vnni") {
+                    found.push(Simd::Avx512);
+                }
+            }
         }
-        Simd::Scalar
+        found
     }
 }
 
@@ -452,9 +638,10 @@ fn nibble_sum(qs: &[u8; 16], q: &[i8; 32]) -> i32 {
 
 fn dot_q4_1(simd: Simd, w: &[BlockQ4_1], x: &[ActBlock]) -> f32 {
     match simd {
-        // SAFETY: `Simd::Avx2` is only made after detecting AVX2 and FMA.
+        // SAFETY: `Simd::Avx2` and `Simd::Avx512` are only made after
+        // detecting AVX2 and FMA.
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { avx2::dot_q4_1(w, x) },
+        Simd::Avx2 | Simd::Avx512 => unsafe { avx2::dot_q4_1(w, x) },
         Simd::Scalar => w
             .iter()
             .zip(x)
@@ -470,7 +657,7 @@ fn dot_q4_0(simd: Simd, w: &[BlockQ4_0], x: &[ActBlock]) -> f32 {
     match simd {
         // SAFETY: as in `dot_q4_1`.
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { avx2::dot_q4_0(w, x) },
+        Simd::Avx2 | Simd::Avx512 => unsafe { avx2::dot_q4_0(w, x) },
         Simd::Scalar => w
             .iter()
             .zip(x)
@@ -486,7 +673,7 @@ fn dot_q8_0(simd: Simd, w: &[BlockQ8_0], x: &[ActBlock]) -> f32 {
     match simd {
         // SAFETY: as in `dot_q4_1`.
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { avx2::dot_q8_0(w, x) },
+        Simd::Avx2 | Simd::Avx512 => unsafe { avx2::dot_q8_0(w, x) },
         Simd::Scalar => w
             .iter()
             .zip(x)
@@ -508,7 +695,7 @@ fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     match Simd::detect() {
         // SAFETY: as in `dot_q4_1`.
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { avx2::dot_f32(a, b) },
+        Simd::Avx2 | Simd::Avx512 => unsafe { avx2::dot_f32(a, b) },
         Simd::Scalar => a.iter().zip(b).map(|(x, y)| x * y).sum(),
     }
 }
@@ -560,7 +747,7 @@ pub(crate) fn attend_span(
     match Simd::detect() {
         // SAFETY: as in `dot_q4_1`.
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe {
+        Simd::Avx2 | Simd::Avx512 => unsafe {
             avx2::attend_span(
                 shape,
                 queries,
@@ -866,9 +1053,31 @@ mod tests {
                 NativeType::Q8_0 => {
                     bytes.extend(chunk.iter().map(|v| ((v * 255.0) as i8) as u8));
                 }
+                NativeType::Q4K | NativeType::Q6K | NativeType::Q5_0 => {
+                    return kquant_bytes(kind, seed, rows, cols);
+                }
             }
         }
         bytes
+    }
+
+    /// K-quant or Q5_0 file blocks: candle's quantization of random
+    /// weights (realistic scales), so the product is well conditioned.
+    fn kquant_bytes(kind: NativeType, seed: u64, rows: usize, cols: usize) -> Vec<u8> {
+        use candle_core::quantized::{GgmlDType, QTensor};
+        use candle_core::{Device, Tensor};
+        let dtype = match kind {
+            NativeType::Q4K => GgmlDType::Q4K,
+            NativeType::Q6K => GgmlDType::Q6K,
+            _ => GgmlDType::Q5_0,
+        };
+        let w =
+            Tensor::from_vec(values(seed, rows * cols, 1.0), (rows, cols), &Device::Cpu).unwrap();
+        QTensor::quantize(&w, dtype)
+            .unwrap()
+            .data()
+            .unwrap()
+            .to_vec()
     }
 
     /// The product through f32 dequantized weights and activations.
@@ -886,9 +1095,19 @@ mod tests {
     }
 
     fn check(kind: NativeType, tokens: usize, arithmetic: Arithmetic) {
-        let (rows, cols) = (37, 96);
-        let m =
-            QMatrix::from_file_blocks(kind, &file_bytes(kind, 3, rows, cols), rows, cols).unwrap();
+        let (rows, cols) = (37, 96 * kind.block_values() / BLOCK);
+        let bytes = file_bytes(kind, 3, rows, cols);
+        let m = if kind.kept_as_bytes() && tokens % 2 == 1 {
+            // Half the cases use the blocks in place in a shared buffer,
+            // at an odd offset (the blocks need no alignment).
+            let mut shared = vec![7u8; 3];
+            shared.extend_from_slice(&bytes);
+            let len = shared.len();
+            QMatrix::from_shared_blocks(kind, Arc::new(shared), 3..len, rows, cols).unwrap()
+        } else {
+            QMatrix::from_file_blocks(kind, &bytes, rows, cols).unwrap()
+        };
+        assert_eq!(m.memory_bytes(), bytes.len());
         let x = values(11, tokens * cols, 4.0);
         let mut act = Activations::default();
         act.set(&x, cols, arithmetic).unwrap();
@@ -914,19 +1133,29 @@ mod tests {
         // The SIMD and scalar kernels agree to rounding of the f32 sums.
         for t in 0..tokens {
             for r in 0..rows {
-                let fast = out[t * rows + r];
-                let slow = m.dot_row(Simd::Scalar, r, cols / BLOCK, act.token(t));
-                assert!(
-                    (fast - slow).abs() <= 1e-4 * scale,
-                    "row {r}: {fast} vs {slow}"
-                );
+                let slow = m.dot_row(Simd::Scalar, r, cols / BLOCK, &act, t);
+                for simd in Simd::available() {
+                    let fast = m.dot_row(simd, r, cols / BLOCK, &act, t);
+                    assert!(
+                        (fast - slow).abs() <= 1e-4 * scale,
+                        "{kind:?} {simd:?} row {r}: {fast} vs {slow}"
+                    );
+                }
+                assert!((out[t * rows + r] - slow).abs() <= 1e-4 * scale);
             }
         }
     }
 
     #[test]
     fn kernels_match_the_dequantized_product() {
-        for kind in [NativeType::Q4_0, NativeType::Q4_1, NativeType::Q8_0] {
+        for kind in [
+            NativeType::Q4_0,
+            NativeType::Q4_1,
+            NativeType::Q8_0,
+            NativeType::Q4K,
+            NativeType::Q6K,
+            NativeType::Q5_0,
+        ] {
             for tokens in [1, 3, 21] {
                 check(kind, tokens, Arithmetic::Int8);
                 check(kind, tokens, Arithmetic::F32);
@@ -960,6 +1189,65 @@ mod tests {
         assert!(m.matmul(&act, &mut [0.0; 2]).is_err());
         assert!(m.row(2, &mut [0.0; 32]).is_err());
         assert!(act.set(&[1.0; 48], 32, Arithmetic::F32).is_err());
+        // K-quant rows are whole super-blocks; sizes and ranges are checked.
+        assert!(QMatrix::from_file_blocks(NativeType::Q4K, &[0; 144], 1, 128).is_err());
+        assert!(QMatrix::from_file_blocks(NativeType::Q6K, &[0; 209], 1, 256).is_err());
+        assert!(QMatrix::from_file_blocks(NativeType::Q5_0, &[0; 22], 1, 32).is_ok());
+        let shared: Arc<dyn AsRef<[u8]> + Send + Sync> = Arc::new(vec![0u8; 300]);
+        let at =
+            |range| QMatrix::from_shared_blocks(NativeType::Q4K, shared.clone(), range, 1, 256);
+        assert!(at(10..154).is_ok());
+        assert!(at(200..344).is_err());
+        assert!(at(0..145).is_err());
+        assert!(QMatrix::from_file_blocks(NativeType::Q4K, &[0; 144], usize::MAX, 256).is_err());
+    }
+
+    /// Kernel throughput on a 1536 x 8960 matrix-vector product (the
+    /// 1.5B model's FFN shape): `cargo test --release -p llm-local --lib
+    /// kernel_throughput -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn kernel_throughput() {
+        let (rows, cols) = (8960, 1536);
+        let x = values(9, cols, 2.0);
+        let mut act = Activations::default();
+        act.set(&x, cols, Arithmetic::Int8).unwrap();
+        let q8 = QMatrix::quantize_q8_0(&values(1, rows * cols, 1.0), rows, cols).unwrap();
+        let mut matrices = vec![("Q8_0", q8)];
+        for (name, kind) in [("Q4_K", NativeType::Q4K), ("Q6_K", NativeType::Q6K)] {
+            let bytes = file_bytes(kind, 1, rows, cols);
+            matrices.push((
+                name,
+                QMatrix::from_file_blocks(kind, &bytes, rows, cols).unwrap(),
+            ));
+        }
+        let threads = rayon::current_num_threads();
+        let mut out = vec![0.0; rows];
+        for (name, m) in &matrices {
+            for simd in Simd::available() {
+                let per_row = cols / BLOCK;
+                let run = |out: &mut [f32]| {
+                    out.par_iter_mut()
+                        .enumerate()
+                        .for_each(|(r, o)| *o = m.dot_row(simd, r, per_row, &act, 0));
+                };
+                run(&mut out);
+                let reps = if simd == Simd::Scalar { 3 } else { 30 };
+                let started = std::time::Instant::now();
+                for _ in 0..reps {
+                    run(&mut out);
+                }
+                let seconds = started.elapsed().as_secs_f64() / f64::from(reps);
+                let weights = (rows * cols) as f64;
+                println!(
+                    "{name} {simd:?} ({threads} threads): {:.2} ms per matvec, {:.1} GB/s of blocks, {:.2} G weights/s, {:.1} ns per 1000 weights",
+                    seconds * 1e3,
+                    m.memory_bytes() as f64 / seconds / 1e9,
+                    weights / seconds / 1e9,
+                    seconds / weights * 1e12,
+                );
+            }
+        }
     }
 
     #[test]
