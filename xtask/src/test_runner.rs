@@ -50,7 +50,9 @@ pub(crate) fn run(jobs: usize) -> anyhow::Result<()> {
     // slowest binary does, so it must not start last.
     queue.sort_by(|a, b| {
         let took = |t: &TestBinary| previous.get(&t.name).copied().unwrap_or(f64::MAX);
-        took(b).total_cmp(&took(a)).then_with(|| a.name.cmp(&b.name))
+        took(b)
+            .total_cmp(&took(a))
+            .then_with(|| a.name.cmp(&b.name))
     });
     let total = queue.len();
     eprintln!("== running {total} test binaries, {jobs} at a time");
@@ -170,7 +172,10 @@ fn run_binary(binary: TestBinary) -> Outcome {
         .stderr(Stdio::piped())
         .spawn();
     let (passed, output) = match result {
-        Err(error) => (false, format!("cannot start {}: {error}", binary.executable.display())),
+        Err(error) => (
+            false,
+            format!("cannot start {}: {error}", binary.executable.display()),
+        ),
         Ok(mut child) => {
             // stderr on a thread, so neither pipe can fill and stall the
             // test while the other is read.

@@ -123,10 +123,6 @@ impl RawTensor {
         self.dtype
     }
 
-    fn data(&self) -> Result<&[u8], LocalError> {
-        Ok(&self.bytes)
-    }
-
     fn dims2(&self, name: &str) -> Result<(usize, usize), LocalError> {
         match self.dims[..] {
             [rows, cols] => Ok((rows, cols)),
@@ -247,7 +243,12 @@ fn matrix(tensor: RawTensor, name: &str) -> Result<QMatrix, LocalError> {
     let described = |e: LocalError| LocalError::Format(format!("tensor `{name}`: {e}"));
     match native {
         Some(kind) => {
-            QMatrix::from_file_blocks(kind, tensor.data()?, rows, cols).map_err(described)
+            // The tensor's own buffer, shared: the K-quant blocks are used
+            // where the read put them, with no second copy.
+            let len = tensor.bytes.len();
+            let bytes: std::sync::Arc<dyn AsRef<[u8]> + Send + Sync> =
+                std::sync::Arc::new(tensor.bytes);
+            QMatrix::from_shared_blocks(kind, bytes, 0..len, rows, cols).map_err(described)
         }
         None => {
             let values = dequantize_rows(&tensor, rows, cols).map_err(described)?;
