@@ -34,7 +34,7 @@ const USAGE: &str = "usage: cargo xtask bench repogenesis --generate [--root DIR
     evaluation/ (the harness's results), generate-report.md, generate-report.json\n\n\
     Passed to `repo-agent generate`:\n  \
     --model NAME --base-url URL   an OpenAI-compatible server (default: OPENAI_BASE_URL, REPO_AGENT_MODEL;\n                        \
-    without them the embedded SmolLM2-135M runs: a demonstration, not a generator)\n  \
+    without them the embedded Qwen2.5-Coder-1.5B runs; --model smollm2 picks the 135M demo model)\n  \
     --model-path FILE.gguf        a local GGUF chat model\n  \
     --max-iterations N    repair rounds after the first verification (repo-agent's default: 3)\n  \
     --max-tokens N        token budget per task\n  \

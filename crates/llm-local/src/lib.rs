@@ -1,5 +1,6 @@
-//! `llm-local`: the embedded chat model of repo-agent: any llama- or qwen2-architecture GGUF file (by default
-//! SmolLM2-135M-Instruct) run in-process on the CPU: candle reads the
+//! `llm-local`: the embedded chat model of repo-agent: any llama- or
+//! qwen2-architecture GGUF file (by default Qwen2.5-Coder-1.5B-Instruct,
+//! Q4_K_M; SmolLM2-135M-Instruct by name) run in-process on the CPU: candle reads the
 //! file, and the forward pass runs on quantized weights with SIMD kernels
 //! (see `engine.rs` and `kernels.rs`).
 //!
