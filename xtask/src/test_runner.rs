@@ -1,5 +1,5 @@
 //! `cargo xtask test`'s runner: builds every test binary once, then runs
-//! them a few at a time instead of one after another.
+//! them `--jobs N` at a time (one by default, see `DEFAULT_TEST_JOBS`).
 //!
 //! `cargo test --workspace` runs its test binaries in sequence, and most of
 //! this workspace's slow binaries wait rather than compute (sandboxed

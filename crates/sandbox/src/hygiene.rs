@@ -193,6 +193,16 @@ pub(crate) fn remove_made_by(
             if keep.iter().any(|k| k.starts_with(&path)) {
                 continue;
             }
+            // The home of another process's live sandbox (two agents, or
+            // two test binaries, on one machine): the code's user owns it
+            // too, but it is not this call's to remove. Code could name a
+            // directory like one to keep it a while; it goes with the
+            // stale homes once that process has ended.
+            if crate::sandbox::home_pid(&entry.file_name())
+                .is_some_and(crate::sandbox::process_is_alive)
+            {
+                continue;
+            }
             let Ok(meta) = std::fs::symlink_metadata(&path) else {
                 continue;
             };
@@ -275,6 +285,11 @@ mod tests {
         std::fs::write(tmp.path().join("fresh.bin"), "f").unwrap();
         let home = tmp.path().join("sandbox-home-1/work");
         std::fs::create_dir_all(&home).unwrap();
+        // Another live process's sandbox home, not in `keep`.
+        let other = tmp
+            .path()
+            .join(format!("sandbox-home-{}-other", std::process::id()));
+        std::fs::create_dir_all(&other).unwrap();
 
         let removed = remove_made_by(
             &[tmp.path().to_path_buf()],
@@ -285,6 +300,7 @@ mod tests {
         assert_eq!(removed, 2);
         assert!(old.exists(), "made before the calls");
         assert!(home.exists(), "a sandbox's own home is kept");
+        assert!(other.exists(), "a live process's sandbox home is kept");
         assert!(!fresh_dir.exists());
         // Someone else's fresh files stay.
         std::fs::write(tmp.path().join("other"), "x").unwrap();

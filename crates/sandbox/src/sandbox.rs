@@ -851,6 +851,19 @@ async fn probe(inner: &mut Inner) -> Result<()> {
 /// Removes the sandbox homes in `dir` whose process is gone (a killed
 /// agent cannot clean up after itself); returns how many. A home whose
 /// process lives (or whose name has no process id) is left alone.
+/// The process that made the sandbox home named `name`, if it is one.
+pub(crate) fn home_pid(name: &std::ffi::OsStr) -> Option<u32> {
+    name.to_str()
+        .and_then(|n| n.strip_prefix(HOME_PREFIX))
+        .and_then(|rest| rest.split('-').next())
+        .and_then(|pid| pid.parse::<u32>().ok())
+}
+
+/// Whether process `pid` is running (on this machine's PID namespace).
+pub(crate) fn process_is_alive(pid: u32) -> bool {
+    std::path::Path::new("/proc").join(pid.to_string()).exists()
+}
+
 pub(crate) fn remove_stale_homes(dir: &std::path::Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
@@ -858,17 +871,11 @@ pub(crate) fn remove_stale_homes(dir: &std::path::Path) -> usize {
     let own = std::process::id();
     let mut removed = 0;
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(HOME_PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
+        let Some(pid) = home_pid(&entry.file_name()) else {
             continue;
         };
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if pid == own || !is_dir || std::path::Path::new("/proc").join(pid.to_string()).exists() {
+        if pid == own || !is_dir || process_is_alive(pid) {
             continue;
         }
         match std::fs::remove_dir_all(entry.path()) {

@@ -17,6 +17,13 @@ use sandbox::{Isolation, ProcessCap, RunAs, Sandbox, SandboxError};
 /// The isolation modes to attack: process always, namespaces where bubblewrap
 /// works. In CI (`CI` set) namespaces must work: a CI machine that cannot run
 /// them would otherwise pass this suite having tested half of it.
+/// One test of this file at a time: they share the code's user
+/// (`nobody`), and the clean-up after a process-mode call waits until no
+/// call of that user runs, so a concurrent test's call would keep another
+/// test's leftovers in place past its assertions, and its grants would
+/// show in another test's directory modes.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn modes() -> Vec<Isolation> {
     let mut modes = vec![Isolation::Process];
     match sandbox::namespaces_available().await {
@@ -37,6 +44,7 @@ async fn sandbox_in(dir: &Path, isolation: Isolation) -> Sandbox {
 
 #[tokio::test]
 async fn code_never_runs_as_root_or_with_capabilities() {
+    let _serial = SERIAL.lock().await;
     for mode in modes().await {
         let dir = workdir();
         let sandbox = sandbox_in(dir.path(), mode).await;
@@ -70,6 +78,7 @@ async fn code_never_runs_as_root_or_with_capabilities() {
 
 #[tokio::test]
 async fn root_and_roots_group_are_refused_as_the_code_user() {
+    let _serial = SERIAL.lock().await;
     let dir = workdir();
     for user in [RunAs { uid: 0, gid: 0 }, RunAs { uid: 1000, gid: 0 }] {
         let config = builder(dir.path(), Isolation::Process)
@@ -88,6 +97,7 @@ const RATELIMIT: &str = "/proc/sys/kernel/printk_ratelimit";
 
 #[tokio::test]
 async fn host_sysctls_and_sysrq_cannot_be_written() {
+    let _serial = SERIAL.lock().await;
     let before = std::fs::read_to_string(RATELIMIT).unwrap();
     let attempt = format!(
         "v=$(( $(cat {RATELIMIT}) + 3 )); echo $v > {RATELIMIT} && echo sysctl-written; \
@@ -112,6 +122,7 @@ async fn host_sysctls_and_sysrq_cannot_be_written() {
 
 #[tokio::test]
 async fn no_setuid_or_setgid_file_survives_a_call() {
+    let _serial = SERIAL.lock().await;
     for mode in modes().await {
         let dir = workdir();
         let sandbox = sandbox_in(dir.path(), mode).await;
@@ -144,6 +155,7 @@ async fn no_setuid_or_setgid_file_survives_a_call() {
 
 #[tokio::test]
 async fn threads_and_processes_are_capped_for_the_call() {
+    let _serial = SERIAL.lock().await;
     const CAP: u64 = 48;
     let code = "import threading, time\n\
                 n = 0\n\
@@ -192,6 +204,7 @@ async fn threads_and_processes_are_capped_for_the_call() {
 
 #[tokio::test]
 async fn a_task_below_a_directory_nobody_may_enter_runs_in_a_container() {
+    let _serial = SERIAL.lock().await;
     if !modes().await.contains(&Isolation::Namespaces) || !is_root() {
         return;
     }
@@ -229,6 +242,7 @@ async fn a_task_below_a_directory_nobody_may_enter_runs_in_a_container() {
 
 #[tokio::test]
 async fn shared_memory_and_tmp_are_private_and_sized_in_a_container() {
+    let _serial = SERIAL.lock().await;
     if !modes().await.contains(&Isolation::Namespaces) {
         return;
     }
@@ -265,6 +279,7 @@ async fn shared_memory_and_tmp_are_private_and_sized_in_a_container() {
 
 #[tokio::test]
 async fn what_code_leaves_in_the_hosts_shared_memory_is_removed_in_process_mode() {
+    let _serial = SERIAL.lock().await;
     if !is_root() {
         // Code running as the caller cannot be told apart from the caller's own
         // programs; only a user of its own is cleaned after.
@@ -294,6 +309,7 @@ async fn what_code_leaves_in_the_hosts_shared_memory_is_removed_in_process_mode(
 
 #[tokio::test]
 async fn a_call_that_writes_past_its_disk_budget_is_stopped() {
+    let _serial = SERIAL.lock().await;
     const BUDGET: u64 = 96 << 20;
     for mode in modes().await {
         let dir = workdir();
