@@ -1206,54 +1206,6 @@ mod tests {
         assert!(QMatrix::from_file_blocks(NativeType::Q4K, &[0; 144], usize::MAX, 256).is_err());
     }
 
-    /// Kernel throughput on a 1536 x 8960 matrix-vector product (the
-    /// 1.5B model's FFN shape): `cargo test --release -p llm-local --lib
-    /// kernel_throughput -- --ignored --nocapture`.
-    #[test]
-    #[ignore = "a measurement, not a check"]
-    fn kernel_throughput() {
-        let (rows, cols) = (8960, 1536);
-        let x = values(9, cols, 2.0);
-        let mut act = Activations::default();
-        act.set(&x, cols, Arithmetic::Int8).unwrap();
-        let q8 = QMatrix::quantize_q8_0(&values(1, rows * cols, 1.0), rows, cols).unwrap();
-        let mut matrices = vec![("Q8_0", q8)];
-        for (name, kind) in [("Q4_K", NativeType::Q4K), ("Q6_K", NativeType::Q6K)] {
-            let bytes = file_bytes(kind, 1, rows, cols);
-            matrices.push((
-                name,
-                QMatrix::from_file_blocks(kind, &bytes, rows, cols).unwrap(),
-            ));
-        }
-        let threads = rayon::current_num_threads();
-        let mut out = vec![0.0; rows];
-        for (name, m) in &matrices {
-            for simd in Simd::available() {
-                let per_row = cols / BLOCK;
-                let run = |out: &mut [f32]| {
-                    out.par_iter_mut()
-                        .enumerate()
-                        .for_each(|(r, o)| *o = m.dot_row(simd, r, per_row, &act, 0));
-                };
-                run(&mut out);
-                let reps = if simd == Simd::Scalar { 3 } else { 30 };
-                let started = std::time::Instant::now();
-                for _ in 0..reps {
-                    run(&mut out);
-                }
-                let seconds = started.elapsed().as_secs_f64() / f64::from(reps);
-                let weights = (rows * cols) as f64;
-                println!(
-                    "{name} {simd:?} ({threads} threads): {:.2} ms per matvec, {:.1} GB/s of blocks, {:.2} G weights/s, {:.1} ns per 1000 weights",
-                    seconds * 1e3,
-                    m.memory_bytes() as f64 / seconds / 1e9,
-                    weights / seconds / 1e9,
-                    seconds / weights * 1e12,
-                );
-            }
-        }
-    }
-
     #[test]
     fn f32_dot_matches_the_plain_sum() {
         for n in [0, 1, 15, 16, 64, 77] {

@@ -1,0 +1,152 @@
+use super::*;
+
+fn facts(src: &str) -> FileFacts {
+    let mut parser = PythonParser::new().unwrap();
+    parser.extract(src).unwrap().0
+}
+
+#[test]
+fn functions_classes_and_docstrings() {
+    let f = facts(
+        "\"\"\"Module doc.\n\n    More.\"\"\"\nclass A(B, metaclass=M):\n    '''Class doc.'''\n    def m(self, x: int = 1, *args, y, **kw) -> 'A':\n        '''Method.'''\n        return x\n\nasync def top(): pass\n",
+    );
+    assert_eq!(f.docstring.as_deref(), Some("Module doc.\n\nMore."));
+    assert_eq!(f.classes.len(), 1);
+    assert_eq!(f.classes[0].bases.len(), 1);
+    assert_eq!(f.classes[0].docstring.as_deref(), Some("Class doc."));
+    let m = &f.functions[0];
+    assert_eq!(m.local_path, "A.m");
+    assert_eq!(m.kind, FunctionKind::Method);
+    let kinds: Vec<ParamKind> = m.params.iter().map(|p| p.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ParamKind::Normal,
+            ParamKind::Normal,
+            ParamKind::VarPositional,
+            ParamKind::KeywordOnly,
+            ParamKind::VarKeyword
+        ]
+    );
+    assert_eq!(m.params[1].annotation.as_deref(), Some("int"));
+    assert_eq!(m.params[1].default.as_deref(), Some("1"));
+    assert!(matches!(m.returns_value, Some(VExpr::Instance(_))));
+    assert!(f.functions[1].is_async);
+}
+
+#[test]
+fn imports_of_every_form() {
+    let f = facts(
+        "import a.b as c, d\nfrom ..x.y import z as w, v\nfrom . import q\nfrom m import *\ntry:\n    import fast\nexcept ImportError:\n    fast = None\ndef f():\n    import inner\n",
+    );
+    type Row = (String, u32, Option<String>, Option<String>, bool);
+    let summary: Vec<Row> = f
+        .imports
+        .iter()
+        .map(|i| {
+            (
+                i.module.clone(),
+                i.level,
+                i.name.clone(),
+                i.alias.clone(),
+                i.in_try,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("a.b".into(), 0, None, Some("c".into()), false),
+            ("d".into(), 0, None, None, false),
+            ("x.y".into(), 2, Some("z".into()), Some("w".into()), false),
+            ("x.y".into(), 2, Some("v".into()), None, false),
+            ("".into(), 1, Some("q".into()), None, false),
+            ("m".into(), 0, None, None, false),
+            ("fast".into(), 0, None, None, true),
+            ("inner".into(), 0, None, None, false),
+        ]
+    );
+    assert_eq!(f.imports[7].scope, ScopeRef::Function(0));
+}
+
+#[test]
+fn calls_and_complexity() {
+    let f = facts(
+        "def f(cb):\n    if x:\n        for i in y:\n            cb(i)\n    return [g(a.b) for a in z]\n",
+    );
+    assert_eq!(f.functions[0].complexity.branches, 3);
+    let callees: Vec<String> = f
+        .calls
+        .iter()
+        .map(|c| super::super::output::render(&f, &c.callee))
+        .collect();
+    assert_eq!(callees, ["cb", "g"]);
+    assert_eq!(
+        super::super::output::render(&f, &f.calls[1].args[0].value),
+        "a.b"
+    );
+}
+
+#[test]
+fn deep_nesting_does_not_overflow() {
+    let src = format!("x = {}1{}\n", "(".repeat(50_000), ")".repeat(50_000));
+    let f = facts(&src);
+    assert!(f.calls.is_empty());
+    let src = format!("x = a{}\n", ".b".repeat(20_000));
+    let _ = facts(&src);
+    let src = format!("f(){}\n", "()".repeat(20_000));
+    let f = facts(&src);
+    assert!(!f.calls.is_empty());
+}
+
+/// The facts of `src` extracted under a budget of `units`.
+fn facts_within(src: &str, units: u64) -> (FileFacts, Spent) {
+    let mut parser = PythonParser::new().unwrap();
+    let tree = parser.parse_tree(src).unwrap();
+    let mut extractor = Extractor::new(src);
+    extractor.max_units = units;
+    extractor.run(&tree)
+}
+
+#[test]
+fn the_facts_budget_stops_the_walk_and_keeps_what_came_before() {
+    let file = |calls: usize| {
+        format!(
+            "def g():\n    pass\n\ndef run():\n{}\ndef h():\n    g()\n",
+            "    g(x, y)\n".repeat(calls)
+        )
+    };
+    let (facts, spent) = facts_within(&file(1_000), 300);
+    // A few units of one conversion may pass the check before it stops.
+    assert!(spent.units <= 310, "{}", spent.units);
+    let line = spent.cut_line.expect("the budget ran out");
+    assert!((5..1_005).contains(&line), "{line}");
+    let names: Vec<&str> = facts.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["g", "run"], "what follows the cut is not walked");
+    assert!(facts.calls.len() < 300);
+    // Doubling the file does not double the facts past the budget.
+    let (_, doubled) = facts_within(&file(2_000), 300);
+    assert_eq!(doubled.units, spent.units);
+    // Under the budget nothing is cut.
+    let (facts, spent) = facts_within(&file(10), 300);
+    assert_eq!(spent.cut_line, None);
+    assert_eq!(facts.functions.len(), 3);
+}
+
+#[test]
+fn one_long_chain_is_cut_inside_its_statement() {
+    let src = format!("x{}\n", ".a()".repeat(5_000));
+    let (facts, spent) = facts_within(&src, 1_000);
+    assert_eq!(spent.cut_line, Some(1));
+    assert!(spent.units <= 1_010, "{}", spent.units);
+    assert!(facts.calls.len() < 1_000);
+}
+
+#[test]
+fn annotations() {
+    assert_eq!(annotation_target("Optional[a.B]"), Expr::dotted("a.B"));
+    assert_eq!(annotation_target("'B' "), Expr::dotted("B"));
+    assert_eq!(annotation_target("B | None"), Expr::dotted("B"));
+    assert_eq!(annotation_target("list[B]"), None);
+    assert_eq!(annotation_target("A | B"), None);
+}
