@@ -18,23 +18,21 @@ use llm_local::{LocalModel, LocalOptions};
 /// The variable naming the model file.
 const ENV: &str = "REPO_AGENT_QWEN_MODEL";
 
-fn model() -> Option<&'static LocalModel> {
-    static MODEL: OnceLock<Option<LocalModel>> = OnceLock::new();
-    MODEL
-        .get_or_init(|| {
-            let path = std::env::var_os(ENV)
-                .map(PathBuf::from)
-                .filter(|p| p.is_file());
-            let Some(path) = path else {
-                eprintln!("skipping: set {ENV} to a Qwen2.5 GGUF file to run this test");
-                return None;
-            };
-            let started = Instant::now();
-            let model = LocalModel::load(&path, LocalOptions::default()).expect("the model loads");
-            eprintln!("loaded {} in {:.2?}", path.display(), started.elapsed());
-            Some(model)
-        })
-        .as_ref()
+/// Why these tests are ignored: CI does not download 1.1 GB.
+const NEEDS: &str = "needs the Qwen2.5-Coder-1.5B GGUF named by REPO_AGENT_QWEN_MODEL";
+
+fn model() -> &'static LocalModel {
+    static MODEL: OnceLock<LocalModel> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let path = std::env::var_os(ENV)
+            .map(PathBuf::from)
+            .filter(|p| p.is_file())
+            .unwrap_or_else(|| panic!("{NEEDS}"));
+        let started = Instant::now();
+        let model = LocalModel::load(&path, LocalOptions::default()).expect("the model loads");
+        eprintln!("loaded {} in {:.2?}", path.display(), started.elapsed());
+        model
+    })
 }
 
 fn answer(model: &LocalModel, question: &str, max_tokens: u32) -> String {
@@ -57,8 +55,9 @@ fn answer(model: &LocalModel, question: &str, max_tokens: u32) -> String {
 }
 
 #[test]
+#[ignore = "needs the Qwen2.5-Coder-1.5B GGUF named by REPO_AGENT_QWEN_MODEL"]
 fn qwen_declares_its_long_context() {
-    let Some(model) = model() else { return };
+    let model = model();
     // 32,768 declared; the cap by memory leaves at least 2,048.
     assert!(model.context_length() >= 2048, "{}", model.context_length());
     assert!(
@@ -69,8 +68,9 @@ fn qwen_declares_its_long_context() {
 }
 
 #[test]
+#[ignore = "needs the Qwen2.5-Coder-1.5B GGUF named by REPO_AGENT_QWEN_MODEL"]
 fn qwen_writes_code_greedily() {
-    let Some(model) = model() else { return };
+    let model = model();
     let text = answer(
         model,
         "Write a Python function that reverses a string.",
