@@ -14,7 +14,7 @@ use crate::prepare::Prepared;
 use crate::prompt;
 use crate::redact::RedactingModel;
 use crate::task::TaskSpec;
-use crate::tools::{ToolOptions, ToolOutput, Tools};
+use crate::tools::{ToolName, ToolOptions, ToolOutput, Tools};
 use crate::trajectory::{
     ContextExceededEvent, DigestEvent, ModelErrorEvent, ModelEvent, RequestEvent, SetupEvent,
     StartEvent, Status, Summary, ToolEvent, ToolOutcome, Trajectory, TrajectoryEvent,
@@ -243,6 +243,7 @@ pub async fn run_episode(
         messages: opening,
         context_tokens,
         setup: &prepared.setup,
+        expects_outputs: true,
     };
     run_conversation(model, tools, start, task, budgets, trajectory, progress).await
 }
@@ -257,6 +258,46 @@ pub struct Opening<'a> {
     pub context_tokens: usize,
     /// Model calls made before the conversation; their tokens count.
     pub setup: &'a [SetupEvent],
+    /// Whether the task's outputs are files named `output*` in its output
+    /// directory: the first `finish` while there are none is refused
+    /// (see [`FinishRefusal::NoOutputs`]).
+    pub expects_outputs: bool,
+}
+
+/// Why a `finish` call did not end the episode. A small model often
+/// writes a script, runs it and calls `finish` in one reply, before it
+/// has seen whether the run worked; and it may finish with nothing
+/// written. Each refusal is the call's observation, so the model reads
+/// why and what to do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FinishRefusal {
+    /// `finish` came with other calls in the same reply: their results
+    /// were not seen when it was made.
+    NotAlone,
+    /// The output directory holds no output file yet (refused once: a
+    /// second `finish` ends the episode, for tasks that cannot be done).
+    NoOutputs,
+}
+
+impl FinishRefusal {
+    fn message(self, task: &TaskSpec) -> String {
+        match self {
+            FinishRefusal::NotAlone => {
+                "Not finished: `finish` must be the only call of its reply, \
+                 made after you have seen the results of your other calls. Read the results \
+                 above; fix what failed; when the outputs are written and correct, call \
+                 `finish` alone."
+                    .to_owned()
+            }
+            FinishRefusal::NoOutputs => format!(
+                "Not finished: the output directory {} holds no file named `output*` yet. \
+                 Write the outputs there (for example with a script run by `run_python`), \
+                 check them, then call `finish`. If the task cannot be done, call `finish` \
+                 again with the reason.",
+                task.output_dir.display()
+            ),
+        }
+    }
 }
 
 /// The loop of [`run_episode`] over any opening: `repo-agent generate`
@@ -275,6 +316,7 @@ pub async fn run_conversation(
     // what comes back pass the run's redactor (the history has redacted
     // each message already; this also covers the model's answers).
     let model = RedactingModel::new(model, tools.redactor().clone());
+    let opening_expects_outputs = opening.expects_outputs;
     let mut episode = Episode::start(&model, tools, opening, task, budgets, trajectory)?;
     let (status, message) = 'episode: loop {
         if let Some(status) = episode.budget_spent() {
@@ -294,6 +336,13 @@ pub async fn run_conversation(
         // beyond the per-reply cap are already gone from the reply.
         let mut finished = None;
         for call in &response.tool_calls {
+            if call.name == ToolName::Finish.as_str()
+                && let Some(refusal) =
+                    episode.finish_refusal(response.tool_calls.len(), opening_expects_outputs)
+            {
+                episode.refuse_tool(call, refusal)?;
+                continue;
+            }
             let Some(output) = episode.run_tool(call, progress).await? else {
                 break 'episode (Status::Timeout, None);
             };
@@ -383,6 +432,8 @@ struct Episode<'a> {
     sent: usize,
     /// Context overflows so far.
     shrinks: u32,
+    /// Whether a `finish` was already refused for want of outputs.
+    refused_without_outputs: bool,
 }
 
 impl<'a> Episode<'a> {
@@ -431,6 +482,7 @@ impl<'a> Episode<'a> {
             turns: 0,
             sent: 0,
             shrinks: 0,
+            refused_without_outputs: false,
         })
     }
 
@@ -643,6 +695,39 @@ impl<'a> Episode<'a> {
                 .push(Message::tool(call.id.clone(), output.text.clone()));
         }
         Ok(output)
+    }
+
+    /// Why a `finish` in a reply of `calls` calls must not end the
+    /// episode yet, if it must not.
+    fn finish_refusal(&mut self, calls: usize, expects_outputs: bool) -> Option<FinishRefusal> {
+        if calls > 1 {
+            return Some(FinishRefusal::NotAlone);
+        }
+        if expects_outputs && !self.refused_without_outputs && self.task.outputs().is_empty() {
+            self.refused_without_outputs = true;
+            return Some(FinishRefusal::NoOutputs);
+        }
+        None
+    }
+
+    /// Answers `call` with the refusal instead of running it; recorded as
+    /// a failed tool call.
+    fn refuse_tool(&mut self, call: &ToolCall, refusal: FinishRefusal) -> Result<(), Error> {
+        let text = refusal.message(self.task);
+        self.trajectory.record(&TrajectoryEvent::Tool(ToolEvent {
+            turn: self.turns,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            outcome: ToolOutcome::Observed {
+                tokens: self.tools.counter().count(&text),
+                observation: text.clone(),
+                is_error: true,
+                ms: 0,
+            },
+        }))?;
+        self.history.push(Message::tool(call.id.clone(), text));
+        Ok(())
     }
 
     /// The summary, recorded as the trajectory's last line.

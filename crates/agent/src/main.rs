@@ -53,7 +53,8 @@ const EXIT_CODES: &str = "Exit codes:\n  \
     1  an error: the task, the model or the sandbox could not be set up, or the model failed\n  \
     2  a usage error (bad flags)\n  \
     3  the wall-clock limit (--timeout) was reached\n  \
-    4  a budget ran out (--max-turns or --max-tokens)";
+    4  a budget ran out (--max-turns or --max-tokens)\n  \
+    5  the model finished without writing an output file";
 
 /// `repo-agent generate`'s exit codes (also in the README).
 const GENERATE_EXIT_CODES: &str = "Exit codes:\n  \
@@ -121,7 +122,7 @@ fn main() -> ExitCode {
         Command::Rank(args) => cmd::rank::run(args).map(|()| 0),
         Command::Context(args) => cmd::context::run_context(args).map(|()| 0),
         Command::View(args) => cmd::context::run_view(args).map(|()| 0),
-        Command::Run(args) => cmd::run::run(args).map(|status| status.exit_code()),
+        Command::Run(args) => cmd::run::run(args),
         Command::Generate(args) => cmd::generate::run(args),
         Command::Guard(_) => Ok(2),
     };

@@ -18,7 +18,8 @@ pub fn system_prompt(exploration_tools: bool) -> String {
          - Save outputs in the output directory with the required names.\n\
          - Write scripts in the working directory (not /tmp: each run may get its own private /tmp).\n\
          - When a run fails, read the traceback, fix the cause, and run again.\n\
-         - Call `finish` with a short summary once the outputs are written and checked.\n",
+         - Call `finish` with a short summary once the outputs are written and checked, \
+         alone in its reply: a `finish` sent with other calls, before their results are seen, is refused.\n",
     );
     if exploration_tools {
         s.push_str(
@@ -115,5 +116,6 @@ mod tests {
         }
         let system = system_prompt(true);
         assert!(system.contains("pip install") && system.contains("absolute paths"));
+        assert!(system.contains("alone in its reply"));
     }
 }

@@ -295,6 +295,7 @@ async fn budgets_end_with_the_right_status() -> TestResult {
 #[tokio::test]
 async fn context_overflow_shrinks_and_retries_and_text_turns_are_nudged() -> TestResult {
     let fx = Fixture::new()?;
+    fx.write_output()?;
     let model = Scripted::new()
         .then(call(
             "c1",
@@ -358,6 +359,7 @@ async fn without_hierarchical_analysis_the_context_is_the_readme_only() -> TestR
 #[tokio::test]
 async fn older_observations_are_digested_near_the_context_window() -> TestResult {
     let fx = Fixture::new()?;
+    fx.write_output()?;
     let mut cfg = config();
     cfg.context_budget = 500;
     let prepared = agent::prepare(&fx.task(), &cfg).await?;
@@ -446,6 +448,7 @@ async fn the_wall_clock_limit_interrupts_a_slow_model() -> TestResult {
 #[tokio::test]
 async fn an_oversized_reply_is_cut_before_it_enters_the_history() -> TestResult {
     let fx = Fixture::new()?;
+    fx.write_output()?;
     // Multibyte, so the cut must fall between characters.
     let huge = "wörd ".repeat(400_000);
     let model = Scripted::new()
@@ -480,5 +483,96 @@ async fn an_oversized_reply_is_cut_before_it_enters_the_history() -> TestResult 
     });
     // The cap counts characters: 16,000 of them and the note.
     assert!(recorded.is_some_and(|c| c.chars().count() < 16_200));
+    Ok(())
+}
+
+/// A small model writes a script, runs it and calls `finish` in one reply,
+/// before it has seen whether the run worked, or finishes with nothing
+/// written (the embedded model's first real episode did both, and the run
+/// exited 0 with no output). `finish` in a reply with other calls is
+/// refused while the other calls run; the first `finish` with no output
+/// file is refused too; each refusal says what to do, and the episode goes
+/// on until a lone `finish` with the outputs written.
+#[tokio::test]
+async fn finish_waits_for_the_results_of_its_reply_and_for_an_output() -> TestResult {
+    let fx = Fixture::new()?;
+    let script = fx.repo().join("count.py");
+    let output = fx.out().join("output.csv");
+    let both = ChatResponse::with_tool_calls(vec![
+        ToolCall::new(
+            "w",
+            "write_file",
+            json!({"path": script, "content": SCRIPT}),
+        ),
+        ToolCall::new("f1", "finish", json!({"summary": "too early"})),
+    ])
+    .with_usage(TokenUsage::new(100, 10));
+    let model = Scripted::new()
+        .then(both)
+        .then(call("f2", "finish", json!({"summary": "nothing yet"}), 100))
+        .then(call(
+            "r",
+            "run_python",
+            json!({"path": script, "args": [fx.input(), output]}),
+            100,
+        ))
+        .then(call("f3", "finish", json!({"summary": "written"}), 100));
+    let mut trajectory = Trajectory::in_memory();
+    let summary = agent::run(&model, &fx.task(), &config(), &mut trajectory, &mut |_| {}).await?;
+    assert_eq!(
+        (summary.status, summary.turns),
+        (Status::Finished, 4),
+        "{:?}",
+        summary.message
+    );
+    assert_eq!(summary.message.as_deref(), Some("written"));
+    assert_eq!(summary.outputs, std::slice::from_ref(&output));
+    // The script of the first reply was written although its `finish` was
+    // refused.
+    assert!(script.is_file());
+    let requests = model.requests();
+    let answer = |turn: usize| match requests[turn].messages.last() {
+        Some(Message::Tool { content, .. }) => content.clone(),
+        other => format!("not a tool answer: {other:?}"),
+    };
+    assert!(
+        answer(1).contains("must be the only call of its reply"),
+        "{}",
+        answer(1)
+    );
+    assert!(
+        answer(2).contains("holds no file named `output*`")
+            && answer(2).contains(&fx.out().display().to_string()),
+        "{}",
+        answer(2)
+    );
+    let refusals = trajectory
+        .events()
+        .iter()
+        .filter(|e| matches!(e, TrajectoryEvent::Tool(t) if t.name == "finish"))
+        .count();
+    assert_eq!(refusals, 3, "every finish call is recorded");
+    Ok(())
+}
+
+/// A task that cannot be done still ends: the second `finish` without an
+/// output is accepted (and `repo-agent run` reports it with its own exit
+/// code, see `run_cli.rs`).
+#[tokio::test]
+async fn a_second_finish_without_outputs_ends_the_episode() -> TestResult {
+    let fx = Fixture::new()?;
+    let model = Scripted::new()
+        .then(call("f1", "finish", json!({"summary": "cannot"}), 100))
+        .then(call(
+            "f2",
+            "finish",
+            json!({"summary": "really cannot"}),
+            100,
+        ));
+    let mut trajectory = Trajectory::in_memory();
+    let summary = agent::run(&model, &fx.task(), &config(), &mut trajectory, &mut |_| {}).await?;
+    assert_eq!((summary.status, summary.turns), (Status::Finished, 2));
+    assert_eq!(summary.message.as_deref(), Some("really cannot"));
+    assert!(summary.outputs.is_empty());
     Ok(())
 }

@@ -200,6 +200,7 @@ fn an_agent_killed_mid_run_leaves_a_killed_summary() -> TestResult {
 #[test]
 fn a_normal_run_has_one_summary_and_no_guard_left() -> TestResult {
     let fx = Fixture::new()?;
+    fx.write_output()?;
     let (url, _) = serve(vec![completion(
         "f",
         "finish",

@@ -131,6 +131,7 @@ fn key_forms() -> Vec<String> {
 /// `finish`, the key in the agent's environment, and waits for it within
 /// a bound: a run that hangs on a hostile file fails the test.
 fn run(fx: &Fixture, calls: Vec<Value>) -> Result<Run, Box<dyn std::error::Error>> {
+    fx.write_output()?;
     let mut answers = calls;
     answers.push(completion("end", "finish", json!({"summary": "done"}), 100));
     let (url, bodies) = serve(answers)?;

@@ -120,6 +120,7 @@ fn attack(
     fx: &Fixture,
     calls: Vec<Value>,
 ) -> Result<Outcome, Box<dyn std::error::Error>> {
+    fx.write_output()?;
     let mut answers = calls;
     answers.push(completion("end", "finish", json!({"summary": "done"}), 100));
     let (url, bodies) = serve(answers)?;
@@ -367,6 +368,7 @@ fn namespaced_code_reaches_no_host_service() -> TestResult {
 #[test]
 fn server_faults_end_cleanly() -> TestResult {
     let fx = Fixture::new()?;
+    fx.write_output()?;
     let huge = "A".repeat(3_000_000);
     let answers = vec![
         json!({

@@ -185,8 +185,10 @@ fn without_a_model_the_embedded_model_runs_the_episode() -> TestResult {
         .output()?;
     let stderr = String::from_utf8_lossy(&result.stderr);
     let summary: Value = serde_json::from_slice(&result.stdout)?;
+    let wrote = summary["outputs"].as_array().is_some_and(|o| !o.is_empty());
     let expected_code = match summary["status"].as_str().unwrap_or("") {
-        "finished" => 0,
+        "finished" if wrote => 0,
+        "finished" => 5,
         "max_turns" | "max_tokens" => 4,
         other => panic!("unexpected status {other}: {stderr}"),
     };
@@ -226,6 +228,7 @@ fn without_a_model_the_embedded_model_runs_the_episode() -> TestResult {
 #[test]
 fn a_query_json_task_file_is_accepted() -> TestResult {
     let fx = Fixture::new()?;
+    fx.write_output()?;
     let query = json!({
         "task_id": "t1",
         "task_description": "Count words.",
@@ -258,12 +261,17 @@ fn a_query_json_task_file_is_accepted() -> TestResult {
 }
 
 /// Runs `repo-agent run` on the fixture against a scripted server and
-/// returns the exit code and the JSON summary (if one was printed).
+/// returns the exit code and the JSON summary (if one was printed);
+/// `seeded` writes an output file first (see [`Fixture::write_output`]).
 fn run_with(
+    seeded: bool,
     answers: Vec<Value>,
     extra: &[&str],
 ) -> Result<(Option<i32>, Value, String), Box<dyn std::error::Error>> {
     let fx = Fixture::new()?;
+    if seeded {
+        fx.write_output()?;
+    }
     let (url, _) = serve(answers)?;
     let result = run_on_fixture(&fx, &url).args(extra).output()?;
     let summary = serde_json::from_slice(&result.stdout).unwrap_or(Value::Null);
@@ -274,29 +282,38 @@ fn run_with(
     ))
 }
 
-/// The documented exit codes: 0 only for `finished`; 1 error, 3 timeout,
-/// 4 budget.
+/// The documented exit codes: 0 only for `finished` with an output; 1
+/// error, 3 timeout, 4 budget, 5 finished without an output.
 #[test]
 fn exit_codes_tell_the_endings_apart() -> TestResult {
     let search = || completion("s", "search_code", json!({"query": "count"}), 100);
-    let (code, summary, stderr) = run_with(
-        vec![completion("f", "finish", json!({"summary": "done"}), 100)],
-        &[],
-    )?;
+    let finish = || completion("f", "finish", json!({"summary": "done"}), 100);
+    let (code, summary, stderr) = run_with(true, vec![finish()], &[])?;
     assert_eq!(
         (code, summary["status"].as_str()),
         (Some(0), Some("finished")),
         "{stderr}"
     );
 
-    let (code, summary, stderr) = run_with(vec![search(), search()], &["--max-turns", "1"])?;
+    // Finished with no output file: the first `finish` is refused, the
+    // second ends the run, which is not a success.
+    let (code, summary, stderr) = run_with(false, vec![finish(), finish()], &[])?;
+    assert_eq!(
+        (code, summary["status"].as_str(), summary["turns"].as_u64()),
+        (Some(5), Some("finished"), Some(2)),
+        "{stderr}"
+    );
+    assert!(stderr.contains("holds no output file"), "{stderr}");
+
+    let (code, summary, stderr) = run_with(true, vec![search(), search()], &["--max-turns", "1"])?;
     assert_eq!(
         (code, summary["status"].as_str()),
         (Some(4), Some("max_turns")),
         "{stderr}"
     );
 
-    let (code, summary, stderr) = run_with(vec![search(), search()], &["--max-tokens", "50"])?;
+    let (code, summary, stderr) =
+        run_with(true, vec![search(), search()], &["--max-tokens", "50"])?;
     assert_eq!(
         (code, summary["status"].as_str()),
         (Some(4), Some("max_tokens")),
@@ -309,7 +326,7 @@ fn exit_codes_tell_the_endings_apart() -> TestResult {
         json!({"code": "import time\ntime.sleep(2)\n"}),
         100,
     );
-    let (code, summary, stderr) = run_with(vec![sleep, search()], &["--timeout", "1"])?;
+    let (code, summary, stderr) = run_with(true, vec![sleep, search()], &["--timeout", "1"])?;
     assert_eq!(
         (code, summary["status"].as_str()),
         (Some(3), Some("timeout")),
@@ -317,7 +334,7 @@ fn exit_codes_tell_the_endings_apart() -> TestResult {
     );
 
     let refused = json!({"__status": "401 Unauthorized", "error": {"message": "bad key", "type": "invalid_request_error"}});
-    let (code, summary, stderr) = run_with(vec![refused], &[])?;
+    let (code, summary, stderr) = run_with(true, vec![refused], &[])?;
     assert_eq!(
         (code, summary["status"].as_str()),
         (Some(1), Some("error")),
@@ -364,6 +381,7 @@ fn endless_task_files_are_refused() -> TestResult {
 #[test]
 fn no_network_without_namespaces_is_refused() -> TestResult {
     let (code, _, stderr) = run_with(
+        true,
         vec![completion("f", "finish", json!({"summary": "done"}), 100)],
         &["--no-network"],
     )?;
@@ -381,6 +399,7 @@ fn no_network_without_namespaces_is_refused() -> TestResult {
 #[test]
 fn secrets_found_by_code_stay_out_of_requests_and_trajectory() -> TestResult {
     let fx = Fixture::new()?;
+    fx.write_output()?;
     let key = "sk-test-5ecret-0123456789abcdef";
     std::fs::write(
         fx.repo().join("leak.txt"),

@@ -34,6 +34,7 @@ fn run_with(
     extra: &[&str],
 ) -> Result<(Value, Vec<Value>, String), Box<dyn std::error::Error>> {
     let fx = Fixture::new()?;
+    fx.write_output()?;
     let (url, bodies) = serve(answers)?;
     let trajectory = fx.dir.path().join("t.jsonl");
     let result = run_task_on_fixture(&fx, &url, task, "auto")

@@ -26,6 +26,7 @@ async fn flood(
     budgets: &Budgets,
 ) -> Result<(Fixture, Scripted, Trajectory, Status), Box<dyn std::error::Error>> {
     let fx = Fixture::new()?;
+    fx.write_output()?;
     let calls: Vec<ToolCall> = (0..3_000)
         .map(|i| {
             ToolCall::new(

@@ -144,6 +144,7 @@ async fn record_and_check(
 async fn recorded_trajectories_read_back_and_match_the_documentation() -> TestResult {
     let docs = documented()?;
     let fx = Fixture::new()?;
+    fx.write_output()?;
     let script = fx.repo().join("s.py");
 
     // Start, digests, requests, answers (one text only), tool calls (one

@@ -54,8 +54,17 @@ fn call(id: &str, name: &str, args: Value, prompt: u64) -> ChatResponse {
         .with_usage(TokenUsage::new(prompt, 10))
 }
 
+/// A model that does nothing: its first `finish` (no output file) is
+/// refused, the second ends the episode.
 fn finish_only() -> Scripted {
-    Scripted::new().then(call("f", "finish", json!({"summary": "nothing done"}), 100))
+    Scripted::new()
+        .then(call("f", "finish", json!({"summary": "nothing done"}), 100))
+        .then(call(
+            "f2",
+            "finish",
+            json!({"summary": "nothing done"}),
+            100,
+        ))
 }
 
 const WORDCOUNT_SOLUTION: &str = "import sys\nfrom wordcount import count_words, top_words, write_csv\n\nwith open(sys.argv[1], encoding='utf-8') as f:\n    counts = count_words(f.read())\nwrite_csv(top_words(counts, 3), sys.argv[2])\nprint('top words written')\n";
@@ -198,9 +207,10 @@ fn scripted_runs_pass_fail_and_produce_nothing_and_the_report_counts_them() {
     let s = &outcome.report.summary;
     assert_eq!((s.tasks, s.process, s.result), (3, 2, 1));
     assert!((s.ecr - 200.0 / 3.0).abs() < 1e-9 && (s.tpr - 100.0 / 3.0).abs() < 1e-9);
-    assert_eq!(s.total_tokens, 5240 + 1020 + 110);
-    assert_eq!(s.prompt_tokens, 5200 + 1000 + 100);
-    assert!((s.tokens_per_task - 6370.0 / 3.0).abs() < 1e-9);
+    // The finish-only task's two `finish` calls: 2 x 110.
+    assert_eq!(s.total_tokens, 5240 + 1020 + 220);
+    assert_eq!(s.prompt_tokens, 5200 + 1000 + 200);
+    assert!((s.tokens_per_task - 6480.0 / 3.0).abs() < 1e-9);
     assert_eq!(outcome.report.failures.len(), 2);
     let office = outcome
         .report
@@ -232,7 +242,7 @@ fn scripted_runs_pass_fail_and_produce_nothing_and_the_report_counts_them() {
     assert_eq!(json["summary"]["result"], 1);
     let md = std::fs::read_to_string(&outcome.files.markdown).unwrap();
     assert!(
-        md.contains("| 3 | 66.67 % (2/3) | 33.33 % (1/3) | 6,370 | 2,123 |"),
+        md.contains("| 3 | 66.67 % (2/3) | 33.33 % (1/3) | 6,480 | 2,160 |"),
         "{md}"
     );
     assert!(md.contains("| RepoMaster | Claude 3.5 | 75.92 % | 62.96 % | 154,913 |"));

@@ -225,8 +225,12 @@ fn settle_work_dir(task: &mut TaskSpec, in_place: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs the episode; its status decides the exit code.
-pub fn run(args: Args) -> anyhow::Result<agent::Status> {
+/// Exit code of a run whose model called `finish` with no output file
+/// written: the task asked for outputs, so this is not a success.
+const EXIT_NO_OUTPUTS: u8 = 5;
+
+/// Runs the episode; its status and outputs decide the exit code.
+pub fn run(args: Args) -> anyhow::Result<u8> {
     let mut task = task_spec(&args)?;
     let model = args
         .model
@@ -314,5 +318,12 @@ pub fn run(args: Args) -> anyhow::Result<agent::Status> {
     if args.json {
         crate::output::emit(&format!("{}\n", serde_json::to_string(&summary)?), None)?;
     }
-    Ok(summary.status)
+    if summary.status == agent::Status::Finished && summary.outputs.is_empty() {
+        eprintln!(
+            "the model finished, but {} holds no output file",
+            task.output_dir.display()
+        );
+        return Ok(EXIT_NO_OUTPUTS);
+    }
+    Ok(summary.status.exit_code())
 }

@@ -1069,6 +1069,8 @@ impl<'a> Run<'a> {
             context_tokens: self.counter.count(&evidence),
             messages: vec![Message::system(prompts::REPAIRER), Message::user(evidence)],
             setup: &[],
+            // The repository itself is the output; there are no `output*` files.
+            expects_outputs: false,
         };
         let before = self.meter.summary();
         let progress = &mut *self.progress;

@@ -60,6 +60,14 @@ impl Fixture {
         self.dir.path().join("out")
     }
 
+    /// Writes `out/output.txt`, as a model would have: for tests about
+    /// something else, whose scripted model ends with `finish` (the first
+    /// `finish` with no output file is refused).
+    pub fn write_output(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(self.out())?;
+        std::fs::write(self.out().join("output.txt"), "done\n")
+    }
+
     pub fn task(&self) -> TaskSpec {
         TaskSpec::new(
             "Find the three most frequent words of the input text and save them with their counts as a CSV file.",
