@@ -335,6 +335,7 @@ pub async fn run_conversation(
         // Each call runs; its observation joins the context. The calls
         // beyond the per-reply cap are already gone from the reply.
         let mut finished = None;
+        episode.reply_seen.clear();
         for call in &response.tool_calls {
             if call.name == ToolName::Finish.as_str()
                 && let Some(refusal) =
@@ -359,6 +360,21 @@ pub async fn run_conversation(
         }
     };
     episode.end(status, message)
+}
+
+/// What an observation says, for [`Episode::note_repeat`]: its text
+/// without the run time of an execution's status line (`[exit code 1 in
+/// 0.2s]`), which differs between two runs of the same failure.
+fn observation_digest(text: &str) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let first = match (first.starts_with('['), first.rfind(" in ")) {
+        (true, Some(at)) if first.ends_with("s]") => &first[..at],
+        _ => first,
+    };
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (first, rest).hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Characters of a model's text reply kept in the history; the rest is
@@ -434,6 +450,12 @@ struct Episode<'a> {
     shrinks: u32,
     /// Whether a `finish` was already refused for want of outputs.
     refused_without_outputs: bool,
+    /// Each call made so far (name and arguments), with the turn it was
+    /// made in and what its observation said (see [`repeat_key`]).
+    calls_seen: std::collections::HashMap<String, (u32, u64)>,
+    /// The observations of the current reply's calls so far, by digest,
+    /// with the id of the call that got each.
+    reply_seen: std::collections::HashMap<u64, String>,
 }
 
 impl<'a> Episode<'a> {
@@ -483,6 +505,8 @@ impl<'a> Episode<'a> {
             sent: 0,
             shrinks: 0,
             refused_without_outputs: false,
+            calls_seen: std::collections::HashMap::new(),
+            reply_seen: std::collections::HashMap::new(),
         })
     }
 
@@ -670,10 +694,14 @@ impl<'a> Episode<'a> {
             tool: Some(call.name.clone()),
             total_tokens: self.tokens_used(),
         });
-        let output = match self.time_left() {
+        let mut output = match self.time_left() {
             Some(left) => tokio::time::timeout(left, self.tools.call(call)).await.ok(),
             None => Some(self.tools.call(call).await),
         };
+        if let Some(output) = output.as_mut() {
+            self.note_repeat(call, output);
+            self.shorten_duplicate(call, output);
+        }
         let outcome = match &output {
             Some(output) => ToolOutcome::Observed {
                 observation: output.text.clone(),
@@ -695,6 +723,52 @@ impl<'a> Episode<'a> {
                 .push(Message::tool(call.id.clone(), output.text.clone()));
         }
         Ok(output)
+    }
+
+    /// A small model on greedy decoding, shown the same failure again,
+    /// tends to send the same reply again, turn after turn. When a call
+    /// repeats an earlier one exactly and gets the same observation, the
+    /// observation says so, at every repeat: each one is a turn lost.
+    fn note_repeat(&mut self, call: &ToolCall, output: &mut ToolOutput) {
+        let key = format!("{}\u{0}{}", call.name, call.arguments);
+        let observed = observation_digest(&output.text);
+        let earlier = self.calls_seen.insert(key, (self.turns, observed));
+        if let Some((turn, digest)) = earlier
+            && digest == observed
+        {
+            let note = format!(
+                "\nNote: this is the same call as in turn {turn}, with the same result. Repeating it \
+                 will not change the result: change the call (fix what the result says) or try \
+                 another way."
+            );
+            output.tokens += self.tools.counter().count(&note);
+            output.text.push_str(&note);
+        }
+    }
+
+    /// A reply that views one file four times (as the embedded model's
+    /// first reply did, with four `query` values) would put the same text
+    /// four times into the context: from the second time on, the
+    /// observation names the call that already got it.
+    fn shorten_duplicate(&mut self, call: &ToolCall, output: &mut ToolOutput) {
+        /// Shorter observations are cheaper than a reference to them.
+        const MIN_CHARS: usize = 400;
+        if output.text.len() < MIN_CHARS {
+            return;
+        }
+        let digest = observation_digest(&output.text);
+        match self.reply_seen.get(&digest) {
+            Some(first) => {
+                output.text = format!(
+                    "The same result as call `{first}` of this reply, above ({} tokens not repeated).",
+                    output.tokens
+                );
+                output.tokens = self.tools.counter().count(&output.text);
+            }
+            None => {
+                self.reply_seen.insert(digest, call.id.clone());
+            }
+        }
     }
 
     /// Why a `finish` in a reply of `calls` calls must not end the

@@ -576,3 +576,92 @@ async fn a_second_finish_without_outputs_ends_the_episode() -> TestResult {
     assert!(summary.outputs.is_empty());
     Ok(())
 }
+
+/// The embedded model's first episode: README usage copied verbatim
+/// (`read_text("input.txt")`), a `FileNotFoundError`, and the same reply
+/// three turns running. The run's observation names the task's input by
+/// its absolute path, and a call that repeats an earlier one with the same
+/// result says so.
+#[tokio::test]
+async fn a_relative_input_path_gets_a_hint_and_a_repeated_failure_is_named() -> TestResult {
+    let fx = Fixture::new()?;
+    let code = "from textstats.io import read_text\nprint(read_text('input.txt'))\n";
+    let run = |id: &str| call(id, "run_python", json!({ "code": code }), 100);
+    let model = Scripted::new()
+        .then(run("r1"))
+        .then(run("r2"))
+        .then(call("f1", "finish", json!({"summary": "gave up"}), 100))
+        .then(call("f2", "finish", json!({"summary": "gave up"}), 100));
+    let mut trajectory = Trajectory::in_memory();
+    let summary = agent::run(&model, &fx.task(), &config(), &mut trajectory, &mut |_| {}).await?;
+    assert_eq!(summary.status, Status::Finished);
+    let observations: Vec<String> = trajectory
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            TrajectoryEvent::Tool(t) if t.name == "run_python" => serde_json::to_value(&t.outcome)
+                .ok()?["observation"]
+                .as_str()
+                .map(str::to_owned),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(observations.len(), 2);
+    let input = fx.input().canonicalize()?;
+    for o in &observations {
+        assert!(o.contains("FileNotFoundError"), "{o}");
+        assert!(
+            o.contains("Hint: `input.txt` is not in the working directory")
+                && o.contains(&format!("the task's input is {}", input.display())),
+            "{o}"
+        );
+    }
+    assert!(
+        !observations[0].contains("same call"),
+        "{}",
+        observations[0]
+    );
+    assert!(
+        observations[1].contains("this is the same call as in turn 1, with the same result"),
+        "{}",
+        observations[1]
+    );
+    Ok(())
+}
+
+/// One reply that views the same file four times puts its text into the
+/// context once; the other three observations name the call that got it.
+#[tokio::test]
+async fn a_reply_viewing_one_file_twice_gets_its_text_once() -> TestResult {
+    let fx = Fixture::new()?;
+    fx.write_output()?;
+    let view = |id: &str, query: &str| {
+        ToolCall::new(
+            id,
+            "view_code",
+            json!({"target": "textstats/core.py", "query": query}),
+        )
+    };
+    let model = Scripted::new()
+        .then(
+            ChatResponse::with_tool_calls(vec![view("v1", "top"), view("v2", "feed")])
+                .with_usage(TokenUsage::new(100, 10)),
+        )
+        .then(call("f", "finish", json!({"summary": "done"}), 100));
+    let mut trajectory = Trajectory::in_memory();
+    agent::run(&model, &fx.task(), &config(), &mut trajectory, &mut |_| {}).await?;
+    let sent = &model.requests()[1].messages;
+    let answers: Vec<&str> = sent
+        .iter()
+        .filter(|m| matches!(m, Message::Tool { .. }))
+        .filter_map(Message::text)
+        .collect();
+    assert_eq!(answers.len(), 2);
+    assert!(answers[0].contains("class WordCounter"), "{}", answers[0]);
+    assert!(
+        answers[1].starts_with("The same result as call `v1` of this reply"),
+        "{}",
+        answers[1]
+    );
+    Ok(())
+}

@@ -19,6 +19,7 @@ use repo_graph::{EntityId, ModuleId, RepoGraph};
 use sandbox::{PythonScript, Sandbox};
 
 mod args;
+mod hints;
 pub mod policy;
 mod schema;
 
@@ -690,19 +691,35 @@ impl Tools {
         }
     }
 
-    fn exec_report(&self, result: &sandbox::ExecResult) -> String {
+    /// The observation of a run: its status, its output (reduced by
+    /// information selection) and the [hints](hints) its output calls
+    /// for; `before` is the working directory's outputs before the run.
+    fn exec_report(
+        &self,
+        result: &sandbox::ExecResult,
+        before: &hints::OutputsInWorkDir,
+    ) -> String {
         let output = result.combined_output();
+        let after = hints::OutputsInWorkDir::scan(&self.policy);
+        let hints = hints::after_run(&self.policy, &output, before, &after);
         let output = if self.options.info_selection {
             select::log(&self.counter, &output, &self.options.select).text
         } else {
             output
         };
-        format!(
+        let mut report = format!(
             "[{} in {:.1}s]\n{}",
             result.status_summary(),
             result.duration.as_secs_f64(),
             output
-        )
+        );
+        for hint in hints {
+            if !report.ends_with('\n') {
+                report.push('\n');
+            }
+            let _ = writeln!(report, "Hint: {hint}");
+        }
+        report
     }
 
     async fn run_python(&self, args: &RunPythonArgs) -> ToolResult {
@@ -724,22 +741,24 @@ impl Tools {
             (None, None) => return Err(Fail("give code or path".into())),
         };
         let run_args = args.args.as_deref().unwrap_or_default();
+        let before = hints::OutputsInWorkDir::scan(&self.policy);
         let result = self
             .sandbox
             .run_python(script, run_args)
             .await
             .map_err(|e| Fail(format!("the sandbox could not run Python: {e}")))?;
-        Ok(self.exec_report(&result))
+        Ok(self.exec_report(&result, &before))
     }
 
     async fn run_shell(&self, args: &RunShellArgs) -> ToolResult {
         let command = args.command.as_str();
+        let before = hints::OutputsInWorkDir::scan(&self.policy);
         let result = self
             .sandbox
             .run_shell(command)
             .await
             .map_err(|e| Fail(format!("the sandbox could not run the command: {e}")))?;
-        Ok(self.exec_report(&result))
+        Ok(self.exec_report(&result, &before))
     }
 }
 

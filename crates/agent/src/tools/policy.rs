@@ -221,6 +221,19 @@ impl PathPolicy {
         Ok(path)
     }
 
+    /// Where relative paths start: the working directory.
+    pub(crate) fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The roots of one kind, in the order they were added.
+    pub(crate) fn roots_of(&self, kind: RootKind) -> impl Iterator<Item = &Path> {
+        self.roots
+            .iter()
+            .filter(move |r| r.kind == kind)
+            .map(|r| r.path.as_path())
+    }
+
     /// The directory tree a read of `path` (as [`PathPolicy::read`]
     /// returned it) must stay in: the root that holds it, or for an input
     /// file, its directory. The read itself goes through

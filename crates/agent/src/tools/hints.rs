@@ -1,0 +1,230 @@
+//! Facts about the task's files added after an execution's output, where
+//! the output shows the model missed them.
+//!
+//! A small model copies a README's usage verbatim: `read_text("input.txt")`
+//! and `write_csv(rows, "output.csv")`, relative paths, although the task
+//! prompt gives the input's absolute path and the output directory. The run
+//! then fails with `No such file or directory: 'input.txt'`, or succeeds
+//! with the output in the working directory where nothing looks for it;
+//! and the model, reading only the traceback, repeats the same call. The
+//! tools know the task's files, so the observation says which path was
+//! meant.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use std::time::SystemTime;
+
+use regex::Regex;
+
+use super::policy::{PathPolicy, RootKind};
+
+/// Most entries of the working directory looked at for outputs written
+/// there: a larger directory is not scanned (a hint is not worth it).
+const MAX_SCANNED_ENTRIES: usize = 10_000;
+
+/// The files named `output*` directly in the working directory, with their
+/// modification times: taken before a run, compared after it.
+#[derive(Debug, Default)]
+pub(crate) struct OutputsInWorkDir(BTreeMap<OsString, Option<SystemTime>>);
+
+impl OutputsInWorkDir {
+    /// What the working directory holds now.
+    pub(crate) fn scan(policy: &PathPolicy) -> OutputsInWorkDir {
+        let base = policy.base();
+        // The output directory may be the working directory itself: then
+        // nothing written there is misplaced.
+        if policy.roots_of(RootKind::OutputDir).any(|o| o == base) {
+            return OutputsInWorkDir::default();
+        }
+        let Ok(entries) = std::fs::read_dir(base) else {
+            return OutputsInWorkDir::default();
+        };
+        OutputsInWorkDir(
+            entries
+                .take(MAX_SCANNED_ENTRIES)
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("output"))
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .map(|e| {
+                    let modified = e.metadata().ok().and_then(|m| m.modified().ok());
+                    (e.file_name(), modified)
+                })
+                .collect(),
+        )
+    }
+
+    /// Files new or changed since `before`.
+    fn written_since(&self, before: &OutputsInWorkDir) -> Vec<&OsString> {
+        self.0
+            .iter()
+            .filter(|(name, modified)| before.0.get(*name) != Some(modified))
+            .map(|(name, _)| name)
+            .collect()
+    }
+}
+
+/// The hints for a run whose combined output is `output`; `before` and
+/// `after` are the working directory's outputs around the run. Empty when
+/// nothing was missed.
+pub(crate) fn after_run(
+    policy: &PathPolicy,
+    output: &str,
+    before: &OutputsInWorkDir,
+    after: &OutputsInWorkDir,
+) -> Vec<String> {
+    let mut hints = Vec::new();
+    let base = policy.base();
+    for missing in missing_relative_paths(output) {
+        let name = Path::new(&missing).file_name();
+        let input = policy
+            .roots_of(RootKind::Input)
+            .find(|input| name.is_some() && input.file_name() == name);
+        let hint = match input {
+            Some(input) => format!(
+                "`{missing}` is not in the working directory {}: the task's input is {}; use that absolute path.",
+                base.display(),
+                input.display()
+            ),
+            None => format!(
+                "`{missing}` is relative to the working directory {}, where it does not exist; give absolute paths.",
+                base.display()
+            ),
+        };
+        if !hints.contains(&hint) {
+            hints.push(hint);
+        }
+    }
+    let written = after.written_since(before);
+    if let (false, Some(out)) = (
+        written.is_empty(),
+        policy.roots_of(RootKind::OutputDir).next(),
+    ) {
+        let names: Vec<String> = written
+            .iter()
+            .map(|n| base.join(n).display().to_string())
+            .collect();
+        let first = written
+            .first()
+            .map(|n| out.join(n))
+            .unwrap_or_else(|| PathBuf::from(out));
+        hints.push(format!(
+            "The run wrote {} in the working directory, but outputs go in the output directory {}: write {} instead (an absolute path).",
+            names.join(", "),
+            out.display(),
+            first.display()
+        ));
+    }
+    hints
+}
+
+/// The relative paths that output says do not exist: Python's
+/// `FileNotFoundError` (`No such file or directory: 'x'`) and the shell
+/// tools' `x: No such file or directory`.
+fn missing_relative_paths(output: &str) -> Vec<String> {
+    // Fixed patterns, checked by the tests; `None` would only lose hints.
+    static PYTHON: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r#"No such file or directory: ['"]([^'"\n]{1,512})['"]"#).ok());
+    static SHELL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?m)^[\w.-]+: (?:cannot open |cannot access )?'?([^:'\n]{1,512})'?: No such file or directory").ok()
+    });
+    let mut found: Vec<String> = Vec::new();
+    let patterns = [&*PYTHON, &*SHELL].into_iter().flatten();
+    for caps in patterns.flat_map(|re| re.captures_iter(output)) {
+        let path = caps[1].trim();
+        if !path.is_empty() && !path.starts_with('/') && !found.iter().any(|f| f == path) {
+            found.push(path.to_owned());
+        }
+        if found.len() == 8 {
+            break;
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::policy::Access;
+
+    fn policy(dir: &Path) -> PathPolicy {
+        let work = dir.join("work");
+        let out = dir.join("out");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(dir.join("input.txt"), "text").unwrap();
+        PathPolicy::new(&work)
+            .root(&work, RootKind::WorkDir, Access::ReadWrite)
+            .root(&out, RootKind::OutputDir, Access::ReadWrite)
+            .root(&dir.join("input.txt"), RootKind::Input, Access::Read)
+    }
+
+    #[test]
+    fn a_relative_input_path_gets_the_inputs_absolute_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = policy(dir.path());
+        let output = "Traceback (most recent call last):\n  File \"<string>\", line 5\nFileNotFoundError: [Errno 2] No such file or directory: 'input.txt'\n";
+        let none = OutputsInWorkDir::default();
+        let hints = after_run(&policy, output, &none, &none);
+        let input = dir.path().canonicalize().unwrap().join("input.txt");
+        assert_eq!(hints.len(), 1, "{hints:?}");
+        assert!(
+            hints[0].contains(&format!("the task's input is {}", input.display())),
+            "{hints:?}"
+        );
+    }
+
+    #[test]
+    fn shell_tools_and_unknown_files_get_the_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = policy(dir.path());
+        let output = "cat: data/notes.md: No such file or directory\nls: cannot access 'x.csv': No such file or directory\n";
+        let none = OutputsInWorkDir::default();
+        let hints = after_run(&policy, output, &none, &none);
+        assert_eq!(hints.len(), 2, "{hints:?}");
+        assert!(hints[0].starts_with("`data/notes.md` is relative to the working directory"));
+        assert!(hints[1].starts_with("`x.csv` is relative"));
+        // Absolute paths and other output: nothing to add.
+        let quiet = after_run(
+            &policy,
+            "No such file or directory: '/abs/input.txt'\nall good",
+            &none,
+            &none,
+        );
+        assert!(quiet.is_empty(), "{quiet:?}");
+    }
+
+    #[test]
+    fn an_output_written_in_the_working_directory_is_pointed_to_the_output_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = policy(dir.path());
+        std::fs::write(dir.path().join("work/output_old.txt"), "old").unwrap();
+        let before = OutputsInWorkDir::scan(&policy);
+        std::fs::write(dir.path().join("work/output.csv"), "word,count").unwrap();
+        std::fs::write(dir.path().join("work/notes.txt"), "not an output").unwrap();
+        let after = OutputsInWorkDir::scan(&policy);
+        let hints = after_run(&policy, "", &before, &after);
+        assert_eq!(hints.len(), 1, "{hints:?}");
+        let out = dir.path().canonicalize().unwrap().join("out/output.csv");
+        assert!(
+            hints[0].contains(&format!("write {} instead", out.display())),
+            "{hints:?}"
+        );
+        assert!(!hints[0].contains("output_old"), "{hints:?}");
+    }
+
+    #[test]
+    fn outputs_are_not_misplaced_when_the_working_directory_is_the_output_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let policy = PathPolicy::new(&work)
+            .root(&work, RootKind::WorkDir, Access::ReadWrite)
+            .root(&work, RootKind::OutputDir, Access::ReadWrite);
+        let before = OutputsInWorkDir::scan(&policy);
+        std::fs::write(work.join("output.csv"), "x").unwrap();
+        let after = OutputsInWorkDir::scan(&policy);
+        assert!(after_run(&policy, "", &before, &after).is_empty());
+    }
+}
