@@ -183,6 +183,14 @@ fn step_failure(e: &LlmError) -> bool {
 /// window leaves less room).
 const BLUEPRINT_MAX_TOKENS: u32 = 8_000;
 
+/// The sampling temperature of a blueprint retry (the first attempt is
+/// greedy); local models sample with their fixed seed, so a run is still
+/// repeatable.
+const RETRY_TEMPERATURE: f32 = 0.7;
+
+/// Characters of a refused blueprint answer kept in the trajectory.
+const REFUSED_ANSWER_CHARS: usize = 4_000;
+
 /// Tokens a chat template adds around the messages, kept free when the
 /// answer's room in the window is computed.
 const PROMPT_OVERHEAD: usize = 64;
@@ -462,6 +470,7 @@ impl<'a> Run<'a> {
         &mut self,
         messages: Vec<Message>,
         max_tokens: u32,
+        temperature: f32,
     ) -> Result<Result<String, LlmError>, Stop> {
         self.check_budgets()?;
         // The answer's room is what the window leaves after the prompt: a
@@ -481,7 +490,7 @@ impl<'a> Run<'a> {
             .min(u32::try_from(room).unwrap_or(u32::MAX))
             .max(1);
         let request = ChatRequest::new(messages)
-            .with_temperature(0.0)
+            .with_temperature(temperature)
             .with_max_tokens(max_tokens);
         let answer = self.complete(&request).await?;
         // The model's own tokenizer counts the prompt differently: when it
@@ -528,10 +537,11 @@ impl<'a> Run<'a> {
         target: Option<&str>,
         messages: Vec<Message>,
         max_tokens: u32,
+        temperature: f32,
     ) -> Result<Result<(String, Usage, Instant), String>, Stop> {
         let before = self.meter.summary();
         let started = Instant::now();
-        match self.ask(messages, max_tokens).await? {
+        match self.ask(messages, max_tokens, temperature).await? {
             Ok(answer) => Ok(Ok((answer, before, started))),
             Err(e) => {
                 let fatal = !step_failure(&e);
@@ -596,6 +606,11 @@ impl<'a> Run<'a> {
                     None,
                     messages.clone(),
                     BLUEPRINT_MAX_TOKENS,
+                    // Greedy first; a retry at temperature 0 gets the same
+                    // answer back from a small model whatever the feedback
+                    // says (measured: three identical invalid blueprints from
+                    // the embedded Qwen), so retries sample.
+                    if attempt == 1 { 0.0 } else { RETRY_TEMPERATURE },
                 )
                 .await?
             {
@@ -624,12 +639,17 @@ impl<'a> Run<'a> {
                         "[blueprint] attempt {attempt} refused: {}",
                         last_error.lines().next().unwrap_or("")
                     ));
+                    // The refused answer goes to the trajectory (cut): without
+                    // it nobody can tell what the model got wrong.
                     self.step(
                         GeneratePhase::Blueprint,
                         None,
                         &before,
                         call_started,
-                        format!("attempt {attempt} refused: {last_error}"),
+                        format!(
+                            "attempt {attempt} refused: {last_error}\n--- the answer ---\n{}",
+                            blueprint::cut(&answer, REFUSED_ANSWER_CHARS)
+                        ),
                         Vec::new(),
                     )?;
                     messages.push(Message::assistant(
@@ -743,6 +763,15 @@ impl<'a> Run<'a> {
                     self.retrieved.push((path.clone(), r.source));
                 }
             }
+            if blueprint.origin == BlueprintOrigin::Facts {
+                // No model blueprint: its endpoints have no shapes, so the
+                // specification itself is the contract the file must keep.
+                let _ = write!(
+                    context,
+                    "\n# The specification (follow its inputs, outputs and status codes exactly)\n{}",
+                    prompts::spec_sections(&self.spec, &self.counter, self.config.spec_budget)
+                );
+            }
             let _ = write!(
                 context,
                 "\n# Write `{path}`\nPurpose: {}\n{}Answer with its complete content in one fenced code block.\n",
@@ -761,6 +790,7 @@ impl<'a> Run<'a> {
                     Some(path),
                     messages,
                     self.config.file_max_tokens,
+                    0.0,
                 )
                 .await?
             else {

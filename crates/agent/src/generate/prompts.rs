@@ -34,15 +34,10 @@ or `write_file` (a whole file), using absolute paths. Change only what the failu
 endpoint's method, path and response shape as the blueprint says. You may run commands with `run_shell` to \
 check a fix. Call `finish` with a one-line summary when the fix is in place.";
 
-/// The planner's request: the specification segmented by headings, within
-/// `budget` tokens, the facts extracted from it, and the blueprint's shape.
-pub fn planner_request(
-    doc: &SpecDocument,
-    facts: &SpecFacts,
-    counter: &TokenCounter,
-    budget: usize,
-) -> String {
-    let mut s = String::from("# Specification, by section\n\n");
+/// The specification's sections, headings kept, within `budget` tokens:
+/// over budget, each section keeps a share proportional to its size.
+pub fn spec_sections(doc: &SpecDocument, counter: &TokenCounter, budget: usize) -> String {
+    let mut s = String::new();
     let sections = doc.sections();
     let total: usize = sections.iter().map(|sec| counter.count(&sec.text)).sum();
     // Over budget, each section keeps a share of the budget proportional
@@ -66,6 +61,19 @@ pub fn planner_request(
             let _ = writeln!(s, "{body}\n");
         }
     }
+    s
+}
+
+/// The planner's request: the specification segmented by headings, within
+/// `budget` tokens, the facts extracted from it, and the blueprint's shape.
+pub fn planner_request(
+    doc: &SpecDocument,
+    facts: &SpecFacts,
+    counter: &TokenCounter,
+    budget: usize,
+) -> String {
+    let mut s = String::from("# Specification, by section\n\n");
+    s.push_str(&spec_sections(doc, counter, budget));
     s.push_str("# Facts read from the specification without a model\n");
     if let Some(port) = facts.port {
         let _ = writeln!(s, "- port: {port}");
