@@ -616,6 +616,60 @@ fn compact(value: &Value) -> String {
     }
 }
 
+/// The blueprint's shape shown to the model for a specification with
+/// these facts: [`SHAPE`] when it declares no endpoint; otherwise the same
+/// shape with the specification's own port and endpoints already in it,
+/// each to be completed. A small model copies the example it is shown (the
+/// embedded Qwen copied `SHAPE`'s `/items/{id}` into RepoGenesis's flask
+/// blueprint, three times), so the example it copies is the right one.
+///
+/// ```
+/// use agent::generate::{SpecFacts, blueprint::shape_for};
+/// let facts = SpecFacts::of("Port 5000.\n\nGET /health\n\nPOST /echo\n");
+/// let shape = shape_for(&facts);
+/// assert!(shape.contains(r#""method": "POST", "path": "/echo""#));
+/// assert!(shape.contains(r#""port": 5000"#));
+/// assert!(!shape.contains("/items"));
+/// ```
+pub fn shape_for(facts: &SpecFacts) -> String {
+    if facts.endpoints.is_empty() {
+        return SHAPE.to_owned();
+    }
+    let port = facts.port.unwrap_or(5000);
+    let endpoints: Vec<String> = facts
+        .endpoints
+        .iter()
+        .map(|e| {
+            let method = e.method.as_str();
+            let path = Value::String(e.path.clone()).to_string();
+            let example_path = if e.path.contains(['{', '<', ':']) {
+                ", \"example_path\": \"<the path with example values>\""
+            } else {
+                ""
+            };
+            let input = match e.method {
+                HttpMethod::Post | HttpMethod::Put | HttpMethod::Patch => {
+                    "\"body\": {<an example JSON body of a successful call>}"
+                }
+                _ => "\"query\": {<example query parameters of a successful call, if any>}",
+            };
+            format!(
+                "      {{\"method\": \"{method}\", \"path\": {path}{example_path}, \"summary\": \"<what it does>\",\n       \
+                 {input}, \"response\": {{<the example JSON response>}}, \"status\": 200,\n       \
+                 \"errors\": [{{\"status\": 400, \"when\": \"<when>\", \"body\": {{<input that causes it>}}}}]}}"
+            )
+        })
+        .collect();
+    format!(
+        "{{\n  \"project\": \"short-name\",\n  \"summary\": \"<what the service does, in two sentences>\",\n  \
+         \"service\": {{\n    \"port\": {port},\n    \"endpoints\": [\n{}\n    ]\n  }},\n  \
+         \"files\": [\n    {{\"path\": \"app.py\", \"purpose\": \"<one sentence>\", \"exports\": [], \"depends_on\": []}}\n  ],\n  \
+         \"dependencies\": [\"flask\"],\n  \"start\": {{\"command\": \"python app.py\", \"env\": {{}}}},\n  \
+         \"verification\": [\"<what to check>\"],\n  \"build_order\": [\"app.py\"]\n}}",
+        endpoints.join(",\n")
+    )
+}
+
 /// The example of the blueprint's shape shown to the model.
 pub const SHAPE: &str = r#"{
   "project": "short-name",

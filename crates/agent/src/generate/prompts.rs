@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use context_pack::TokenCounter;
 use context_pack::spec::SpecDocument;
 
-use super::blueprint::{SHAPE, SpecFacts};
+use super::blueprint::{SpecFacts, shape_for};
 
 /// The planner's system prompt.
 pub const PLANNER: &str = "You are the planning agent of repo-agent. You turn a specification into an \
@@ -32,7 +32,9 @@ pub const REPAIRER: &str = "You are the repair agent of repo-agent. A generated 
 checks. Read the evidence, find the cause in the files, and fix it with `edit_file` (exact text replacement) \
 or `write_file` (a whole file), using absolute paths. Change only what the failures need; keep every \
 endpoint's method, path and response shape as the blueprint says. You may run commands with `run_shell` to \
-check a fix. Call `finish` with a one-line summary when the fix is in place.";
+check a fix, but do not start the service: it runs in the foreground until the command's time limit, and \
+the checks start it themselves after you finish. Call `finish`, alone in its reply, with a one-line summary \
+when the fix is in place.";
 
 /// The specification's sections, headings kept, within `budget` tokens:
 /// over budget, each section keeps a share proportional to its size.
@@ -86,9 +88,18 @@ pub fn planner_request(
     }
     let _ = write!(
         s,
-        "\n# Your answer\nThe blueprint as one ```json block with this shape (example values):\n```json\n{SHAPE}\n```\n\
-         Include every endpoint above. Give examples (query, body, response) that a test can send as they are, \
-         and an `example_path` for each path with parameters.\n"
+        "\n# Your answer\nThe blueprint as one ```json block with this shape (example values):\n```json\n{}\n```\n",
+        shape_for(facts)
+    );
+    if !facts.endpoints.is_empty() {
+        s.push_str(
+            "Replace every <...> with the real value from the specification (an object's <...> with its \
+             keys and values); keep every endpoint listed, and add any the specification names that are missing.\n",
+        );
+    }
+    s.push_str(
+        "Include every endpoint above. Give examples (query, body, response) that a test can send as they are, \
+         and an `example_path` for each path with parameters.\n",
     );
     s
 }
