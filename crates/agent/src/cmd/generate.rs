@@ -71,8 +71,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .load(&mut |message| eprintln!("{message}"))?;
     if model.embedded_default {
         eprintln!(
-            "note: the embedded model demonstrates the pipeline (blueprint, memory, checks, repair); \
-             it cannot write a working service. Pass --base-url and --model for real generation."
+            "note: the embedded model is small (1.5B parameters on the CPU): it can write a small \
+             service (a few endpoints) in a few minutes, with repair rounds; pass --base-url and --model \
+             for a served model on larger specifications."
         );
     }
     let mut config = GenerateConfig {
