@@ -221,12 +221,121 @@ pub const MAX_ANSWER_BYTES: usize = 512 * 1024;
 pub fn parse(answer: &str) -> Result<Blueprint, BlueprintError> {
     let answer = cut(answer, MAX_ANSWER_BYTES);
     let json = json_object(answer).ok_or(BlueprintError::NoJson)?;
+    let quoted = quote_placeholders(json);
     let mut blueprint: Blueprint =
-        serde_json::from_str(json).map_err(|e| BlueprintError::Shape(e.to_string()))?;
+        serde_json::from_str(&quoted).map_err(|e| BlueprintError::Shape(e.to_string()))?;
     blueprint.origin = BlueprintOrigin::Model;
     blueprint.corrections.clear();
+    if quoted != json {
+        blueprint.corrections.push(
+            "bare placeholders such as <int> (copied from the specification) were read as strings"
+                .to_owned(),
+        );
+    }
+    let replaced = sample_placeholders(&mut blueprint);
+    if replaced > 0 {
+        blueprint.corrections.push(format!(
+            "{replaced} placeholder value(s) in the examples (\"<int>\", \"<string>\", ...) became sample values of their type"
+        ));
+    }
     validate(&mut blueprint)?;
     Ok(blueprint)
+}
+
+/// Most bytes of a bare placeholder (`<int>`, `<user name>`).
+const MAX_PLACEHOLDER: usize = 40;
+
+/// `json` with each bare `<...>` outside a string (`"length": <int>`, as
+/// specifications write their examples and models copy them) made a JSON
+/// string, so the rest of the answer can be read.
+fn quote_placeholders(json: &str) -> String {
+    let bytes = json.as_bytes();
+    let mut out = String::with_capacity(json.len() + 16);
+    let (mut in_string, mut escaped, mut copied) = (false, false, 0);
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if b == b'<'
+            && let Some(len) = json[i..]
+                .bytes()
+                .take(MAX_PLACEHOLDER)
+                .position(|c| c == b'>')
+            && json[i + 1..i + len]
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'-' | b'.' | b'|'))
+        {
+            out.push_str(&json[copied..i]);
+            out.push('"');
+            out.push_str(&json[i..=i + len]);
+            out.push('"');
+            i += len + 1;
+            copied = i;
+            continue;
+        }
+        i += 1;
+    }
+    out.push_str(&json[copied..]);
+    out
+}
+
+/// A sample value for a placeholder string of the examples (`"<int>"`,
+/// `"<string>"`), by the type it names; `None` for any other string.
+fn sample_for(text: &str) -> Option<Value> {
+    let inner = text.strip_prefix('<')?.strip_suffix('>')?.trim();
+    if inner.is_empty() || inner.len() > MAX_PLACEHOLDER {
+        return None;
+    }
+    let lower = inner.to_ascii_lowercase();
+    Some(match lower.as_str() {
+        "int" | "integer" | "number" | "int64" | "long" => Value::from(2),
+        "float" | "double" | "decimal" => Value::from(1.5),
+        "bool" | "boolean" => Value::Bool(true),
+        _ => Value::String("hello".to_owned()),
+    })
+}
+
+/// Replaces the placeholder strings of the successful call's examples
+/// (query, body, response) with [`sample_for`]'s values: sent as they
+/// are, `a=<int>` would make the success call itself a bad request.
+/// Returns how many were replaced.
+fn sample_placeholders(blueprint: &mut Blueprint) -> usize {
+    fn walk(value: &mut Value, count: &mut usize) {
+        match value {
+            Value::String(text) => {
+                if let Some(sample) = sample_for(text) {
+                    *value = sample;
+                    *count += 1;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, count)),
+            Value::Object(map) => map.values_mut().for_each(|v| walk(v, count)),
+            _ => {}
+        }
+    }
+    let mut count = 0;
+    let Some(service) = blueprint.service.as_mut() else {
+        return 0;
+    };
+    // Only the successful call's examples: an error case's input is meant
+    // to be wrong, and a placeholder there is as wrong as any value.
+    for e in &mut service.endpoints {
+        for query in e.query.iter_mut() {
+            query.values_mut().for_each(|v| walk(v, &mut count));
+        }
+        for value in e.body.iter_mut().chain(e.response.iter_mut()) {
+            walk(value, &mut count);
+        }
+    }
+    count
 }
 
 /// The longest prefix of `text` of at most `max` bytes on a char boundary.
@@ -300,24 +409,31 @@ fn validate(blueprint: &mut Blueprint) -> Result<(), BlueprintError> {
             blueprint.files.len()
         ));
     }
-    let mut paths = BTreeSet::new();
+    let mut paths: BTreeSet<String> = BTreeSet::new();
     for file in &blueprint.files {
         if let Err(e) = check_path(&file.path) {
             problems.push(e);
         }
-        if !paths.insert(file.path.as_str()) {
+        if !paths.insert(file.path.clone()) {
             problems.push(format!("`{}` is planned twice", file.path));
         }
     }
-    for file in &blueprint.files {
-        for dep in &file.depends_on {
-            if !paths.contains(dep.as_str()) {
-                problems.push(format!(
-                    "`{}` depends on `{dep}`, which is not a planned file (list only planned files in depends_on)",
-                    file.path
+    // A `depends_on` that names no planned file (a package such as
+    // `flask`, a directory such as `app`) only orders the writing and
+    // picks memory entries: it is dropped, and the drop recorded, rather
+    // than the whole plan refused.
+    let mut corrections = Vec::new();
+    for file in &mut blueprint.files {
+        let path = file.path.clone();
+        file.depends_on.retain(|dep| {
+            let known = paths.contains(dep.as_str());
+            if !known {
+                corrections.push(format!(
+                    "`{path}` listed `{dep}` in depends_on, which is not a planned file: dropped"
                 ));
             }
-        }
+            known
+        });
     }
     if blueprint.start.command.trim().is_empty() {
         problems.push("`start.command` is empty".into());
@@ -343,26 +459,41 @@ fn validate(blueprint: &mut Blueprint) -> Result<(), BlueprintError> {
                 ));
             }
         }
-        if !paths.contains("start.sh") {
-            problems.push(
-                "a service needs `start.sh` in `files` (it starts the service in the foreground)"
-                    .into(),
-            );
-        }
     }
+    let needs_start = blueprint.service.is_some() && !paths.contains("start.sh");
+    let mut order = Vec::new();
     let mut ordered = BTreeSet::new();
     for path in &blueprint.build_order {
         if !paths.contains(path.as_str()) {
-            problems.push(format!(
-                "`build_order` names `{path}`, which is not in `files`"
+            corrections.push(format!(
+                "`build_order` named `{path}`, which is not in `files`: dropped"
             ));
-        } else if !ordered.insert(path.as_str()) {
-            problems.push(format!("`build_order` names `{path}` twice"));
+        } else if ordered.insert(path.clone()) {
+            order.push(path.clone());
+        } else {
+            corrections.push(format!("`build_order` named `{path}` twice: once kept"));
         }
     }
     if !problems.is_empty() {
         return Err(BlueprintError::Invalid(problems));
     }
+    blueprint.build_order = order;
+    if needs_start {
+        // Every service is started the same way (verification runs
+        // `start.sh`); what it runs is the plan's own start command.
+        blueprint.files.push(FilePlan {
+            path: "start.sh".to_owned(),
+            purpose: format!(
+                "Starts the service in the foreground: `exec {}`.",
+                blueprint.start.command.trim()
+            ),
+            exports: Vec::new(),
+            depends_on: Vec::new(),
+        });
+        corrections.push("a service needs `start.sh`: added, running `start.command`".to_owned());
+    }
+    blueprint.corrections.extend(corrections);
+    let ordered: BTreeSet<String> = blueprint.build_order.iter().cloned().collect();
     let missing: Vec<String> = blueprint
         .files
         .iter()
@@ -727,8 +858,23 @@ mod tests {
             r#"["ghost.py"]"#,
         );
         let err = parse(&answer).unwrap_err().to_string();
-        for needle in ["`..`", "planned twice", "nope.py", "ghost.py"] {
+        for needle in ["`..`", "planned twice"] {
             assert!(err.contains(needle), "{needle} in {err}");
+        }
+        // What only orders the writing is corrected, not refused.
+        let answer = minimal(
+            r#"[{"path": "a.py", "purpose": "a", "depends_on": ["nope.py", "flask"]}]"#,
+            r#"["ghost.py", "a.py", "a.py"]"#,
+        );
+        let b = parse(&answer).unwrap();
+        assert!(b.files[0].depends_on.is_empty());
+        assert_eq!(b.build_order, ["a.py"]);
+        for needle in ["`nope.py`", "`flask`", "`ghost.py`", "twice"] {
+            assert!(
+                b.corrections.iter().any(|c| c.contains(needle)),
+                "{needle} in {:?}",
+                b.corrections
+            );
         }
     }
 
@@ -789,11 +935,17 @@ mod tests {
             "start": {"command": "python app.py"}}"#;
         let err = parse(answer).unwrap_err().to_string();
         assert!(
-            err.contains("start.sh")
-                && err.contains("must start with `/`")
-                && err.contains("100-599"),
+            err.contains("must start with `/`") && err.contains("100-599"),
             "{err}"
         );
+        // A service without `start.sh` gets one that runs its start command.
+        let answer = r#"{"project": "p", "files": [{"path": "app.py", "purpose": "a"}],
+            "service": {"port": 5000, "endpoints": [{"method": "GET", "path": "/health"}]},
+            "start": {"command": "python app.py"}}"#;
+        let b = parse(answer).unwrap();
+        let start = b.file("start.sh").unwrap();
+        assert!(start.purpose.contains("exec python app.py"), "{start:?}");
+        assert_eq!(b.build_order, ["app.py", "start.sh"]);
     }
 
     #[test]
@@ -868,5 +1020,56 @@ mod tests {
         cyclic.files.truncate(2);
         cyclic.files[1].depends_on = vec!["m0.py".into()];
         assert_eq!(complete_order(&cyclic).len(), 2);
+    }
+
+    /// The embedded Qwen's blueprint for RepoGenesis's flask README,
+    /// recorded: it copies the specification's `"length": <int>` (not
+    /// JSON) and `"a": "<int>"` (a bad request if sent as it is).
+    #[test]
+    fn placeholders_copied_from_the_specification_become_sample_values() {
+        let answer = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/generate/qwen-flask-blueprint-placeholders.md"
+        ))
+        .unwrap();
+        assert!(answer.contains("\"length\": <int>"));
+        let b = parse(&answer).unwrap();
+        let service = b.service.as_ref().unwrap();
+        let echo = &service.endpoints[1];
+        assert_eq!(echo.body, Some(serde_json::json!({"message": "hello"})));
+        assert_eq!(
+            echo.response,
+            Some(serde_json::json!({"message": "hello", "length": 2}))
+        );
+        let sum = &service.endpoints[2];
+        let query: Vec<(&str, &Value)> = sum
+            .query
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        assert_eq!(query, [("a", &Value::from(2)), ("b", &Value::from(2))]);
+        assert!(
+            b.corrections[..2].iter().all(|c| c.contains("placeholder")),
+            "{:?}",
+            b.corrections
+        );
+        assert!(b.file("start.sh").is_some());
+    }
+
+    #[test]
+    fn quoting_placeholders_leaves_strings_and_comparisons_alone() {
+        let json =
+            r#"{"a": <int>, "s": "x < y > z", "t": "<kept>", "e": "\"<q>\"", "l": [<a b>, 1]}"#;
+        let quoted = quote_placeholders(json);
+        assert_eq!(
+            quoted,
+            r#"{"a": "<int>", "s": "x < y > z", "t": "<kept>", "e": "\"<q>\"", "l": ["<a b>", 1]}"#
+        );
+        let parsed: Value = serde_json::from_str(&quoted).unwrap();
+        assert_eq!(parsed["a"], "<int>");
+        // Not a placeholder: left as it is (and the JSON stays invalid).
+        assert_eq!(quote_placeholders("{\"a\": <{x}>}"), "{\"a\": <{x}>}");
     }
 }
