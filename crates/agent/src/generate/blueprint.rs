@@ -461,6 +461,8 @@ fn validate(blueprint: &mut Blueprint) -> Result<(), BlueprintError> {
         }
     }
     let needs_start = blueprint.service.is_some() && !paths.contains("start.sh");
+    let needs_requirements =
+        !blueprint.dependencies.is_empty() && !paths.contains("requirements.txt");
     let mut order = Vec::new();
     let mut ordered = BTreeSet::new();
     for path in &blueprint.build_order {
@@ -491,6 +493,25 @@ fn validate(blueprint: &mut Blueprint) -> Result<(), BlueprintError> {
             depends_on: Vec::new(),
         });
         corrections.push("a service needs `start.sh`: added, running `start.command`".to_owned());
+    }
+    if needs_requirements {
+        // The install check reads `requirements.txt`; without it the
+        // planned dependencies are never installed (measured: the embedded
+        // Qwen planned `dependencies: ["flask"]` and no such file).
+        blueprint.files.insert(
+            0,
+            FilePlan {
+                path: "requirements.txt".to_owned(),
+                purpose: format!(
+                    "The Python requirements, one per line: {}.",
+                    blueprint.dependencies.join(", ")
+                ),
+                exports: Vec::new(),
+                depends_on: Vec::new(),
+            },
+        );
+        corrections
+            .push("`dependencies` were planned without `requirements.txt`: added".to_owned());
     }
     blueprint.corrections.extend(corrections);
     let ordered: BTreeSet<String> = blueprint.build_order.iter().cloned().collect();
@@ -1056,6 +1077,9 @@ mod tests {
             b.corrections
         );
         assert!(b.file("start.sh").is_some());
+        let requirements = b.file("requirements.txt").unwrap();
+        assert!(requirements.purpose.contains("flask"), "{requirements:?}");
+        assert!(b.build_order.iter().any(|p| p == "requirements.txt"));
     }
 
     #[test]

@@ -835,10 +835,8 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    async fn sandbox(&mut self) -> Result<Sandbox, Stop> {
-        if let Some(sandbox) = &self.sandbox {
-            return Ok(sandbox.clone());
-        }
+    /// The configuration every sandbox of the run starts from.
+    fn sandbox_builder(&self) -> Result<sandbox::SandboxConfigBuilder, Stop> {
         let code_user = self
             .config
             .code_user
@@ -853,6 +851,37 @@ impl<'a> Run<'a> {
         for reference in &self.request.references {
             builder = builder.read_only_path(reference);
         }
+        Ok(builder)
+    }
+
+    /// The repairer's sandbox: the verification's virtualenv first on
+    /// `PATH` and as `run_python`'s interpreter, once there is one, so what
+    /// the model runs sees the packages the checks saw. (Measured: with the
+    /// system Python, where flask happened to be installed, the embedded
+    /// Qwen saw its service start and finished, while the checks failed
+    /// for want of flask in the virtualenv.)
+    async fn repair_sandbox(&mut self) -> Result<Sandbox, Stop> {
+        let venv = self.out.join(AGENT_DIR).join("venv");
+        let python = venv.join("bin").join("python");
+        if !python.is_file() {
+            return self.sandbox().await;
+        }
+        let path = format!("{}:{}", venv.join("bin").display(), sandbox::DEFAULT_PATH);
+        let builder = self
+            .sandbox_builder()?
+            .env("PATH", path)
+            .env("VIRTUAL_ENV", venv.as_os_str())
+            .python(python.as_os_str());
+        Ok(Sandbox::new(builder.build().map_err(Error::Sandbox)?)
+            .await
+            .map_err(Error::Sandbox)?)
+    }
+
+    async fn sandbox(&mut self) -> Result<Sandbox, Stop> {
+        if let Some(sandbox) = &self.sandbox {
+            return Ok(sandbox.clone());
+        }
+        let builder = self.sandbox_builder()?;
         let sandbox = Sandbox::new(builder.build().map_err(Error::Sandbox)?)
             .await
             .map_err(Error::Sandbox)?;
@@ -1075,7 +1104,7 @@ impl<'a> Run<'a> {
         let tools = Tools::new(
             vec![graph],
             self.policy.clone(),
-            self.sandbox().await?,
+            self.repair_sandbox().await?,
             self.counter.clone(),
             ToolOptions {
                 exploration: false,
