@@ -63,6 +63,7 @@ fn writers() -> Vec<serde_json::Value> {
 #[test]
 fn without_a_work_dir_code_runs_in_a_copy_and_the_repository_is_untouched() -> TestResult {
     let fx = Fixture::new()?;
+    fx.write_output()?;
     let before = snapshot(&fx.repo())?;
     let (url, _) = serve(writers())?;
     let result = run_on_fixture(&fx, &url)
@@ -88,6 +89,7 @@ fn without_a_work_dir_code_runs_in_a_copy_and_the_repository_is_untouched() -> T
 #[test]
 fn in_place_runs_code_in_the_repository_and_says_so() -> TestResult {
     let fx = Fixture::new()?;
+    fx.write_output()?;
     let (url, _) = serve(writers())?;
     let result = run_on_fixture(&fx, &url)
         .args(["--search-terms", "never", "--in-place"])
