@@ -21,13 +21,16 @@
 //! let out = tempfile::tempdir()?;
 //! let task = TaskSpec::new("Greet with hello into output.txt", repo.path(), out.path());
 //!
+//! let output = out.path().join("output.txt");
 //! let model = Scripted::new()
 //!     .then_tool_call("search_code", json!({"query": "hello"}))
-//!     .then_tool_call("finish", json!({"summary": "nothing to do"}));
+//!     .then_tool_call("write_file", json!({"path": output, "content": "hello world\n"}))
+//!     .then_tool_call("finish", json!({"summary": "output.txt written"}));
 //! let config = AgentConfig { isolation: sandbox::Isolation::Process, ..AgentConfig::default() };
 //! let mut trajectory = Trajectory::in_memory();
 //! let summary = agent::run(&model, &task, &config, &mut trajectory, &mut |_| {}).await?;
-//! assert_eq!((summary.status, summary.turns), (Status::Finished, 2));
+//! assert_eq!((summary.status, summary.turns), (Status::Finished, 3));
+//! assert_eq!(summary.outputs, [output]);
 //! assert!(model.requests()[1].messages.iter().any(|m| m.text().is_some_and(|t| t.contains("greet.hello"))));
 //! # Ok(())
 //! # }
