@@ -27,8 +27,7 @@ use tracing::debug;
 use super::LocalError;
 use super::gguf::{ModelParams, RopeStyle};
 use super::kernels::{
-    Activations, Arithmetic, AttentionShape, NativeType, QMatrix, SpanStats, attend_span,
-    merge_spans,
+    Activations, AttentionShape, NativeType, QMatrix, SpanStats, attend_span, merge_spans,
 };
 
 struct Layer {
@@ -321,17 +320,18 @@ fn expect_shape(m: &QMatrix, name: &str, rows: usize, cols: usize) -> Result<(),
     Ok(())
 }
 
-/// What a forward call runs, which decides its arithmetic.
+/// What a forward call runs, which decides how attention is computed.
 ///
 /// Each position's keys and values must not depend on how a prompt was
 /// cut into calls, or a cached prefix would give other answers than a
 /// fresh one; so the choice follows what the tokens are, not how many
-/// there are.
+/// there are. (The matrix products give a token the same bits whether it
+/// is multiplied alone or with others.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pass {
-    /// Prompt tokens: f32 matrix products, fastest for many tokens.
+    /// Prompt tokens: attention as f32 matrix products over the chunk.
     Prompt,
-    /// One generated token: 8-bit kernels, which read the fewest bytes.
+    /// One generated token: attention split over spans of the cache.
     Generate,
 }
 
@@ -512,10 +512,6 @@ impl Weights {
     }
 
     fn run(&self, tokens: &[u32], cache: &mut KvCache, pass: Pass) -> Result<Vec<f32>, LocalError> {
-        let arithmetic = match pass {
-            Pass::Prompt => Arithmetic::F32,
-            Pass::Generate => Arithmetic::Int8,
-        };
         let p = &self.params;
         let seq = tokens.len();
         let start = cache.len;
@@ -540,7 +536,7 @@ impl Weights {
         let mut s = Scratch::default();
         for (i, layer) in self.layers.iter().enumerate() {
             rms_norm(&x, &layer.attn_norm, eps, dim, &mut s.normed);
-            s.act.set(&s.normed, dim, arithmetic)?;
+            s.act.set(&s.normed, dim)?;
             resize(&mut s.q, seq * dim);
             resize(&mut s.k, seq * kv_dim);
             resize(&mut s.v, seq * kv_dim);
@@ -564,13 +560,13 @@ impl Weights {
             } else {
                 attention(&s.q, keys, values, start, p, &mut s.attn);
             }
-            s.act.set(&s.attn, dim, arithmetic)?;
+            s.act.set(&s.attn, dim)?;
             resize(&mut s.projected, seq * dim);
             layer.wo.matmul(&s.act, &mut s.projected)?;
             add(&mut x, &s.projected);
 
             rms_norm(&x, &layer.ffn_norm, eps, dim, &mut s.normed);
-            s.act.set(&s.normed, dim, arithmetic)?;
+            s.act.set(&s.normed, dim)?;
             resize(&mut s.gate, seq * self.hidden);
             resize(&mut s.up, seq * self.hidden);
             layer.gate.matmul(&s.act, &mut s.gate)?;
@@ -578,7 +574,7 @@ impl Weights {
             for (g, u) in s.gate.iter_mut().zip(&s.up) {
                 *g = *g / (1.0 + (-*g).exp()) * u;
             }
-            s.act.set(&s.gate, self.hidden, arithmetic)?;
+            s.act.set(&s.gate, self.hidden)?;
             layer.down.matmul(&s.act, &mut s.projected)?;
             add(&mut x, &s.projected);
         }
@@ -586,9 +582,7 @@ impl Weights {
 
         let last = &x[(seq - 1) * dim..];
         rms_norm(last, &self.norm, eps, dim, &mut s.normed);
-        // One token, whatever the pass: the head's f32 copy would cost more
-        // than the product, and logits are not cached.
-        s.act.set(&s.normed, dim, Arithmetic::Int8)?;
+        s.act.set(&s.normed, dim)?;
         let head = self.head();
         let mut logits = vec![0.0f32; head.rows()];
         head.matmul(&s.act, &mut logits)?;

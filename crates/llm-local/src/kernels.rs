@@ -1,23 +1,28 @@
 //! Quantized matrix products for the embedded engine.
 //!
 //! A token's forward pass reads every weight of the model once, so on a
-//! CPU generation speed is set by how many bytes the weights take: f32
-//! weights (540 MB for SmolLM2-135M) capped it at about 12 tokens a
-//! second on this project's 2-core machine. Here the matrices stay in
-//! their 4- or 8-bit GGUF blocks (80 MB for the default model) and the
+//! CPU generation speed is set by how many bytes the weights take, and a
+//! prompt's speed by how many multiplications a second the kernels keep
+//! up. Here the matrices stay in their 4- to 8-bit GGUF blocks and the
 //! activations are quantized to 8 bits per block of 32, as llama.cpp
-//! does, so each block's dot product is a handful of integer SIMD
-//! instructions.
+//! does, so a block's products are a few integer SIMD instructions.
 //!
-//! - Block types with a kernel: Q4_0, Q4_1 and Q8_0. A matrix of any other
-//!   GGUF type (K-quants, f16, ...) is dequantized and requantized to Q8_0
-//!   at load.
-//! - Kernels: AVX2 + FMA, selected at run time (`is_x86_feature_detected`),
-//!   so the binary still runs on any x86-64 CPU, and a portable scalar
-//!   version that gives the same sums (the integer parts are exact; only
-//!   the order of the f32 additions differs).
-//! - Work is split over rows with rayon. A prompt's chunk of tokens is
-//!   multiplied in f32 instead (see [`QMatrix::matmul`]).
+//! - Q4_K and Q6_K (most of a Q4_K_M file) are interleaved at load, 16
+//!   rows at a time ([`interleaved`]): one 512-bit integer dot product
+//!   covers 4 columns of 16 rows. Q5_0 blocks are used as the file has
+//!   them, Q4_0, Q4_1 and Q8_0 unpacked into structs; a matrix of any
+//!   other GGUF type (f16, ...) is dequantized and requantized to Q8_0 at
+//!   load.
+//! - Kernels: AVX-512 VNNI and AVX2 (+ FMA, F16C), selected at run time
+//!   (`is_x86_feature_detected`), so the binary still runs on any x86-64
+//!   CPU, and a portable scalar version that gives the same sums to
+//!   rounding (the integer parts are exact; only the order of the f32
+//!   additions differs).
+//! - Every kernel takes up to [`TOKEN_TILE`] tokens at once: a prompt's
+//!   weights are unpacked once per tile of tokens, and rows are split over
+//!   threads with rayon in chunks that stay in cache while every token of
+//!   the prompt passes over them. A token's outputs are the same bits
+//!   whether it is multiplied alone or in a tile.
 
 // SIMD intrinsics are `unsafe`; each use is behind a run-time check of
 // the CPU features it needs, and reads only within slices whose lengths
@@ -32,9 +37,16 @@ use rayon::prelude::*;
 
 use super::LocalError;
 
+mod interleaved;
 mod kquants;
 
-use kquants::{Q4K_BYTES, Q5_0_BYTES, Q6K_BYTES, QK_K, TokenQ};
+use interleaved::{Q4KRows16, Q6KRows16, ROWS};
+use kquants::{Blocks32, Q4K_BYTES, Q5_0_BYTES, Q6K_BYTES, QK_K, TokenQ, common_len};
+
+/// Tokens each call of a kernel multiplies by a weight row in a prompt:
+/// enough that unpacking a block is paid for rarely, few enough that the
+/// accumulators of every token stay in registers.
+const TOKEN_TILE: usize = 4;
 
 /// Values per quantization block, for every block type here.
 pub(crate) const BLOCK: usize = 32;
@@ -65,23 +77,18 @@ pub(crate) struct BlockQ8_0 {
     qs: [i8; 32],
 }
 
-/// 32 activations as `d * q`, with `sum = d * Σq` kept for the offset
-/// terms of Q4_0 and Q4_1.
-#[derive(Clone, Copy, Default)]
-#[repr(C)]
-pub(crate) struct ActBlock {
-    d: f32,
-    sum: f32,
-    q: [i8; 32],
-}
-
 /// The blocks of a matrix, row after row.
 enum Blocks {
     Q4_0(Vec<BlockQ4_0>),
     Q4_1(Vec<BlockQ4_1>),
     Q8_0(Vec<BlockQ8_0>),
-    /// Q4_K, Q6_K or Q5_0 blocks kept as the file's bytes.
-    File(NativeType, WeightBytes),
+    /// Q4_K super-blocks, 16 rows interleaved: groups of rows after each
+    /// other, each group's super-blocks left to right.
+    Q4K(Vec<Q4KRows16>),
+    /// Q6_K super-blocks, as [`Blocks::Q4K`].
+    Q6K(Vec<Q6KRows16>),
+    /// Q5_0 blocks kept as the file's bytes.
+    Q5_0(WeightBytes),
 }
 
 /// A matrix's blocks as the GGUF file has them: copied once, or a range
@@ -149,7 +156,7 @@ impl NativeType {
     /// Whether the blocks are used as the file's bytes, so a shared buffer
     /// needs no copy.
     fn kept_as_bytes(self) -> bool {
-        matches!(self, NativeType::Q4K | NativeType::Q6K | NativeType::Q5_0)
+        self == NativeType::Q5_0
     }
 }
 
@@ -182,8 +189,9 @@ impl QMatrix {
         Ok(())
     }
 
-    /// A matrix from a GGUF tensor's raw bytes. Q4_K, Q6_K and Q5_0
-    /// blocks are copied as they are; the older types are unpacked.
+    /// A matrix from a GGUF tensor's raw bytes. Q5_0 blocks are copied as
+    /// they are; the K-quants are interleaved (see [`interleaved`]), the
+    /// older types unpacked.
     pub(crate) fn from_file_blocks(
         kind: NativeType,
         bytes: &[u8],
@@ -194,9 +202,19 @@ impl QMatrix {
         let size = kind.file_block_bytes();
         let chunks = bytes.chunks_exact(size);
         let blocks = match kind {
-            NativeType::Q4K | NativeType::Q6K | NativeType::Q5_0 => {
-                Blocks::File(kind, WeightBytes::Owned(bytes.to_vec()))
-            }
+            NativeType::Q5_0 => Blocks::Q5_0(WeightBytes::Owned(bytes.to_vec())),
+            NativeType::Q4K => Blocks::Q4K(interleave(
+                bytes.as_chunks::<Q4K_BYTES>().0,
+                rows,
+                cols,
+                interleaved::repack_q4k,
+            )),
+            NativeType::Q6K => Blocks::Q6K(interleave(
+                bytes.as_chunks::<Q6K_BYTES>().0,
+                rows,
+                cols,
+                interleaved::repack_q6k,
+            )),
             NativeType::Q4_0 => Blocks::Q4_0(
                 chunks
                     .map(|b| {
@@ -241,8 +259,8 @@ impl QMatrix {
     }
 
     /// A matrix whose blocks are `range` of `data` (e.g. a memory map of
-    /// the GGUF file), used in place for Q4_K, Q6_K and Q5_0: no copy.
-    /// Other types are unpacked as by [`QMatrix::from_file_blocks`].
+    /// the GGUF file), used in place for Q5_0: no copy. Other types are
+    /// unpacked as by [`QMatrix::from_file_blocks`].
     pub(crate) fn from_shared_blocks(
         kind: NativeType,
         data: Arc<dyn AsRef<[u8]> + Send + Sync>,
@@ -262,7 +280,7 @@ impl QMatrix {
         Ok(Self {
             rows,
             cols,
-            blocks: Blocks::File(kind, WeightBytes::Shared(data, range)),
+            blocks: Blocks::Q5_0(WeightBytes::Shared(data, range)),
         })
     }
 
@@ -308,19 +326,15 @@ impl QMatrix {
             Blocks::Q4_0(b) => std::mem::size_of_val(b.as_slice()),
             Blocks::Q4_1(b) => std::mem::size_of_val(b.as_slice()),
             Blocks::Q8_0(b) => std::mem::size_of_val(b.as_slice()),
-            Blocks::File(_, bytes) => bytes.bytes().len(),
+            Blocks::Q4K(b) => std::mem::size_of_val(b.as_slice()),
+            Blocks::Q6K(b) => std::mem::size_of_val(b.as_slice()),
+            Blocks::Q5_0(bytes) => bytes.bytes().len(),
         }
     }
 
-    /// Bytes of one row's blocks, for [`Blocks::File`].
-    fn row_bytes(&self, kind: NativeType) -> usize {
-        self.cols / kind.block_values() * kind.file_block_bytes()
-    }
-
-    /// Row `row`'s blocks as file bytes.
-    fn file_row<'a>(&self, kind: NativeType, bytes: &'a WeightBytes, row: usize) -> &'a [u8] {
-        let size = self.row_bytes(kind);
-        &bytes.bytes()[row * size..(row + 1) * size]
+    /// Super-blocks (or Q5_0 blocks) per row.
+    fn blocks_per_row(&self, kind: NativeType) -> usize {
+        self.cols / kind.block_values()
     }
 
     /// Row `row` as f32 values (an embedding lookup).
@@ -337,27 +351,26 @@ impl QMatrix {
         let range = row * per_row..(row + 1) * per_row;
         let outs = out.chunks_exact_mut(BLOCK);
         match &self.blocks {
-            Blocks::File(kind, bytes) => {
-                let row = self.file_row(*kind, bytes, row);
-                match kind {
-                    NativeType::Q4K => {
-                        let (out, _) = out.as_chunks_mut::<QK_K>();
-                        for (b, out) in row.as_chunks::<Q4K_BYTES>().0.iter().zip(out) {
-                            kquants::dequantize_q4k(b, out);
-                        }
-                    }
-                    NativeType::Q6K => {
-                        let (out, _) = out.as_chunks_mut::<QK_K>();
-                        for (b, out) in row.as_chunks::<Q6K_BYTES>().0.iter().zip(out) {
-                            kquants::dequantize_q6k(b, out);
-                        }
-                    }
-                    _ => {
-                        let (out, _) = out.as_chunks_mut::<BLOCK>();
-                        for (b, out) in row.as_chunks::<Q5_0_BYTES>().0.iter().zip(out) {
-                            kquants::dequantize_q5_0(b, out);
-                        }
-                    }
+            Blocks::Q4K(groups) => {
+                let per = self.blocks_per_row(NativeType::Q4K);
+                let group = &groups[row / ROWS * per..(row / ROWS + 1) * per];
+                let (out, _) = out.as_chunks_mut::<QK_K>();
+                for (b, out) in group.iter().zip(out) {
+                    interleaved::dequantize_q4k(b, row % ROWS, out);
+                }
+            }
+            Blocks::Q6K(groups) => {
+                let per = self.blocks_per_row(NativeType::Q6K);
+                let group = &groups[row / ROWS * per..(row / ROWS + 1) * per];
+                let (out, _) = out.as_chunks_mut::<QK_K>();
+                for (b, out) in group.iter().zip(out) {
+                    interleaved::dequantize_q6k(b, row % ROWS, out);
+                }
+            }
+            Blocks::Q5_0(bytes) => {
+                let (out, _) = out.as_chunks_mut::<BLOCK>();
+                for (b, out) in self.q5_0_row(bytes, row).iter().zip(out) {
+                    kquants::dequantize_q5_0(b, out);
                 }
             }
             Blocks::Q4_0(blocks) => {
@@ -390,14 +403,15 @@ impl QMatrix {
     /// `out[t][r] = Σ_c w[r][c] * x[t][c]` for every token `t` of `x`;
     /// `out` holds `x.tokens() * rows` values, token after token.
     ///
-    /// Generation takes the 8-bit kernels; a prompt's chunk takes an f32
-    /// matrix product on the matrix dequantized for the call (see
-    /// [`Activations::set`]). On a CPU the two kinds of arithmetic run at about the same
-    /// multiply rate, and a tuned f32 matrix product (the `gemm` crate,
-    /// through candle) keeps its operands in registers and caches far
-    /// better than block-by-block dot products can; dequantizing costs
-    /// one pass over the weights per chunk.
+    /// The rows are split into chunks, one task each; a task passes every
+    /// token over its chunk, [`TOKEN_TILE`] tokens per pass, so the
+    /// chunk's blocks are read from memory once and from cache after.
     pub(crate) fn matmul(&self, x: &Activations, out: &mut [f32]) -> Result<(), LocalError> {
+        self.matmul_with(Simd::detect(), x, out)
+    }
+
+    /// [`QMatrix::matmul`] by the kernels of `simd`.
+    fn matmul_with(&self, simd: Simd, x: &Activations, out: &mut [f32]) -> Result<(), LocalError> {
         let tokens = x.tokens;
         if x.cols != self.cols || out.len() != tokens * self.rows {
             return Err(LocalError::Engine(format!(
@@ -408,102 +422,157 @@ impl QMatrix {
                 out.len()
             )));
         }
-        if x.blocks.is_empty() {
-            return self.matmul_f32(x, out);
-        }
-        let simd = Simd::detect();
-        let per_row = self.cols / BLOCK;
         // Enough chunks to keep every thread busy, few enough that each
-        // one is worth a task.
-        let chunk_rows = (self.rows / (rayon::current_num_threads() * 8)).clamp(8, 256);
-        if tokens == 1 {
-            out.par_chunks_mut(chunk_rows)
-                .enumerate()
-                .for_each(|(chunk, out)| {
-                    let first = chunk * chunk_rows;
-                    for (i, o) in out.iter_mut().enumerate() {
-                        *o = self.dot_row(simd, first + i, per_row, x, 0);
-                    }
-                });
-            return Ok(());
-        }
-        let computed: Vec<Vec<f32>> = (0..self.rows.div_ceil(chunk_rows))
-            .into_par_iter()
-            .map(|chunk| {
-                let first = chunk * chunk_rows;
-                let rows = chunk_rows.min(self.rows - first);
-                (0..tokens)
-                    .flat_map(|t| {
-                        (first..first + rows).map(move |row| self.dot_row(simd, row, per_row, x, t))
-                    })
-                    .collect()
-            })
-            .collect();
-        for (chunk, local) in computed.iter().enumerate() {
-            let first = chunk * chunk_rows;
-            let rows = local.len() / tokens;
-            for (t, values) in local.chunks_exact(rows.max(1)).enumerate() {
-                out[t * self.rows + first..t * self.rows + first + rows].copy_from_slice(values);
+        // one is worth a task; a chunk's blocks (at most 256 rows of 9,000
+        // columns, 1.3 MB of Q4_K) stay in the L2 cache while all the
+        // tokens pass over them. Whole groups of interleaved rows.
+        let chunk_rows = (self.rows / (rayon::current_num_threads() * 8))
+            .clamp(ROWS, 256)
+            .next_multiple_of(ROWS);
+        // Per chunk of rows, its outputs of every token (`out` is token
+        // after token, so they are not contiguous).
+        let chunks = self.rows.div_ceil(chunk_rows);
+        let mut parts: Vec<Vec<&mut [f32]>> =
+            (0..chunks).map(|_| Vec::with_capacity(tokens)).collect();
+        for of_token in out.chunks_exact_mut(self.rows) {
+            for (part, piece) in parts.iter_mut().zip(of_token.chunks_mut(chunk_rows)) {
+                part.push(piece);
             }
         }
-        Ok(())
-    }
-
-    fn matmul_f32(&self, x: &Activations, out: &mut [f32]) -> Result<(), LocalError> {
-        use candle_core::{Device, Tensor};
-        let mut weights = vec![0.0f32; self.rows * self.cols];
-        weights
-            .par_chunks_mut(self.cols)
+        parts
+            .into_par_iter()
             .enumerate()
-            .try_for_each(|(r, row)| self.row(r, row))?;
-        let weights = Tensor::from_vec(weights, (self.rows, self.cols), &Device::Cpu)?;
-        let input = Tensor::from_slice(&x.values, (x.tokens, self.cols), &Device::Cpu)?;
-        let product = input
-            .matmul(&weights.t()?)?
-            .flatten_all()?
-            .to_vec1::<f32>()?;
-        out.copy_from_slice(&product);
+            .for_each(|(chunk, mut outs)| {
+                let first_row = chunk * chunk_rows;
+                let mut t = 0;
+                while t < tokens {
+                    let n = (tokens - t).min(TOKEN_TILE);
+                    let outs = &mut outs[t..t + n];
+                    match n {
+                        1 => self.tile::<1>(simd, first_row, x, t, outs),
+                        2 => self.tile::<2>(simd, first_row, x, t, outs),
+                        3 => self.tile::<3>(simd, first_row, x, t, outs),
+                        _ => self.tile::<TOKEN_TILE>(simd, first_row, x, t, outs),
+                    }
+                    t += n;
+                }
+            });
         Ok(())
     }
 
-    /// Row `row` times token `t` of `x`.
-    fn dot_row(&self, simd: Simd, row: usize, per_row: usize, x: &Activations, t: usize) -> f32 {
-        let range = row * per_row..(row + 1) * per_row;
+    /// Tokens `first_token..first_token + N` times the rows from
+    /// `first_row` (a multiple of [`ROWS`]) on, one output slice per
+    /// token.
+    fn tile<const N: usize>(
+        &self,
+        simd: Simd,
+        first_row: usize,
+        x: &Activations,
+        first_token: usize,
+        outs: &mut [&mut [f32]],
+    ) {
+        let rows = outs.iter().map(|o| o.len()).min().unwrap_or(0);
+        let xs: [TokenQ; N] = std::array::from_fn(|i| x.token_q(first_token + i));
         match &self.blocks {
-            Blocks::Q4_0(b) => dot_q4_0(simd, &b[range], x.token(t)),
-            Blocks::Q4_1(b) => dot_q4_1(simd, &b[range], x.token(t)),
-            Blocks::Q8_0(b) => dot_q8_0(simd, &b[range], x.token(t)),
-            Blocks::File(kind, bytes) => {
-                let w = self.file_row(*kind, bytes, row);
-                let x = x.token_q(t);
-                match kind {
-                    NativeType::Q4K => kquants::dot_q4k(simd, w.as_chunks().0, x),
-                    NativeType::Q6K => kquants::dot_q6k(simd, w.as_chunks().0, x),
-                    _ => kquants::dot_q5_0(simd, w.as_chunks().0, x),
+            Blocks::Q4K(groups) => {
+                let per = self.blocks_per_row(NativeType::Q4K);
+                for start in (0..rows).step_by(ROWS) {
+                    let group = (first_row + start) / ROWS;
+                    let w = &groups[group * per..(group + 1) * per];
+                    let values = interleaved::dot_q4k(simd, w, &xs);
+                    write_group(outs, start, rows, values);
+                }
+            }
+            Blocks::Q6K(groups) => {
+                let per = self.blocks_per_row(NativeType::Q6K);
+                for start in (0..rows).step_by(ROWS) {
+                    let group = (first_row + start) / ROWS;
+                    let w = &groups[group * per..(group + 1) * per];
+                    let values = interleaved::dot_q6k(simd, w, &xs);
+                    write_group(outs, start, rows, values);
+                }
+            }
+            Blocks::Q5_0(bytes) => {
+                for i in 0..rows {
+                    let w = self.q5_0_row(bytes, first_row + i);
+                    let values = kquants::dot_q5_0(simd, w, &xs);
+                    for (out, value) in outs.iter_mut().zip(values) {
+                        out[i] = value;
+                    }
+                }
+            }
+            Blocks::Q4_0(_) | Blocks::Q4_1(_) | Blocks::Q8_0(_) => {
+                for i in 0..rows {
+                    let values = self.dot_rows(simd, first_row + i, &xs);
+                    for (out, value) in outs.iter_mut().zip(values) {
+                        out[i] = value;
+                    }
                 }
             }
         }
     }
+
+    /// Row `row`'s Q5_0 blocks.
+    fn q5_0_row<'a>(&self, bytes: &'a WeightBytes, row: usize) -> &'a [kquants::BlockQ5_0] {
+        let per = self.blocks_per_row(NativeType::Q5_0);
+        &bytes.bytes().as_chunks::<Q5_0_BYTES>().0[row * per..(row + 1) * per]
+    }
+
+    /// Row `row` (of a Q4_0, Q4_1 or Q8_0 matrix) times tokens `xs`.
+    fn dot_rows<const N: usize>(&self, simd: Simd, row: usize, xs: &[TokenQ; N]) -> [f32; N] {
+        let per_row = self.cols / BLOCK;
+        let range = row * per_row..(row + 1) * per_row;
+        match &self.blocks {
+            Blocks::Q4_0(b) => dot_q4_0(simd, &b[range], xs),
+            Blocks::Q4_1(b) => dot_q4_1(simd, &b[range], xs),
+            Blocks::Q8_0(b) => dot_q8_0(simd, &b[range], xs),
+            Blocks::Q4K(_) | Blocks::Q6K(_) | Blocks::Q5_0(_) => [0.0; N],
+        }
+    }
 }
 
-/// How [`QMatrix::matmul`] multiplies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Arithmetic {
-    /// f32 matrix product on the dequantized matrix: for many tokens.
-    F32,
-    /// 8-bit activations against the quantized blocks: for a few tokens.
-    Int8,
+/// A group's 16 outputs per token into `outs[t][start..]`, cut at `rows`
+/// (the padding rows of a matrix's last group are dropped).
+fn write_group<const N: usize>(
+    outs: &mut [&mut [f32]],
+    start: usize,
+    rows: usize,
+    values: [[f32; ROWS]; N],
+) {
+    let len = (rows - start).min(ROWS);
+    for (out, values) in outs.iter_mut().zip(values) {
+        out[start..start + len].copy_from_slice(&values[..len]);
+    }
 }
 
-/// Activations of several tokens for [`QMatrix::matmul`], kept in f32
-/// or quantized to 8-bit blocks.
+/// The rows of a K-quant matrix in the file's layout, interleaved by
+/// groups of 16 with `repack`, in parallel.
+fn interleave<const SIZE: usize, T: Send>(
+    blocks: &[[u8; SIZE]],
+    rows: usize,
+    cols: usize,
+    repack: impl Fn([Option<&[u8; SIZE]>; ROWS]) -> T + Sync,
+) -> Vec<T> {
+    let per = cols / QK_K;
+    (0..rows.div_ceil(ROWS) * per)
+        .into_par_iter()
+        .map(|i| {
+            let (group, b) = (i / per, i % per);
+            repack(std::array::from_fn(|r| {
+                let row = group * ROWS + r;
+                (row < rows).then(|| blocks.get(row * per + b)).flatten()
+            }))
+        })
+        .collect()
+}
+
+/// Activations of several tokens for [`QMatrix::matmul`], quantized to
+/// 8 bits in blocks of 32 values.
 #[derive(Default)]
 pub(crate) struct Activations {
     tokens: usize,
     cols: usize,
-    values: Vec<f32>,
-    blocks: Vec<ActBlock>,
-    /// The blocks' 8-bit values, contiguous (for the K-quant kernels).
+    /// The 8-bit values, token after token.
     q: Vec<i8>,
     /// Each block's scale.
     scales: Vec<f32>,
@@ -513,15 +582,12 @@ pub(crate) struct Activations {
     halves: Vec<f32>,
 }
 
+/// Tokens from which [`Activations::set`] quantizes in parallel.
+const PARALLEL_TOKENS: usize = 8;
+
 impl Activations {
-    /// Takes `values`, `cols` per token, for products in `arithmetic`;
-    /// reuses this buffer.
-    pub(crate) fn set(
-        &mut self,
-        values: &[f32],
-        cols: usize,
-        arithmetic: Arithmetic,
-    ) -> Result<(), LocalError> {
+    /// Quantizes `values`, `cols` per token; reuses this buffer.
+    pub(crate) fn set(&mut self, values: &[f32], cols: usize) -> Result<(), LocalError> {
         if cols == 0 || !cols.is_multiple_of(BLOCK) || !values.len().is_multiple_of(cols) {
             return Err(LocalError::Engine(format!(
                 "cannot quantize {} activations in rows of {cols}",
@@ -530,37 +596,34 @@ impl Activations {
         }
         self.tokens = values.len() / cols;
         self.cols = cols;
-        self.values.clear();
-        self.blocks.clear();
-        self.q.clear();
-        self.scales.clear();
-        self.sums.clear();
-        self.halves.clear();
-        if arithmetic == Arithmetic::F32 {
-            self.values.extend_from_slice(values);
-            return Ok(());
-        }
-        for chunk in values.chunks_exact(BLOCK) {
-            let (d, q) = quantize_block(chunk);
-            let half = |part: &[i8]| part.iter().map(|&v| i32::from(v)).sum::<i32>();
-            let (first, second) = (half(&q[..16]), half(&q[16..]));
-            let sum = d * (first + second) as f32;
-            self.blocks.push(ActBlock { d, sum, q });
-            self.q.extend_from_slice(&q);
-            self.scales.push(d);
-            self.sums.push(sum);
-            self.halves.push(d * first as f32);
-            self.halves.push(d * second as f32);
+        let blocks = values.len() / BLOCK;
+        self.q.resize(values.len(), 0);
+        self.scales.resize(blocks, 0.0);
+        self.sums.resize(blocks, 0.0);
+        self.halves.resize(2 * blocks, 0.0);
+        let per = cols / BLOCK;
+        let tokens = values
+            .chunks_exact(cols)
+            .zip(self.q.chunks_exact_mut(cols))
+            .zip(self.scales.chunks_exact_mut(per))
+            .zip(self.sums.chunks_exact_mut(per))
+            .zip(self.halves.chunks_exact_mut(2 * per))
+            .map(|((((values, q), scales), sums), halves)| TokenOut {
+                values,
+                q,
+                scales,
+                sums,
+                halves,
+            });
+        if self.tokens < PARALLEL_TOKENS {
+            tokens.for_each(TokenOut::quantize);
+        } else {
+            tokens.par_bridge().for_each(TokenOut::quantize);
         }
         Ok(())
     }
 
-    fn token(&self, t: usize) -> &[ActBlock] {
-        let per = self.cols / BLOCK;
-        &self.blocks[t * per..(t + 1) * per]
-    }
-
-    /// Token `t` for the K-quant kernels.
+    /// Token `t`.
     fn token_q(&self, t: usize) -> TokenQ<'_> {
         let per = self.cols / BLOCK;
         TokenQ {
@@ -568,6 +631,36 @@ impl Activations {
             d: &self.scales[t * per..(t + 1) * per],
             sums: &self.sums[t * per..(t + 1) * per],
             halves: &self.halves[2 * t * per..2 * (t + 1) * per],
+        }
+    }
+}
+
+/// One token's values and where [`Activations::set`] puts them.
+struct TokenOut<'a> {
+    values: &'a [f32],
+    q: &'a mut [i8],
+    scales: &'a mut [f32],
+    sums: &'a mut [f32],
+    halves: &'a mut [f32],
+}
+
+impl TokenOut<'_> {
+    fn quantize(self) {
+        let blocks = self
+            .values
+            .chunks_exact(BLOCK)
+            .zip(self.q.chunks_exact_mut(BLOCK))
+            .zip(self.scales.iter_mut().zip(self.sums.iter_mut()))
+            .zip(self.halves.chunks_exact_mut(2));
+        for (((values, q), (scale, sum)), halves) in blocks {
+            let (d, block) = quantize_block(values);
+            q.copy_from_slice(&block);
+            let half = |part: &[i8]| part.iter().map(|&v| i32::from(v)).sum::<i32>();
+            let (first, second) = (half(&block[..16]), half(&block[16..]));
+            *scale = d;
+            *sum = d * (first + second) as f32;
+            halves[0] = d * first as f32;
+            halves[1] = d * second as f32;
         }
     }
 }
@@ -590,10 +683,10 @@ fn quantize_block(values: &[f32]) -> (f32, [i8; 32]) {
 pub(crate) enum Simd {
     /// Portable Rust.
     Scalar,
-    /// AVX2 and FMA.
+    /// AVX2, FMA and F16C.
     #[cfg(target_arch = "x86_64")]
     Avx2,
-    /// AVX-512 (F, BW, VL) with VNNI, and AVX2 and FMA: the K-quant
+    /// AVX-512 (F, BW, VL) with VNNI, and AVX2, FMA and F16C: the K-quant
     /// kernels take 512-bit integer dot products; the others run as
     /// [`Simd::Avx2`].
     #[cfg(target_arch = "x86_64")]
@@ -615,7 +708,7 @@ impl Simd {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::is_x86_feature_detected as has;
-            if has!("avx2") && has!("fma") {
+            if has!("avx2") && has!("fma") && has!("f16c") {
                 found.push(Simd::Avx2);
                 if has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512vnni") {
                     found.push(Simd::Avx512);
@@ -636,56 +729,59 @@ fn nibble_sum(qs: &[u8; 16], q: &[i8; 32]) -> i32 {
         .sum()
 }
 
-fn dot_q4_1(simd: Simd, w: &[BlockQ4_1], x: &[ActBlock]) -> f32 {
+/// Each token's `Σ w * x` in plain Rust, one after the other; `block`
+/// takes a weight block, 32 activations, their scale and `d * Σq`.
+fn each_token<const N: usize, W>(
+    w: &[W],
+    x: &[TokenQ; N],
+    block: impl Fn(&W, &[i8; 32], f32, f32) -> f32,
+) -> [f32; N] {
+    x.map(|x| {
+        let x = Blocks32::of(x);
+        w.iter()
+            .zip(x.q)
+            .zip(x.d.iter().zip(x.sums))
+            .map(|((w, q), (&d, &sum))| block(w, q, d, sum))
+            .sum()
+    })
+}
+
+fn dot_q4_1<const N: usize>(simd: Simd, w: &[BlockQ4_1], x: &[TokenQ; N]) -> [f32; N] {
     match simd {
         // SAFETY: `Simd::Avx2` and `Simd::Avx512` are only made after
-        // detecting AVX2 and FMA.
+        // detecting AVX2, FMA and F16C.
         #[cfg(target_arch = "x86_64")]
         Simd::Avx2 | Simd::Avx512 => unsafe { avx2::dot_q4_1(w, x) },
-        Simd::Scalar => w
-            .iter()
-            .zip(x)
-            .map(|(w, x)| {
-                let sum = nibble_sum(&w.qs, &x.q);
-                w.d * x.d * sum as f32 + w.m * x.sum
-            })
-            .sum(),
+        Simd::Scalar => each_token(w, x, |w, q, d, sum| {
+            w.d * d * nibble_sum(&w.qs, q) as f32 + w.m * sum
+        }),
     }
 }
 
-fn dot_q4_0(simd: Simd, w: &[BlockQ4_0], x: &[ActBlock]) -> f32 {
+fn dot_q4_0<const N: usize>(simd: Simd, w: &[BlockQ4_0], x: &[TokenQ; N]) -> [f32; N] {
     match simd {
         // SAFETY: as in `dot_q4_1`.
         #[cfg(target_arch = "x86_64")]
         Simd::Avx2 | Simd::Avx512 => unsafe { avx2::dot_q4_0(w, x) },
-        Simd::Scalar => w
-            .iter()
-            .zip(x)
-            .map(|(w, x)| {
-                let sum = nibble_sum(&w.qs, &x.q);
-                w.d * (x.d * sum as f32 - 8.0 * x.sum)
-            })
-            .sum(),
+        Simd::Scalar => each_token(w, x, |w, q, d, sum| {
+            w.d * (d * nibble_sum(&w.qs, q) as f32 - 8.0 * sum)
+        }),
     }
 }
 
-fn dot_q8_0(simd: Simd, w: &[BlockQ8_0], x: &[ActBlock]) -> f32 {
+fn dot_q8_0<const N: usize>(simd: Simd, w: &[BlockQ8_0], x: &[TokenQ; N]) -> [f32; N] {
     match simd {
         // SAFETY: as in `dot_q4_1`.
         #[cfg(target_arch = "x86_64")]
         Simd::Avx2 | Simd::Avx512 => unsafe { avx2::dot_q8_0(w, x) },
-        Simd::Scalar => w
-            .iter()
-            .zip(x)
-            .map(|(w, x)| {
-                let sum: i32 =
-                    w.qs.iter()
-                        .zip(&x.q)
-                        .map(|(&a, &b)| i32::from(a) * i32::from(b))
-                        .sum();
-                w.d * x.d * sum as f32
-            })
-            .sum(),
+        Simd::Scalar => each_token(w, x, |w, q, d, _| {
+            let sum: i32 =
+                w.qs.iter()
+                    .zip(q)
+                    .map(|(&a, &b)| i32::from(a) * i32::from(b))
+                    .sum();
+            w.d * d * sum as f32
+        }),
     }
 }
 
@@ -860,7 +956,8 @@ mod avx2 {
     use std::arch::x86_64::*;
 
     use super::{
-        ActBlock, AttentionShape, BlockQ4_0, BlockQ4_1, BlockQ8_0, SpanStats, attend_span_with,
+        AttentionShape, BlockQ4_0, BlockQ4_1, BlockQ8_0, Blocks32, SpanStats, TokenQ,
+        attend_span_with, common_len,
     };
 
     #[target_feature(enable = "avx2,fma")]
@@ -910,9 +1007,9 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    fn load_act(x: &ActBlock) -> __m256i {
-        // SAFETY: `x.q` is 32 readable bytes.
-        unsafe { _mm256_loadu_si256(x.q.as_ptr().cast()) }
+    fn load_act(q: &[i8; 32]) -> __m256i {
+        // SAFETY: 32 readable bytes.
+        unsafe { _mm256_loadu_si256(q.as_ptr().cast()) }
     }
 
     /// Eight i32 sums of `unsigned * signed` byte products.
@@ -945,43 +1042,72 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn dot_q4_1(w: &[BlockQ4_1], x: &[ActBlock]) -> f32 {
-        let mut acc = _mm_setzero_ps();
-        let mut offsets = 0.0f32;
-        for (w, x) in w.iter().zip(x) {
-            let sums = nibble_products(unpack_nibbles(&w.qs), load_act(x));
-            acc = _mm_fmadd_ps(sums, _mm_set1_ps(w.d * x.d), acc);
-            offsets += w.m * x.sum;
+    pub(super) fn dot_q4_1<const N: usize>(w: &[BlockQ4_1], x: &[TokenQ; N]) -> [f32; N] {
+        let xs = x.map(Blocks32::of);
+        let n = common_len(w.len(), &xs.map(|x| x.len()));
+        let mut acc = [_mm_setzero_ps(); N];
+        let mut offsets = [0.0f32; N];
+        for (b, w) in w[..n].iter().enumerate() {
+            let nibbles = unpack_nibbles(&w.qs);
+            for t in 0..N {
+                let x = &xs[t];
+                let sums = nibble_products(nibbles, load_act(&x.q[b]));
+                acc[t] = _mm_fmadd_ps(sums, _mm_set1_ps(w.d * x.d[b]), acc[t]);
+                offsets[t] += w.m * x.sums[b];
+            }
         }
-        hsum128(acc) + offsets
+        let mut out = [0.0f32; N];
+        for t in 0..N {
+            out[t] = hsum128(acc[t]) + offsets[t];
+        }
+        out
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn dot_q4_0(w: &[BlockQ4_0], x: &[ActBlock]) -> f32 {
-        let mut acc = _mm_setzero_ps();
-        let mut offsets = 0.0f32;
-        for (w, x) in w.iter().zip(x) {
-            let sums = nibble_products(unpack_nibbles(&w.qs), load_act(x));
-            acc = _mm_fmadd_ps(sums, _mm_set1_ps(w.d * x.d), acc);
-            offsets += w.d * 8.0 * x.sum;
+    pub(super) fn dot_q4_0<const N: usize>(w: &[BlockQ4_0], x: &[TokenQ; N]) -> [f32; N] {
+        let xs = x.map(Blocks32::of);
+        let n = common_len(w.len(), &xs.map(|x| x.len()));
+        let mut acc = [_mm_setzero_ps(); N];
+        let mut offsets = [0.0f32; N];
+        for (b, w) in w[..n].iter().enumerate() {
+            let nibbles = unpack_nibbles(&w.qs);
+            for t in 0..N {
+                let x = &xs[t];
+                let sums = nibble_products(nibbles, load_act(&x.q[b]));
+                acc[t] = _mm_fmadd_ps(sums, _mm_set1_ps(w.d * x.d[b]), acc[t]);
+                offsets[t] += w.d * 8.0 * x.sums[b];
+            }
         }
-        hsum128(acc) - offsets
+        let mut out = [0.0f32; N];
+        for t in 0..N {
+            out[t] = hsum128(acc[t]) - offsets[t];
+        }
+        out
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn dot_q8_0(w: &[BlockQ8_0], x: &[ActBlock]) -> f32 {
-        let mut acc = _mm256_setzero_ps();
-        for (w, x) in w.iter().zip(x) {
+    pub(super) fn dot_q8_0<const N: usize>(w: &[BlockQ8_0], x: &[TokenQ; N]) -> [f32; N] {
+        let xs = x.map(Blocks32::of);
+        let n = common_len(w.len(), &xs.map(|x| x.len()));
+        let mut acc = [_mm256_setzero_ps(); N];
+        for (b, w) in w[..n].iter().enumerate() {
             // SAFETY: `w.qs` is 32 readable bytes.
             let weights = unsafe { _mm256_loadu_si256(w.qs.as_ptr().cast()) };
             // |w| * (x * sign(w)) = w * x, with the unsigned operand first
             // as `maddubs` needs; activations are never -128.
             let magnitude = _mm256_sign_epi8(weights, weights);
-            let signed = _mm256_sign_epi8(load_act(x), weights);
-            let sums = products(magnitude, signed);
-            acc = _mm256_fmadd_ps(sums, _mm256_set1_ps(w.d * x.d), acc);
+            for t in 0..N {
+                let x = &xs[t];
+                let signed = _mm256_sign_epi8(load_act(&x.q[b]), weights);
+                let sums = products(magnitude, signed);
+                acc[t] = _mm256_fmadd_ps(sums, _mm256_set1_ps(w.d * x.d[b]), acc[t]);
+            }
         }
-        hsum(acc)
+        let mut out = [0.0f32; N];
+        for t in 0..N {
+            out[t] = hsum(acc[t]);
+        }
+        out
     }
 
     #[target_feature(enable = "avx2,fma")]
@@ -1094,7 +1220,7 @@ mod tests {
         out
     }
 
-    fn check(kind: NativeType, tokens: usize, arithmetic: Arithmetic) {
+    fn check(kind: NativeType, tokens: usize) {
         let (rows, cols) = (37, 96 * kind.block_values() / BLOCK);
         let bytes = file_bytes(kind, 3, rows, cols);
         let m = if kind.kept_as_bytes() && tokens % 2 == 1 {
@@ -1109,43 +1235,46 @@ mod tests {
         };
         if kind.kept_as_bytes() {
             // Unpacked types (Q4_0, Q4_1, Q8_0) take their structs' padded
-            // size; the K-quants and Q5_0 stay the file's bytes.
+            // size, the K-quants their interleaved layout; Q5_0 stays the
+            // file's bytes.
             assert_eq!(m.memory_bytes(), bytes.len());
         }
         let x = values(11, tokens * cols, 4.0);
         let mut act = Activations::default();
-        act.set(&x, cols, arithmetic).unwrap();
+        act.set(&x, cols).unwrap();
         let expected = reference(&m, &x, tokens);
         let scale = expected.iter().fold(1.0f32, |m, v| m.max(v.abs()));
-        let mut out = vec![0.0; tokens * rows];
-        m.matmul(&act, &mut out).unwrap();
-        // 8-bit activations: errors of about 1% of the largest output; the
-        // f32 path only rounds.
-        let tolerance = match arithmetic {
-            Arithmetic::Int8 => 0.02,
-            Arithmetic::F32 => 1e-5,
-        };
-        for (i, (got, want)) in out.iter().zip(&expected).enumerate() {
-            assert!(
-                (got - want).abs() <= tolerance * scale,
-                "{kind:?} {tokens} tokens, output {i}: {got} vs {want}"
-            );
-        }
-        if arithmetic == Arithmetic::F32 {
-            return;
-        }
-        // The SIMD and scalar kernels agree to rounding of the f32 sums.
-        for t in 0..tokens {
-            for r in 0..rows {
-                let slow = m.dot_row(Simd::Scalar, r, cols / BLOCK, &act, t);
-                for simd in Simd::available() {
-                    let fast = m.dot_row(simd, r, cols / BLOCK, &act, t);
-                    assert!(
-                        (fast - slow).abs() <= 1e-4 * scale,
-                        "{kind:?} {simd:?} row {r}: {fast} vs {slow}"
-                    );
-                }
-                assert!((out[t * rows + r] - slow).abs() <= 1e-4 * scale);
+        let mut scalar = vec![0.0; tokens * rows];
+        m.matmul_with(Simd::Scalar, &act, &mut scalar).unwrap();
+        for simd in Simd::available() {
+            let mut out = vec![0.0; tokens * rows];
+            m.matmul_with(simd, &act, &mut out).unwrap();
+            // 8-bit activations: errors of about 1% of the largest output.
+            for (i, (got, want)) in out.iter().zip(&expected).enumerate() {
+                assert!(
+                    (got - want).abs() <= 0.02 * scale,
+                    "{kind:?} {simd:?} {tokens} tokens, output {i}: {got} vs {want}"
+                );
+            }
+            // The SIMD and scalar kernels agree to rounding of the f32 sums.
+            for (i, (fast, slow)) in out.iter().zip(&scalar).enumerate() {
+                assert!(
+                    (fast - slow).abs() <= 1e-4 * scale,
+                    "{kind:?} {simd:?} output {i}: {fast} vs {slow}"
+                );
+            }
+            // Each token's outputs are the same bits as when it is
+            // multiplied alone, wherever it falls in the tiles of tokens.
+            for (t, of_token) in out.chunks_exact(rows).enumerate() {
+                let mut alone = Activations::default();
+                alone.set(&x[t * cols..(t + 1) * cols], cols).unwrap();
+                let mut single = vec![0.0; rows];
+                m.matmul_with(simd, &alone, &mut single).unwrap();
+                let same = of_token
+                    .iter()
+                    .zip(&single)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{kind:?} {simd:?} token {t} of {tokens}");
             }
         }
     }
@@ -1160,9 +1289,9 @@ mod tests {
             NativeType::Q6K,
             NativeType::Q5_0,
         ] {
-            for tokens in [1, 3, 21] {
-                check(kind, tokens, Arithmetic::Int8);
-                check(kind, tokens, Arithmetic::F32);
+            // Token counts around the tile of 4 tokens per kernel call.
+            for tokens in [1, 3, 5, 17] {
+                check(kind, tokens);
             }
         }
     }
@@ -1189,10 +1318,10 @@ mod tests {
         assert!(QMatrix::quantize_q8_0(&[0.0; 30], 1, 30).is_err());
         let m = QMatrix::quantize_q8_0(&[0.5; 64], 2, 32).unwrap();
         let mut act = Activations::default();
-        act.set(&[1.0; 64], 64, Arithmetic::Int8).unwrap();
+        act.set(&[1.0; 64], 64).unwrap();
         assert!(m.matmul(&act, &mut [0.0; 2]).is_err());
         assert!(m.row(2, &mut [0.0; 32]).is_err());
-        assert!(act.set(&[1.0; 48], 32, Arithmetic::F32).is_err());
+        assert!(act.set(&[1.0; 48], 32).is_err());
         // K-quant rows are whole super-blocks; sizes and ranges are checked.
         assert!(QMatrix::from_file_blocks(NativeType::Q4K, &[0; 144], 1, 128).is_err());
         assert!(QMatrix::from_file_blocks(NativeType::Q6K, &[0; 209], 1, 256).is_err());

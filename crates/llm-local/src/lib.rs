@@ -382,8 +382,7 @@ impl LocalModel {
         );
         weights.set_max_positions(context_length);
         // One token through the whole network: shapes that do not fit
-        // fail here, not in the middle of a conversation. As a generated
-        // token: a prompt pass would dequantize every matrix to f32.
+        // fail here, not in the middle of a conversation.
         weights.forward(
             &[template.im_end()],
             &mut KvCache::default(),

@@ -1,8 +1,10 @@
-//! GGUF K-quant (Q4_K, Q6_K) and Q5_0 blocks, read in place.
+//! GGUF K-quant (Q4_K, Q6_K) and Q5_0 blocks as the file has them.
 //!
-//! The blocks stay as the file's bytes (`[u8; N]` arrays, alignment 1), so
-//! a matrix can be a slice of a memory-mapped file: nothing is expanded at
-//! load. Layouts, as in ggml:
+//! Q5_0 blocks are used as the file's bytes (`[u8; N]` arrays, alignment
+//! 1), so such a matrix can be a slice of a buffer shared with others; the
+//! K-quants are unpacked from here into [`super::interleaved`]'s layout at
+//! load, and dequantized from here for embedding lookups. Layouts, as in
+//! ggml:
 //!
 //! - **Q4_K**, 256 values in 144 bytes: f16 `d`, f16 `dmin`, 12 bytes of
 //!   six-bit scales and mins for 8 sub-blocks of 32, then 128 bytes of
@@ -22,10 +24,11 @@
 //!   the low nibble of byte `j`, value `j + 16` in its high nibble); value
 //!   `d * (q - 16)`.
 //!
-//! The dot products take the 8-bit activations of [`super::Activations`]
-//! (one scale per 32 values) in a contiguous layout, [`TokenQ`]. A Q4_K
-//! sub-block is one activation block; a Q6_K activation block covers two
-//! sub-blocks, whose `- 32` offsets take the per-16 activation sums.
+//! The dot products (here and in [`super::interleaved`]) take the 8-bit
+//! activations of [`super::Activations`] (one scale per 32 values) in a
+//! contiguous layout, [`TokenQ`]. A Q4_K sub-block is one activation
+//! block; a Q6_K activation block covers two sub-blocks, whose `- 32`
+//! offsets take the per-16 activation sums.
 
 // SIMD intrinsics are `unsafe`; each kernel runs only after a run-time
 // check of the CPU features it needs (see `Simd::detect`), and its loads
@@ -75,7 +78,7 @@ fn f16_le(lo: u8, hi: u8) -> f32 {
 /// two bits of byte `i` above it, min `4 + i` the high nibble of byte
 /// `8 + i` with the top two bits of byte `4 + i`.
 #[inline(always)]
-fn scales_mins(block: &BlockQ4K) -> (u64, u64) {
+pub(crate) fn scales_mins(block: &BlockQ4K) -> (u64, u64) {
     const LOW6: u32 = 0x3f3f_3f3f;
     const LOW4: u32 = 0x0f0f_0f0f;
     const LOW2: u32 = 0x0303_0303;
@@ -92,25 +95,42 @@ fn scales_mins(block: &BlockQ4K) -> (u64, u64) {
     )
 }
 
-/// The 256 values of a Q4_K super-block.
+/// The four-bit values (0..16) of a Q4_K super-block, in order.
+pub(crate) fn q4k_values(block: &BlockQ4K) -> [u8; QK_K] {
+    let mut q = [0u8; QK_K];
+    for (g, bytes) in block[16..].chunks_exact(32).enumerate() {
+        for (l, &byte) in bytes.iter().enumerate() {
+            q[64 * g + l] = byte & 0x0f;
+            q[64 * g + 32 + l] = byte >> 4;
+        }
+    }
+    q
+}
+
+/// The 256 values of a Q4_K super-block (the reference the interleaved
+/// layout is tested against).
+#[cfg(test)]
 pub(crate) fn dequantize_q4k(block: &BlockQ4K, out: &mut [f32; QK_K]) {
     let d = f16_le(block[0], block[1]);
     let dmin = f16_le(block[2], block[3]);
     let (scales, mins) = scales_mins(block);
     let (scales, mins) = (scales.to_le_bytes(), mins.to_le_bytes());
-    for (j, out) in out.chunks_exact_mut(32).enumerate() {
+    let values = q4k_values(block);
+    for (j, (out, q)) in out
+        .chunks_exact_mut(32)
+        .zip(values.chunks_exact(32))
+        .enumerate()
+    {
         let scale = d * f32::from(scales[j]);
         let min = dmin * f32::from(mins[j]);
-        let bytes = &block[16 + 32 * (j / 2)..16 + 32 * (j / 2) + 32];
-        let shift = 4 * (j % 2);
-        for (o, &byte) in out.iter_mut().zip(bytes) {
-            *o = scale * f32::from((byte >> shift) & 0x0f) - min;
+        for (o, &q) in out.iter_mut().zip(q) {
+            *o = scale * f32::from(q) - min;
         }
     }
 }
 
 /// The six-bit values (0..64) of a Q6_K super-block, in order.
-fn q6k_values(block: &BlockQ6K) -> [u8; QK_K] {
+pub(crate) fn q6k_values(block: &BlockQ6K) -> [u8; QK_K] {
     let mut q = [0u8; QK_K];
     for half in 0..2 {
         let ql = &block[64 * half..64 * half + 64];
@@ -126,11 +146,14 @@ fn q6k_values(block: &BlockQ6K) -> [u8; QK_K] {
     q
 }
 
+#[cfg(test)]
 fn q6k_scale(block: &BlockQ6K, s: usize) -> f32 {
     f32::from(block[192 + s] as i8)
 }
 
-/// The 256 values of a Q6_K super-block.
+/// The 256 values of a Q6_K super-block (the reference the interleaved
+/// layout is tested against).
+#[cfg(test)]
 pub(crate) fn dequantize_q6k(block: &BlockQ6K, out: &mut [f32; QK_K]) {
     let d = f16_le(block[208], block[209]);
     let q = q6k_values(block);
@@ -161,13 +184,6 @@ pub(crate) fn dequantize_q5_0(block: &BlockQ5_0, out: &mut [f32; 32]) {
     }
 }
 
-/// The `N` elements of `a` from `at` on, as an array (indexing panics
-/// only on a wrong constant offset).
-#[inline(always)]
-fn sub<const N: usize, T>(a: &[T], at: usize) -> &[T; N] {
-    &a[at..].as_chunks::<N>().0[0]
-}
-
 fn int_dot(w: &[u8], x: &[i8]) -> i32 {
     w.iter()
         .zip(x)
@@ -175,109 +191,105 @@ fn int_dot(w: &[u8], x: &[i8]) -> i32 {
         .sum()
 }
 
-/// `Σ w * x` of a row of Q4_K super-blocks and one token's activations.
-pub(crate) fn dot_q4k(simd: Simd, w: &[BlockQ4K], x: TokenQ) -> f32 {
-    match simd {
-        // SAFETY: `Simd::Avx512` is only made after detecting AVX-512 F, BW,
-        // VL and VNNI, AVX2 and FMA.
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 => unsafe { avx512::dot_q4k(w, x) },
-        // SAFETY: `Simd::Avx2` is only made after detecting AVX2 and FMA.
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { avx2::dot_q4k(w, x) },
-        Simd::Scalar => dot_q4k_scalar(w, x),
-    }
+/// One token's activations seen in super-blocks of 256 values.
+#[derive(Clone, Copy)]
+pub(crate) struct SuperBlocks<'a> {
+    pub(crate) q: &'a [[i8; QK_K]],
+    pub(crate) d: &'a [[f32; 8]],
+    pub(crate) sums: &'a [[f32; 8]],
+    pub(crate) halves: &'a [[f32; 16]],
 }
 
-fn dot_q4k_scalar(w: &[BlockQ4K], x: TokenQ) -> f32 {
-    let (xq, _) = x.q.as_chunks::<QK_K>();
-    let (xd, _) = x.d.as_chunks::<8>();
-    let (xs, _) = x.sums.as_chunks::<8>();
-    let mut total = 0.0f32;
-    for (((block, q), d), s) in w.iter().zip(xq).zip(xd).zip(xs) {
-        let (scales, mins) = scales_mins(block);
-        let (scales, mins) = (scales.to_le_bytes(), mins.to_le_bytes());
-        let bd = f16_le(block[0], block[1]);
-        let bmin = f16_le(block[2], block[3]);
-        let (mut sum, mut offset) = (0.0f32, 0.0f32);
-        for j in 0..8 {
-            let bytes = &block[16 + 32 * (j / 2)..16 + 32 * (j / 2) + 32];
-            let shift = 4 * (j % 2);
-            let product: i32 = bytes
-                .iter()
-                .zip(&q[32 * j..32 * j + 32])
-                .map(|(&b, &x)| i32::from((b >> shift) & 0x0f) * i32::from(x))
-                .sum();
-            sum += bd * f32::from(scales[j]) * d[j] * product as f32;
-            offset += bmin * f32::from(mins[j]) * s[j];
+impl<'a> SuperBlocks<'a> {
+    pub(crate) fn of(x: TokenQ<'a>) -> Self {
+        Self {
+            q: x.q.as_chunks().0,
+            d: x.d.as_chunks().0,
+            sums: x.sums.as_chunks().0,
+            halves: x.halves.as_chunks().0,
         }
-        total += sum - offset;
     }
-    total
-}
 
-/// `Σ w * x` of a row of Q6_K super-blocks and one token's activations.
-pub(crate) fn dot_q6k(simd: Simd, w: &[BlockQ6K], x: TokenQ) -> f32 {
-    match simd {
-        // SAFETY: as in `dot_q4k`.
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 => unsafe { avx512::dot_q6k(w, x) },
-        // SAFETY: as in `dot_q4k`.
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { avx2::dot_q6k(w, x) },
-        Simd::Scalar => dot_q6k_scalar(w, x),
+    pub(crate) fn len(&self) -> usize {
+        self.q
+            .len()
+            .min(self.d.len())
+            .min(self.sums.len())
+            .min(self.halves.len())
     }
 }
 
-fn dot_q6k_scalar(w: &[BlockQ6K], x: TokenQ) -> f32 {
-    let (xq, _) = x.q.as_chunks::<QK_K>();
-    let (xd, _) = x.d.as_chunks::<8>();
-    let (xh, _) = x.halves.as_chunks::<16>();
-    let mut total = 0.0f32;
-    for (((block, q), d), h) in w.iter().zip(xq).zip(xd).zip(xh) {
-        let values = q6k_values(block);
-        let bd = f16_le(block[208], block[209]);
-        let (mut sum, mut offset) = (0.0f32, 0.0f32);
-        for s in 0..16 {
-            let product = int_dot(&values[16 * s..16 * s + 16], &q[16 * s..16 * s + 16]);
-            let scale = q6k_scale(block, s);
-            sum += scale * d[s / 2] * product as f32;
-            offset += scale * h[s];
+/// One token's activations seen in blocks of 32 values.
+#[derive(Clone, Copy)]
+pub(crate) struct Blocks32<'a> {
+    pub(crate) q: &'a [[i8; 32]],
+    pub(crate) d: &'a [f32],
+    pub(crate) sums: &'a [f32],
+}
+
+impl<'a> Blocks32<'a> {
+    pub(crate) fn of(x: TokenQ<'a>) -> Self {
+        Self {
+            q: x.q.as_chunks().0,
+            d: x.d,
+            sums: x.sums,
         }
-        total += bd * (sum - 32.0 * offset);
     }
-    total
+
+    pub(crate) fn len(&self) -> usize {
+        self.q.len().min(self.d.len()).min(self.sums.len())
+    }
 }
 
-/// `Σ w * x` of a row of Q5_0 blocks and one token's activations.
-pub(crate) fn dot_q5_0(simd: Simd, w: &[BlockQ5_0], x: TokenQ) -> f32 {
+/// The blocks of a row of `row` blocks that every token has: the kernels
+/// index only below it.
+pub(crate) fn common_len<const N: usize>(row: usize, tokens: &[usize; N]) -> usize {
+    tokens.iter().fold(row, |n, &len| n.min(len))
+}
+
+/// `Σ w * x` of a row of Q5_0 blocks and each of `N` tokens: each block
+/// is unpacked once for all of them, and each token's result is the same,
+/// bit for bit, whatever `N` is.
+pub(crate) fn dot_q5_0<const N: usize>(simd: Simd, w: &[BlockQ5_0], x: &[TokenQ; N]) -> [f32; N] {
     match simd {
-        // SAFETY: as in `dot_q4k` (both variants have AVX2 and FMA).
+        // SAFETY: `Simd::Avx2` and `Simd::Avx512` are only made after
+        // detecting AVX2, FMA and F16C.
         #[cfg(target_arch = "x86_64")]
         Simd::Avx2 | Simd::Avx512 => unsafe { avx2::dot_q5_0(w, x) },
         Simd::Scalar => dot_q5_0_scalar(w, x),
     }
 }
 
-fn dot_q5_0_scalar(w: &[BlockQ5_0], x: TokenQ) -> f32 {
-    let (xq, _) = x.q.as_chunks::<32>();
-    w.iter()
-        .zip(xq)
-        .zip(x.d.iter().zip(x.sums))
-        .map(|((block, q), (&d, &s))| {
-            let product = int_dot(&q5_0_values(block), q);
-            f16_le(block[0], block[1]) * (d * product as f32 - 16.0 * s)
-        })
-        .sum()
+fn dot_q5_0_scalar<const N: usize>(w: &[BlockQ5_0], x: &[TokenQ; N]) -> [f32; N] {
+    let xs = x.map(Blocks32::of);
+    let n = common_len(w.len(), &xs.map(|x| x.len()));
+    let mut total = [0.0f32; N];
+    for (b, block) in w[..n].iter().enumerate() {
+        let values = q5_0_values(block);
+        let bd = f16_le(block[0], block[1]);
+        for (total, x) in total.iter_mut().zip(&xs) {
+            let product = int_dot(&values, &x.q[b]);
+            *total += bd * (x.d[b] * product as f32 - 16.0 * x.sums[b]);
+        }
+    }
+    total
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{BlockQ4K, BlockQ5_0, BlockQ6K, QK_K, TokenQ, f16_le, scales_mins, sub};
+    use super::{BlockQ5_0, Blocks32, TokenQ, common_len};
 
-    #[target_feature(enable = "avx2,fma")]
+    /// An f16 (two little-endian bytes) as f32, in one instruction: the
+    /// `half` crate's portable conversion showed in profiles.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn f16_le(lo: u8, hi: u8) -> f32 {
+        let bits = _mm_cvtsi32_si128(i32::from(u16::from_le_bytes([lo, hi])));
+        _mm_cvtss_f32(_mm_cvtph_ps(bits))
+    }
+
+    #[target_feature(enable = "avx2,fma,f16c")]
     fn hsum(v: __m256) -> f32 {
         let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
         let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -285,150 +297,23 @@ mod avx2 {
         _mm_cvtss_f32(s)
     }
 
-    #[target_feature(enable = "avx2,fma")]
-    fn load32(bytes: &[u8; 32]) -> __m256i {
-        // SAFETY: 32 readable bytes; unaligned loads are allowed.
-        unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) }
-    }
-
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     fn load_act(q: &[i8; 32]) -> __m256i {
         // SAFETY: 32 readable bytes.
         unsafe { _mm256_loadu_si256(q.as_ptr().cast()) }
     }
 
-    #[target_feature(enable = "avx2,fma")]
-    fn load8(values: &[f32; 8]) -> __m256 {
-        // SAFETY: 8 readable floats.
-        unsafe { _mm256_loadu_ps(values.as_ptr()) }
-    }
-
-    /// Eight bytes (a u64, little-endian) as eight f32.
-    #[target_feature(enable = "avx2,fma")]
-    fn bytes_to_f32(bytes: u64) -> __m256 {
-        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes as i64)))
-    }
-
     /// Eight i32 sums of adjacent `unsigned * signed` byte products in
     /// groups of four.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     fn products(unsigned: __m256i, signed: __m256i) -> __m256i {
         _mm256_madd_epi16(_mm256_maddubs_epi16(unsigned, signed), _mm256_set1_epi16(1))
     }
 
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn dot_q4k(w: &[BlockQ4K], x: TokenQ) -> f32 {
-        let (xq, _) = x.q.as_chunks::<QK_K>();
-        let (xd, _) = x.d.as_chunks::<8>();
-        let (xs, _) = x.sums.as_chunks::<8>();
-        let mask = _mm256_set1_epi8(0x0f);
-        let (mut even, mut odd) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-        let mut offsets = _mm256_setzero_ps();
-        for (((block, q), d), s) in w.iter().zip(xq).zip(xd).zip(xs) {
-            let (scales, mins) = scales_mins(block);
-            let bd = _mm256_set1_ps(f16_le(block[0], block[1]));
-            let bmin = _mm256_set1_ps(f16_le(block[2], block[3]));
-            let scale = _mm256_mul_ps(_mm256_mul_ps(bytes_to_f32(scales), bd), load8(d));
-            offsets = _mm256_fmadd_ps(_mm256_mul_ps(bytes_to_f32(mins), bmin), load8(s), offsets);
-            let mut scale_of = [0.0f32; 8];
-            // SAFETY: 8 writable floats.
-            unsafe { _mm256_storeu_ps(scale_of.as_mut_ptr(), scale) };
-            for g in 0..4 {
-                let raw = load32(sub(block, 16 + 32 * g));
-                let low = _mm256_and_si256(raw, mask);
-                let high = _mm256_and_si256(_mm256_srli_epi16(raw, 4), mask);
-                let p0 = products(low, load_act(sub(q, 64 * g)));
-                let p1 = products(high, load_act(sub(q, 64 * g + 32)));
-                even = _mm256_fmadd_ps(
-                    _mm256_cvtepi32_ps(p0),
-                    _mm256_set1_ps(scale_of[2 * g]),
-                    even,
-                );
-                odd = _mm256_fmadd_ps(
-                    _mm256_cvtepi32_ps(p1),
-                    _mm256_set1_ps(scale_of[2 * g + 1]),
-                    odd,
-                );
-            }
-        }
-        hsum(_mm256_add_ps(even, odd)) - hsum(offsets)
-    }
-
-    /// The four 32-value runs of six-bit values of one Q6_K half.
-    #[target_feature(enable = "avx2,fma")]
-    fn q6k_half(block: &BlockQ6K, half: usize) -> [__m256i; 4] {
-        let low = _mm256_set1_epi8(0x0f);
-        let two = _mm256_set1_epi8(0x30);
-        let ql0 = load32(sub(block, 64 * half));
-        let ql1 = load32(sub(block, 64 * half + 32));
-        let qh = load32(sub(block, 128 + 32 * half));
-        [
-            _mm256_or_si256(
-                _mm256_and_si256(ql0, low),
-                _mm256_and_si256(_mm256_slli_epi16(qh, 4), two),
-            ),
-            _mm256_or_si256(
-                _mm256_and_si256(ql1, low),
-                _mm256_and_si256(_mm256_slli_epi16(qh, 2), two),
-            ),
-            _mm256_or_si256(
-                _mm256_and_si256(_mm256_srli_epi16(ql0, 4), low),
-                _mm256_and_si256(qh, two),
-            ),
-            _mm256_or_si256(
-                _mm256_and_si256(_mm256_srli_epi16(ql1, 4), low),
-                _mm256_and_si256(_mm256_srli_epi16(qh, 2), two),
-            ),
-        ]
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn dot_q6k(w: &[BlockQ6K], x: TokenQ) -> f32 {
-        let (xq, _) = x.q.as_chunks::<QK_K>();
-        let (xd, _) = x.d.as_chunks::<8>();
-        let (xh, _) = x.halves.as_chunks::<16>();
-        let (mut even, mut odd) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-        let mut offsets = _mm256_setzero_ps();
-        for (((block, q), d), h) in w.iter().zip(xq).zip(xd).zip(xh) {
-            let bd = _mm256_set1_ps(f16_le(block[208], block[209]));
-            // SAFETY: bytes 192..208 are the 16 scales.
-            let scales = unsafe { _mm_loadu_si128(block[192..208].as_ptr().cast()) };
-            let scale_lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(scales));
-            let scale_hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(scales, 8)));
-            let h_lo = load8(sub(h, 0));
-            let h_hi = load8(sub(h, 8));
-            let weighted = _mm256_fmadd_ps(scale_hi, h_hi, _mm256_mul_ps(scale_lo, h_lo));
-            offsets = _mm256_fmadd_ps(weighted, bd, offsets);
-            let mut factor = [0.0f32; 8];
-            // SAFETY: 8 writable floats.
-            unsafe { _mm256_storeu_ps(factor.as_mut_ptr(), _mm256_mul_ps(bd, load8(d))) };
-            for half in 0..2 {
-                let runs = q6k_half(block, half);
-                for (i, run) in runs.into_iter().enumerate() {
-                    let k = 4 * half + i;
-                    // Sub-block 2k's scale in the low eight 16-bit lanes,
-                    // 2k + 1's in the high eight.
-                    let pick = _mm_set_epi64x(
-                        0x0101_0101_0101_0101 * (2 * k as i64 + 1),
-                        0x0101_0101_0101_0101 * (2 * k as i64),
-                    );
-                    let pair = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales, pick));
-                    let pairs = _mm256_maddubs_epi16(run, load_act(sub(q, 32 * k)));
-                    let sums = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, pair));
-                    if i % 2 == 0 {
-                        even = _mm256_fmadd_ps(sums, _mm256_set1_ps(factor[k]), even);
-                    } else {
-                        odd = _mm256_fmadd_ps(sums, _mm256_set1_ps(factor[k]), odd);
-                    }
-                }
-            }
-        }
-        hsum(_mm256_add_ps(even, odd)) - 32.0 * hsum(offsets)
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn dot_q5_0(w: &[BlockQ5_0], x: TokenQ) -> f32 {
-        let (xq, _) = x.q.as_chunks::<32>();
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) fn dot_q5_0<const N: usize>(w: &[BlockQ5_0], x: &[TokenQ; N]) -> [f32; N] {
+        let xs = x.map(Blocks32::of);
+        let n = common_len(w.len(), &xs.map(|x| x.len()));
         let mask = _mm_set1_epi8(0x0f);
         let spread = _mm256_setr_epi64x(
             0,
@@ -438,9 +323,9 @@ mod avx2 {
         );
         let bit = _mm256_set1_epi64x(0x8040_2010_0804_0201_u64 as i64);
         let fifth = _mm256_set1_epi8(0x10);
-        let mut acc = _mm256_setzero_ps();
-        let mut offset = 0.0f32;
-        for ((block, q), (&d, &s)) in w.iter().zip(xq).zip(x.d.iter().zip(x.sums)) {
+        let mut acc = [_mm256_setzero_ps(); N];
+        let mut offset = [0.0f32; N];
+        for (b, block) in w[..n].iter().enumerate() {
             // SAFETY: bytes 6..22 are the 16 bytes of nibbles.
             let raw = unsafe { _mm_loadu_si128(block[6..22].as_ptr().cast()) };
             let nibbles = _mm256_set_m128i(
@@ -452,156 +337,36 @@ mod avx2 {
             let bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(high as i32), spread);
             let set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
             let values = _mm256_or_si256(nibbles, _mm256_and_si256(set, fifth));
-            let sums = _mm256_cvtepi32_ps(products(values, load_act(q)));
             let bd = f16_le(block[0], block[1]);
-            acc = _mm256_fmadd_ps(sums, _mm256_set1_ps(bd * d), acc);
-            offset += bd * s;
-        }
-        hsum(acc) - 16.0 * offset
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-mod avx512 {
-    use std::arch::x86_64::*;
-
-    use super::{BlockQ4K, BlockQ6K, QK_K, TokenQ, f16_le, scales_mins, sub};
-
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
-    fn load64(q: &[i8; 64]) -> __m512i {
-        // SAFETY: 64 readable bytes; unaligned loads are allowed.
-        unsafe { _mm512_loadu_si512(q.as_ptr().cast()) }
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
-    fn load32_twice(bytes: &[u8; 32]) -> __m512i {
-        // SAFETY: 32 readable bytes.
-        let half = unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) };
-        _mm512_broadcast_i64x4(half)
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
-    fn load8(values: &[f32; 8]) -> __m256 {
-        // SAFETY: 8 readable floats.
-        unsafe { _mm256_loadu_ps(values.as_ptr()) }
-    }
-
-    /// Eight bytes (a u64, little-endian) as eight f32.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
-    fn bytes_to_f32(bytes: u64) -> __m256 {
-        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes as i64)))
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
-    pub(super) fn dot_q4k(w: &[BlockQ4K], x: TokenQ) -> f32 {
-        let (xq, _) = x.q.as_chunks::<QK_K>();
-        let (xd, _) = x.d.as_chunks::<8>();
-        let (xs, _) = x.sums.as_chunks::<8>();
-        let mask = _mm512_set1_epi8(0x0f);
-        // The low 256 bits keep the low nibbles, the high 256 the high.
-        let shift = _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4);
-        // Lanes of sub-blocks 2g and 2g + 1, eight each.
-        let picks = [0, 1, 2, 3].map(|g| {
-            let (a, b) = (2 * g, 2 * g + 1);
-            _mm512_setr_epi32(a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b)
-        });
-        let mut accs = [_mm512_setzero_ps(); 2];
-        let mut offsets = _mm256_setzero_ps();
-        for (((block, q), d), s) in w.iter().zip(xq).zip(xd).zip(xs) {
-            let (scales, mins) = scales_mins(block);
-            let bd = _mm256_set1_ps(f16_le(block[0], block[1]));
-            let bmin = _mm256_set1_ps(f16_le(block[2], block[3]));
-            let scale = _mm256_mul_ps(_mm256_mul_ps(bytes_to_f32(scales), bd), load8(d));
-            let scale = _mm512_castps256_ps512(scale);
-            offsets = _mm256_fmadd_ps(_mm256_mul_ps(bytes_to_f32(mins), bmin), load8(s), offsets);
-            for (g, pick) in picks.iter().enumerate() {
-                let raw = load32_twice(sub(block, 16 + 32 * g));
-                let nibbles = _mm512_and_si512(_mm512_srlv_epi64(raw, shift), mask);
-                let sums =
-                    _mm512_dpbusd_epi32(_mm512_setzero_si512(), nibbles, load64(sub(q, 64 * g)));
-                let factor = _mm512_permutexvar_ps(*pick, scale);
-                accs[g % 2] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), factor, accs[g % 2]);
+            for t in 0..N {
+                let x = &xs[t];
+                let sums = _mm256_cvtepi32_ps(products(values, load_act(&x.q[b])));
+                acc[t] = _mm256_fmadd_ps(sums, _mm256_set1_ps(bd * x.d[b]), acc[t]);
+                offset[t] += bd * x.sums[b];
             }
         }
-        let offsets = _mm512_castps256_ps512(offsets);
-        let offsets = _mm512_maskz_mov_ps(0x00ff, offsets);
-        _mm512_reduce_add_ps(_mm512_sub_ps(_mm512_add_ps(accs[0], accs[1]), offsets))
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
-    pub(super) fn dot_q6k(w: &[BlockQ6K], x: TokenQ) -> f32 {
-        let (xq, _) = x.q.as_chunks::<QK_K>();
-        let (xd, _) = x.d.as_chunks::<8>();
-        let (xh, _) = x.halves.as_chunks::<16>();
-        let low = _mm512_set1_epi8(0x0f);
-        let two = _mm512_set1_epi8(0x30);
-        // Bits 0-1 (low 256) and 2-3 (high 256) of `qh` up to bits 4-5;
-        // bits 4-5 (low) and 6-7 (high) likewise.
-        let up = _mm512_setr_epi64(4, 4, 4, 4, 2, 2, 2, 2);
-        let down = _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2);
-        // Lanes of the four sub-blocks of 16 in a run of 64 values.
-        let picks = [0, 1, 2, 3].map(|r| {
-            let s = 4 * r;
-            let (a, b, c, d) = (s, s + 1, s + 2, s + 3);
-            _mm512_setr_epi32(a, a, a, a, b, b, b, b, c, c, c, c, d, d, d, d)
-        });
-        // Each activation scale twice: sub-blocks 2k and 2k + 1.
-        let twice = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-        let mut accs = [_mm512_setzero_ps(); 2];
-        let mut offsets = _mm512_setzero_ps();
-        for (((block, q), d), h) in w.iter().zip(xq).zip(xd).zip(xh) {
-            let bd = _mm512_set1_ps(f16_le(block[208], block[209]));
-            // SAFETY: bytes 192..208 are the 16 scales.
-            let scales = unsafe { _mm_loadu_si128(block[192..208].as_ptr().cast()) };
-            let scales = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(scales));
-            // SAFETY: 16 readable floats.
-            let halves = unsafe { _mm512_loadu_ps(h.as_ptr()) };
-            offsets = _mm512_fmadd_ps(_mm512_mul_ps(scales, halves), bd, offsets);
-            let acts = _mm512_permutexvar_ps(twice, _mm512_castps256_ps512(load8(d)));
-            let factor = _mm512_mul_ps(_mm512_mul_ps(scales, acts), bd);
-            for half in 0..2 {
-                // SAFETY: 64 readable bytes of `ql`.
-                let ql =
-                    unsafe { _mm512_loadu_si512(block[64 * half..64 * half + 64].as_ptr().cast()) };
-                let qh = {
-                    let bytes: &[u8; 32] = sub(block, 128 + 32 * half);
-                    // SAFETY: 32 readable bytes.
-                    _mm512_broadcast_i64x4(unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) })
-                };
-                let first = _mm512_or_si512(
-                    _mm512_and_si512(ql, low),
-                    _mm512_and_si512(_mm512_sllv_epi64(qh, up), two),
-                );
-                let second = _mm512_or_si512(
-                    _mm512_and_si512(_mm512_srli_epi16(ql, 4), low),
-                    _mm512_and_si512(_mm512_srlv_epi64(qh, down), two),
-                );
-                for (r, run) in [first, second].into_iter().enumerate() {
-                    let at = 128 * half + 64 * r;
-                    let sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), run, load64(sub(q, at)));
-                    let scale = _mm512_permutexvar_ps(picks[2 * half + r], factor);
-                    accs[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), scale, accs[r]);
-                }
-            }
+        let mut out = [0.0f32; N];
+        for t in 0..N {
+            out[t] = hsum(acc[t]) - 16.0 * offset[t];
         }
-        let total = _mm512_add_ps(accs[0], accs[1]);
-        _mm512_reduce_add_ps(_mm512_fnmadd_ps(_mm512_set1_ps(32.0), offsets, total))
+        out
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::borrow::Cow;
 
     use candle_core::Device;
     use candle_core::quantized::{GgmlDType, QStorage, QTensor};
     use proptest::prelude::*;
 
-    use super::super::{Activations, Arithmetic};
+    use super::super::Activations;
+    use super::super::interleaved::{self, ROWS, repack_q4k, repack_q6k};
     use super::*;
 
     /// A deterministic byte stream.
-    fn bytes(seed: u64, n: usize) -> Vec<u8> {
+    pub(in super::super) fn bytes(seed: u64, n: usize) -> Vec<u8> {
         let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
         (0..n)
             .map(|_| {
@@ -621,7 +386,7 @@ mod tests {
     }
 
     /// `count` random blocks of `kind` (random bits, finite scales).
-    fn random_blocks(kind: GgmlDType, seed: u64, count: usize) -> Vec<u8> {
+    pub(in super::super) fn random_blocks(kind: GgmlDType, seed: u64, count: usize) -> Vec<u8> {
         let (size, scales): (usize, &[usize]) = match kind {
             GgmlDType::Q4K => (Q4K_BYTES, &[0, 2]),
             GgmlDType::Q6K => (Q6K_BYTES, &[208]),
@@ -637,7 +402,7 @@ mod tests {
         raw
     }
 
-    fn dequantize(kind: GgmlDType, raw: &[u8]) -> Vec<f32> {
+    pub(in super::super) fn dequantize(kind: GgmlDType, raw: &[u8]) -> Vec<f32> {
         match kind {
             GgmlDType::Q4K => raw
                 .as_chunks::<Q4K_BYTES>()
@@ -699,7 +464,7 @@ mod tests {
             .collect()
     }
 
-    fn candle(kind: GgmlDType, raw: &[u8], values: usize) -> Vec<f32> {
+    pub(in super::super) fn candle(kind: GgmlDType, raw: &[u8], values: usize) -> Vec<f32> {
         let storage = QStorage::from_data(Cow::Borrowed(raw), &Device::Cpu, kind).unwrap();
         let tensor = QTensor::new(storage, (values,)).unwrap();
         tensor
@@ -709,7 +474,7 @@ mod tests {
             .unwrap()
     }
 
-    fn same_bits(a: &[f32], b: &[f32]) -> bool {
+    pub(in super::super) fn same_bits(a: &[f32], b: &[f32]) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
     }
 
@@ -757,52 +522,149 @@ mod tests {
         assert_eq!(out[1], -16.0 * 0.25);
     }
 
-    /// The dot product of `raw` (one row) against `x`, by every kernel this
-    /// CPU has, checked against f64 arithmetic on the dequantized values.
-    fn check_dots(kind: GgmlDType, raw: &[u8], x: &[f32]) {
-        let mut act = Activations::default();
-        act.set(x, x.len(), Arithmetic::Int8).unwrap();
-        let token = act.token_q(0);
-        let weights = dequantize(kind, raw);
-        let acts: Vec<f64> = token
-            .q
-            .iter()
-            .enumerate()
-            .map(|(i, &q)| f64::from(token.d[i / 32]) * f64::from(q))
-            .collect();
-        let exact: f64 = weights
-            .iter()
-            .zip(&acts)
-            .map(|(&w, a)| f64::from(w) * a)
-            .sum();
-        let magnitude: f64 = weights
-            .iter()
-            .zip(&acts)
-            .map(|(&w, a)| (f64::from(w) * a).abs())
-            .sum();
-        // f32 sums of at most a few thousand terms: relative error well
-        // under 1e-5 of the sum of magnitudes.
-        let tolerance = 1e-5 * magnitude + 1e-6;
-        let dot = |simd| match kind {
-            GgmlDType::Q4K => dot_q4k(simd, raw.as_chunks().0, token),
-            GgmlDType::Q6K => dot_q6k(simd, raw.as_chunks().0, token),
-            _ => dot_q5_0(simd, raw.as_chunks().0, token),
-        };
-        let scalar = dot(Simd::Scalar);
-        assert!(
-            (f64::from(scalar) - exact).abs() <= tolerance,
-            "{kind:?} scalar {scalar} vs exact {exact}"
-        );
-        for simd in Simd::available() {
-            let fast = dot(simd);
-            assert!(
-                (fast - scalar).abs() as f64 <= tolerance,
-                "{kind:?} {simd:?} {fast} vs scalar {scalar} (tolerance {tolerance})"
-            );
+    /// Tokens `first..first + N` of `act` times `rows` rows of `raw`
+    /// (file blocks of `kind`, row after row) as the engine multiplies
+    /// them: Q5_0 row by row, the K-quants interleaved.
+    fn run<const N: usize>(
+        kind: GgmlDType,
+        raw: &[u8],
+        rows: usize,
+        act: &Activations,
+        simd: Simd,
+        first: usize,
+        out: &mut [Vec<f32>],
+    ) {
+        let xs: [TokenQ; N] = std::array::from_fn(|i| act.token_q(first + i));
+        let out = &mut out[first..first + N];
+        match kind {
+            GgmlDType::Q4K | GgmlDType::Q6K => {
+                for g in 0..rows.div_ceil(ROWS) {
+                    let values = match kind {
+                        GgmlDType::Q4K => {
+                            let groups = interleave(raw.as_chunks::<Q4K_BYTES>().0, rows, g);
+                            let w: Vec<_> = groups.into_iter().map(repack_q4k).collect();
+                            interleaved::dot_q4k(simd, &w, &xs)
+                        }
+                        _ => {
+                            let groups = interleave(raw.as_chunks::<Q6K_BYTES>().0, rows, g);
+                            let w: Vec<_> = groups.into_iter().map(repack_q6k).collect();
+                            interleaved::dot_q6k(simd, &w, &xs)
+                        }
+                    };
+                    for (out, values) in out.iter_mut().zip(values) {
+                        for (r, v) in values.into_iter().enumerate() {
+                            if g * ROWS + r < rows {
+                                out[g * ROWS + r] = v;
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {
+                let blocks = raw.as_chunks::<Q5_0_BYTES>().0;
+                let per = blocks.len() / rows;
+                for r in 0..rows {
+                    let values = dot_q5_0(simd, &blocks[r * per..(r + 1) * per], &xs);
+                    for (out, v) in out.iter_mut().zip(values) {
+                        out[r] = v;
+                    }
+                }
+            }
         }
     }
 
-    fn activations(seed: u64, n: usize) -> Vec<f32> {
+    /// Group `g`'s rows of `blocks` (`rows` rows), super-block after
+    /// super-block, as [`repack_q4k`] and [`repack_q6k`] take them.
+    pub(in super::super) fn interleave<const SIZE: usize>(
+        blocks: &[[u8; SIZE]],
+        rows: usize,
+        g: usize,
+    ) -> Vec<[Option<&[u8; SIZE]>; ROWS]> {
+        let per = blocks.len() / rows;
+        (0..per)
+            .map(|b| {
+                std::array::from_fn(|r| {
+                    let row = g * ROWS + r;
+                    (row < rows).then(|| &blocks[row * per + b])
+                })
+            })
+            .collect()
+    }
+
+    /// Every token's products with every row (`[token][row]`), by `simd`,
+    /// `tile` tokens per kernel call.
+    fn products(
+        kind: GgmlDType,
+        raw: &[u8],
+        rows: usize,
+        act: &Activations,
+        simd: Simd,
+        tile: usize,
+    ) -> Vec<Vec<f32>> {
+        let tokens = act.tokens;
+        let mut out = vec![vec![0.0; rows]; tokens];
+        let mut t = 0;
+        while t < tokens {
+            let n = tile.min(tokens - t);
+            match n {
+                1 => run::<1>(kind, raw, rows, act, simd, t, &mut out),
+                2 => run::<2>(kind, raw, rows, act, simd, t, &mut out),
+                3 => run::<3>(kind, raw, rows, act, simd, t, &mut out),
+                _ => run::<4>(kind, raw, rows, act, simd, t, &mut out),
+            }
+            t += n;
+        }
+        out
+    }
+
+    fn bits(values: &[Vec<f32>]) -> Vec<Vec<u32>> {
+        values
+            .iter()
+            .map(|v| v.iter().map(|x| x.to_bits()).collect())
+            .collect()
+    }
+
+    /// `rows` rows of `raw` times the tokens of `x`, by every kernel this
+    /// CPU has, checked against f64 arithmetic on the dequantized values;
+    /// and each token's results must not depend on how many tokens a
+    /// kernel call takes or on the token's place among them.
+    fn check_rows(kind: GgmlDType, raw: &[u8], rows: usize, x: &[f32]) {
+        let weights = dequantize(kind, raw);
+        let cols = weights.len() / rows;
+        let mut act = Activations::default();
+        act.set(x, cols).unwrap();
+        for simd in Simd::available() {
+            let single = products(kind, raw, rows, &act, simd, 1);
+            for tile in [2, 3, 4] {
+                let tiled = products(kind, raw, rows, &act, simd, tile);
+                assert_eq!(bits(&tiled), bits(&single), "{kind:?} {simd:?} tile {tile}");
+            }
+            for (t, single) in single.iter().enumerate() {
+                let token = act.token_q(t);
+                let acts: Vec<f64> = token
+                    .q
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &q)| f64::from(token.d[i / 32]) * f64::from(q))
+                    .collect();
+                for (r, row) in weights.chunks_exact(cols).enumerate() {
+                    let terms = row.iter().zip(&acts).map(|(&w, a)| f64::from(w) * a);
+                    let exact: f64 = terms.clone().sum();
+                    let magnitude: f64 = terms.map(f64::abs).sum();
+                    // f32 sums of at most a few thousand terms: relative
+                    // error well under 1e-5 of the sum of magnitudes.
+                    let tolerance = 1e-5 * magnitude + 1e-6;
+                    let got = single[r];
+                    assert!(
+                        (f64::from(got) - exact).abs() <= tolerance,
+                        "{kind:?} {simd:?} token {t} row {r}: {got} vs exact {exact}"
+                    );
+                }
+            }
+        }
+    }
+
+    pub(in super::super) fn activations(seed: u64, n: usize) -> Vec<f32> {
         bytes(seed, n)
             .into_iter()
             .map(|b| (f32::from(b) - 127.5) / 64.0)
@@ -812,28 +674,34 @@ mod tests {
     #[test]
     fn every_kernel_matches_the_exact_product() {
         eprintln!("kernels on this CPU: {:?}", Simd::available());
-        for seed in 0..10 {
-            for (kind, blocks, per) in [
-                (GgmlDType::Q4K, 6, QK_K),
-                (GgmlDType::Q6K, 6, QK_K),
-                (GgmlDType::Q5_0, 48, 32),
+        for seed in 0..4 {
+            // Row counts below, at and past one interleaved group.
+            for (kind, rows, per, values) in [
+                (GgmlDType::Q4K, 5, 3, QK_K),
+                (GgmlDType::Q4K, 21, 2, QK_K),
+                (GgmlDType::Q6K, 16, 3, QK_K),
+                (GgmlDType::Q6K, 3, 2, QK_K),
+                (GgmlDType::Q5_0, 3, 16, 32),
             ] {
-                let raw = random_blocks(kind, seed, blocks);
-                check_dots(kind, &raw, &activations(seed + 100, blocks * per));
+                let raw = random_blocks(kind, seed, rows * per);
+                let x = activations(seed + 100, 5 * per * values);
+                check_rows(kind, &raw, rows, &x);
             }
         }
     }
 
     #[test]
     fn extreme_blocks_do_not_overflow() {
-        // All weights at their largest, activations at ±127.
+        // All weights at their largest, activations at ±127: the AVX2
+        // kernels' 16-bit pair sums reach 32,004 for Q6_K.
         for kind in [GgmlDType::Q4K, GgmlDType::Q6K, GgmlDType::Q5_0] {
             let (size, per) = match kind {
                 GgmlDType::Q4K => (Q4K_BYTES, QK_K),
                 GgmlDType::Q6K => (Q6K_BYTES, QK_K),
                 _ => (Q5_0_BYTES, 32),
             };
-            let mut raw = vec![0xffu8; 4 * size];
+            let rows = 16;
+            let mut raw = vec![0xffu8; 4 * rows * size];
             for block in raw.chunks_exact_mut(size) {
                 let at = if kind == GgmlDType::Q6K { 208 } else { 0 };
                 block[at..at + 2].copy_from_slice(&f16::from_f32(0.01).to_le_bytes());
@@ -844,33 +712,37 @@ mod tests {
                     block[192..208].fill(0x80); // scale -128
                 }
             }
-            for sign in [1.0, -1.0] {
-                check_dots(kind, &raw, &vec![sign; 4 * per]);
-            }
+            let x: Vec<f32> = [1.0, -1.0, 1.0]
+                .iter()
+                .flat_map(|&sign| vec![sign; 4 * per])
+                .collect();
+            check_rows(kind, &raw, rows, &x);
         }
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(ProptestConfig::with_cases(48))]
 
         #[test]
         fn random_blocks_agree_on_every_path(
             seed in any::<u64>(),
             kind in prop_oneof![Just(GgmlDType::Q4K), Just(GgmlDType::Q6K), Just(GgmlDType::Q5_0)],
-            blocks in 1usize..5,
+            rows in 1usize..20,
+            blocks in 1usize..4,
+            tokens in 1usize..6,
             spread in 0.01f32..100.0,
         ) {
             let (raw, per) = match kind {
-                GgmlDType::Q5_0 => (random_blocks(kind, seed, 8 * blocks), 32 * 8),
-                _ => (random_blocks(kind, seed, blocks), QK_K),
+                GgmlDType::Q5_0 => (random_blocks(kind, seed, 8 * blocks * rows), 32 * 8),
+                _ => (random_blocks(kind, seed, blocks * rows), QK_K),
             };
-            let x: Vec<f32> = activations(seed ^ 0x55, blocks * per)
+            let x: Vec<f32> = activations(seed ^ 0x55, tokens * blocks * per)
                 .into_iter()
                 .map(|v| v * spread)
                 .collect();
-            check_dots(kind, &raw, &x);
+            check_rows(kind, &raw, rows, &x);
             let ours = dequantize(kind, &raw);
-            prop_assert!(same_bits(&ours, &candle(kind, &raw, blocks * per)));
+            prop_assert!(same_bits(&ours, &candle(kind, &raw, rows * blocks * per)));
         }
     }
 }
