@@ -40,7 +40,8 @@ use half::f16;
 
 use super::Simd;
 use super::kquants::{
-    BlockQ4K, BlockQ6K, QK_K, SuperBlocks, TokenQ, common_len, q4k_values, q6k_values, scales_mins,
+    BlockQ4K, BlockQ6K, QK_K, SuperBlocks, TokenBlock, TokenQ, common_len, q4k_values, q6k_values,
+    scales_mins,
 };
 
 /// Rows interleaved in one group.
@@ -228,17 +229,18 @@ fn dot_q4k_scalar<const N: usize>(w: &[Q4KRows16], x: &[TokenQ; N]) -> [[f32; RO
     let n = common_len(w.len(), &xs.map(|x| x.len()));
     let mut out = [[0.0f32; ROWS]; N];
     for (b, block) in w[..n].iter().enumerate() {
+        let xb: [TokenBlock; N] = std::array::from_fn(|t| xs[t].block(b));
         for r in 0..ROWS {
             let values = q4k_row_values(block, r);
             let d = f16_bits(block.d[r]);
             let dmin = f16_bits(block.dmin[r]);
-            for (out, x) in out.iter_mut().zip(&xs) {
+            for (out, x) in out.iter_mut().zip(&xb) {
                 let mut sum = 0.0f32;
                 for j in 0..8 {
                     let range = 32 * j..32 * j + 32;
-                    let product = int_dot(&values[range.clone()], &x.q[b][range]);
-                    sum += d * f32::from(block.scales[j][r]) * x.d[b][j] * product as f32;
-                    sum -= dmin * f32::from(block.mins[j][r]) * x.sums[b][j];
+                    let product = int_dot(&values[range.clone()], &x.q[range]);
+                    sum += d * f32::from(block.scales[j][r]) * x.d[j] * product as f32;
+                    sum -= dmin * f32::from(block.mins[j][r]) * x.sums[j];
                 }
                 out[r] += sum;
             }
@@ -269,17 +271,18 @@ fn dot_q6k_scalar<const N: usize>(w: &[Q6KRows16], x: &[TokenQ; N]) -> [[f32; RO
     let n = common_len(w.len(), &xs.map(|x| x.len()));
     let mut out = [[0.0f32; ROWS]; N];
     for (b, block) in w[..n].iter().enumerate() {
+        let xb: [TokenBlock; N] = std::array::from_fn(|t| xs[t].block(b));
         for r in 0..ROWS {
             let values = q6k_row_values(block, r);
             let d = f16_bits(block.d[r]);
-            for (out, x) in out.iter_mut().zip(&xs) {
+            for (out, x) in out.iter_mut().zip(&xb) {
                 let (mut sum, mut offset) = (0.0f32, 0.0f32);
                 for s in 0..16 {
                     let range = 16 * s..16 * s + 16;
-                    let product = int_dot(&values[range.clone()], &x.q[b][range]);
+                    let product = int_dot(&values[range.clone()], &x.q[range]);
                     let scale = d * f32::from(block.scales[s][r]);
-                    sum += scale * x.d[b][s / 2] * product as f32;
-                    offset += scale * x.halves[b][s];
+                    sum += scale * x.d[s / 2] * product as f32;
+                    offset += scale * x.halves[s];
                 }
                 out[r] += sum - 32.0 * offset;
             }
@@ -292,7 +295,7 @@ fn dot_q6k_scalar<const N: usize>(w: &[Q6KRows16], x: &[TokenQ; N]) -> [[f32; RO
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use super::{Q4KRows16, Q6KRows16, ROWS, SuperBlocks, TokenQ, common_len};
+    use super::{Q4KRows16, Q6KRows16, ROWS, SuperBlocks, TokenBlock, TokenQ, common_len};
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
     fn load64(bytes: &[u8; 64]) -> __m512i {
@@ -351,6 +354,7 @@ mod avx512 {
         let mask = _mm512_set1_epi8(0x0f);
         let mut acc = [_mm512_setzero_ps(); N];
         for (b, block) in w[..n].iter().enumerate() {
+            let xb: [TokenBlock; N] = std::array::from_fn(|t| xs[t].block(b));
             let d = halves16(&block.d);
             let dmin = halves16(&block.dmin);
             for g in 0..4 {
@@ -364,11 +368,11 @@ mod avx512 {
                     let scale = _mm512_mul_ps(unsigned16(&block.scales[j]), d);
                     let min = _mm512_mul_ps(unsigned16(&block.mins[j]), dmin);
                     for t in 0..N {
-                        let x = &xs[t];
-                        let sums = chunk_sums(&weights, &x.q[b][32 * j..32 * j + 32]);
-                        let factor = _mm512_mul_ps(scale, _mm512_set1_ps(x.d[b][j]));
+                        let x = &xb[t];
+                        let sums = chunk_sums(&weights, &x.q[32 * j..32 * j + 32]);
+                        let factor = _mm512_mul_ps(scale, _mm512_set1_ps(x.d[j]));
                         acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), factor, acc[t]);
-                        acc[t] = _mm512_fnmadd_ps(min, _mm512_set1_ps(x.sums[b][j]), acc[t]);
+                        acc[t] = _mm512_fnmadd_ps(min, _mm512_set1_ps(x.sums[j]), acc[t]);
                     }
                 }
             }
@@ -390,6 +394,7 @@ mod avx512 {
         let mut acc = [_mm512_setzero_ps(); N];
         let mut offsets = [_mm512_setzero_ps(); N];
         for (b, block) in w[..n].iter().enumerate() {
+            let xb: [TokenBlock; N] = std::array::from_fn(|t| xs[t].block(b));
             let d = halves16(&block.d);
             // Activation block `a` (32 values) is chunks 8a..8a + 8, Q6_K
             // sub-blocks 2a and 2a + 1.
@@ -412,13 +417,13 @@ mod avx512 {
                 let scale0 = _mm512_mul_ps(signed16(&block.scales[2 * a]), d);
                 let scale1 = _mm512_mul_ps(signed16(&block.scales[2 * a + 1]), d);
                 for t in 0..N {
-                    let x = &xs[t];
-                    let q = &x.q[b][32 * a..32 * a + 32];
+                    let x = &xb[t];
+                    let q = &x.q[32 * a..32 * a + 32];
                     let sums0 = _mm512_cvtepi32_ps(chunk_sums(&first, &q[..16]));
                     let sums1 = _mm512_cvtepi32_ps(chunk_sums(&second, &q[16..]));
                     let both = _mm512_fmadd_ps(sums1, scale1, _mm512_mul_ps(sums0, scale0));
-                    acc[t] = _mm512_fmadd_ps(both, _mm512_set1_ps(x.d[b][a]), acc[t]);
-                    let h = &x.halves[b];
+                    acc[t] = _mm512_fmadd_ps(both, _mm512_set1_ps(x.d[a]), acc[t]);
+                    let h = x.halves;
                     offsets[t] = _mm512_fmadd_ps(scale0, _mm512_set1_ps(h[2 * a]), offsets[t]);
                     offsets[t] = _mm512_fmadd_ps(scale1, _mm512_set1_ps(h[2 * a + 1]), offsets[t]);
                 }
@@ -438,7 +443,7 @@ mod avx512 {
 mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{Q4KRows16, Q6KRows16, ROWS, SuperBlocks, TokenQ, common_len};
+    use super::{Q4KRows16, Q6KRows16, ROWS, SuperBlocks, TokenBlock, TokenQ, common_len};
 
     /// Bytes `32 * half..32 * half + 32` of a 64-byte run: rows
     /// `8 * half..8 * half + 8`.
@@ -510,6 +515,7 @@ mod avx2 {
             let rows = 8 * half..8 * half + 8;
             let mut acc = [_mm256_setzero_ps(); N];
             for (b, block) in w[..n].iter().enumerate() {
+                let xb: [TokenBlock; N] = std::array::from_fn(|t| xs[t].block(b));
                 let d = halves8(&block.d[rows.clone()]);
                 let dmin = halves8(&block.dmin[rows.clone()]);
                 for j in 0..8 {
@@ -525,11 +531,11 @@ mod avx2 {
                     let scale = _mm256_mul_ps(unsigned8(&block.scales[j][rows.clone()]), d);
                     let min = _mm256_mul_ps(unsigned8(&block.mins[j][rows.clone()]), dmin);
                     for t in 0..N {
-                        let x = &xs[t];
-                        let sums = chunk_sums(&weights, &x.q[b][32 * j..32 * j + 32]);
-                        let factor = _mm256_mul_ps(scale, _mm256_set1_ps(x.d[b][j]));
+                        let x = &xb[t];
+                        let sums = chunk_sums(&weights, &x.q[32 * j..32 * j + 32]);
+                        let factor = _mm256_mul_ps(scale, _mm256_set1_ps(x.d[j]));
                         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), factor, acc[t]);
-                        acc[t] = _mm256_fnmadd_ps(min, _mm256_set1_ps(x.sums[b][j]), acc[t]);
+                        acc[t] = _mm256_fnmadd_ps(min, _mm256_set1_ps(x.sums[j]), acc[t]);
                     }
                 }
             }
@@ -553,6 +559,7 @@ mod avx2 {
             let mut acc = [_mm256_setzero_ps(); N];
             let mut offsets = [_mm256_setzero_ps(); N];
             for (b, block) in w[..n].iter().enumerate() {
+                let xb: [TokenBlock; N] = std::array::from_fn(|t| xs[t].block(b));
                 let d = halves8(&block.d[rows.clone()]);
                 // Sub-block `s` (16 values) is chunks 4s..4s + 4.
                 for s in 0..16 {
@@ -571,13 +578,13 @@ mod avx2 {
                     });
                     let scale = _mm256_mul_ps(signed8(&block.scales[s][rows.clone()]), d);
                     for t in 0..N {
-                        let x = &xs[t];
-                        let q = &x.q[b][16 * s..16 * s + 16];
+                        let x = &xb[t];
+                        let q = &x.q[16 * s..16 * s + 16];
                         let sums = _mm256_cvtepi32_ps(chunk_sums(&weights, q));
-                        let factor = _mm256_mul_ps(scale, _mm256_set1_ps(x.d[b][s / 2]));
+                        let factor = _mm256_mul_ps(scale, _mm256_set1_ps(x.d[s / 2]));
                         acc[t] = _mm256_fmadd_ps(sums, factor, acc[t]);
                         offsets[t] =
-                            _mm256_fmadd_ps(scale, _mm256_set1_ps(x.halves[b][s]), offsets[t]);
+                            _mm256_fmadd_ps(scale, _mm256_set1_ps(x.halves[s]), offsets[t]);
                     }
                 }
             }

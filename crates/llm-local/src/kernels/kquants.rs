@@ -210,6 +210,19 @@ impl<'a> SuperBlocks<'a> {
         }
     }
 
+    /// Super-block `b`, as fixed-size arrays: a kernel that takes its
+    /// tokens' blocks once per weight block indexes them without bounds
+    /// checks. Panics past [`SuperBlocks::len`]; the kernels stop there.
+    #[inline(always)]
+    pub(crate) fn block(&self, b: usize) -> TokenBlock<'a> {
+        TokenBlock {
+            q: &self.q[b],
+            d: &self.d[b],
+            sums: &self.sums[b],
+            halves: &self.halves[b],
+        }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.q
             .len()
@@ -217,6 +230,15 @@ impl<'a> SuperBlocks<'a> {
             .min(self.sums.len())
             .min(self.halves.len())
     }
+}
+
+/// One super-block of one token's activations (see [`SuperBlocks`]).
+#[derive(Clone, Copy)]
+pub(crate) struct TokenBlock<'a> {
+    pub(crate) q: &'a [i8; QK_K],
+    pub(crate) d: &'a [f32; 8],
+    pub(crate) sums: &'a [f32; 8],
+    pub(crate) halves: &'a [f32; 16],
 }
 
 /// One token's activations seen in blocks of 32 values.
