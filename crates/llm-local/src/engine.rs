@@ -14,21 +14,21 @@
 //! recompute the whole prompt.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
-use std::sync::Mutex;
+use std::os::unix::fs::FileExt as _;
 
 use candle_core::quantized::GgmlDType;
 use candle_core::quantized::ggml_file::qtensor_from_ggml;
 use candle_core::quantized::gguf_file::Content;
 use candle_core::{DType, Device};
 use rayon::prelude::*;
-use tracing::debug;
+use tracing::{debug, warn};
 
 use super::LocalError;
 use super::gguf::{ModelParams, RopeStyle};
 use super::kernels::{
     Activations, AttentionShape, NativeType, QMatrix, SpanStats, attend_span, merge_spans,
 };
+use super::repacked::{Repacked, Writer};
 
 struct Layer {
     attn_norm: Vec<f32>,
@@ -100,13 +100,26 @@ impl KvCache {
 ///
 /// Each tensor is read with one positioned read into a buffer of its own
 /// size (from the page cache, about 0.1 s per GB) and then converted once
-/// into the engine's blocks; no copy of the whole file is kept. Reads
-/// share the file's cursor, so they take turns; the conversions of
-/// several tensors run in parallel.
+/// into the engine's blocks; no copy of the whole file is kept. Tensors
+/// are read and converted in parallel. The interleaved K-quant matrices
+/// come from the file of repacked weights when there is one
+/// ([`Repacking`]).
 pub(crate) struct TensorFile<'a> {
     content: &'a Content,
-    file: Mutex<&'a File>,
+    file: &'a File,
     file_len: u64,
+    repacking: Repacking,
+}
+
+/// What a load does with the file of repacked weights
+/// ([`crate::repacked`]).
+pub(crate) enum Repacking {
+    /// Interleaves the K-quant matrices in memory.
+    Off,
+    /// Maps the K-quant matrices from this file.
+    Use(Repacked),
+    /// Interleaves them and writes them to this file.
+    Write(Writer),
 }
 
 /// A tensor's bytes, as stored in the file.
@@ -152,9 +165,33 @@ impl<'a> TensorFile<'a> {
             .len();
         Ok(Self {
             content,
-            file: Mutex::new(file),
+            file,
             file_len,
+            repacking: Repacking::Off,
         })
+    }
+
+    /// Takes the K-quant matrices from, or writes them to, a file of
+    /// repacked weights.
+    pub(crate) fn with_repacking(mut self, repacking: Repacking) -> Self {
+        self.repacking = repacking;
+        self
+    }
+
+    /// Ends the load: renames a file of repacked weights being written
+    /// into place. Whether the weights were mapped from one: the load is
+    /// fast then.
+    pub(crate) fn finish(self) -> bool {
+        match self.repacking {
+            Repacking::Off => false,
+            Repacking::Use(_) => true,
+            Repacking::Write(writer) => {
+                if let Err(error) = writer.finish() {
+                    warn!(%error, "cannot keep the repacked weights; the next load interleaves them again");
+                }
+                false
+            }
+        }
     }
 
     fn has(&self, name: &str) -> bool {
@@ -199,20 +236,23 @@ impl<'a> TensorFile<'a> {
                 ))
             })?;
         let mut bytes = vec![0u8; len];
-        {
-            let mut file = self
-                .file
-                .lock()
-                .map_err(|_| failed("an earlier read failed".into()))?;
-            file.seek(SeekFrom::Start(start))
-                .and_then(|_| file.read_exact(&mut bytes))
-                .map_err(|e| failed(format!("cannot read: {e}")))?;
-        }
+        self.file
+            .read_exact_at(&mut bytes, start)
+            .map_err(|e| failed(format!("cannot read: {e}")))?;
         Ok(RawTensor { dtype, dims, bytes })
     }
 
-    fn matrix(&self, name: &str) -> Result<QMatrix, LocalError> {
-        matrix(self.read(name)?, name)
+    pub(crate) fn matrix(&self, name: &str) -> Result<QMatrix, LocalError> {
+        if let Repacking::Use(repacked) = &self.repacking
+            && let Some(matrix) = repacked.matrix(self.content, name)
+        {
+            return Ok(matrix);
+        }
+        let matrix = matrix(self.read(name)?, name)?;
+        if let Repacking::Write(writer) = &self.repacking {
+            writer.add(name, &matrix);
+        }
+        Ok(matrix)
     }
 
     fn vector(&self, name: &str, len: usize) -> Result<Vec<f32>, LocalError> {

@@ -645,7 +645,7 @@ pub fn verify_model_file(path: &Path, model: &ModelFile) -> Result<Verification,
 /// set it back (unlike the modification time), so a file rewritten and
 /// given back its old mtime still differs here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-struct FileKey {
+pub(crate) struct FileKey {
     dev: u64,
     ino: u64,
     size: u64,
@@ -654,7 +654,7 @@ struct FileKey {
 }
 
 impl FileKey {
-    fn of(file: &File) -> io::Result<Self> {
+    pub(crate) fn of(file: &File) -> io::Result<Self> {
         let meta = file.metadata()?;
         Ok(Self {
             dev: meta.dev(),
@@ -861,7 +861,7 @@ fn unique_suffix() -> String {
     format!("{}-{nanos}", std::process::id())
 }
 
-fn temp_name(dest: &Path) -> PathBuf {
+pub(crate) fn temp_name(dest: &Path) -> PathBuf {
     let name = dest
         .file_name()
         .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());

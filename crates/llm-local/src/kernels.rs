@@ -84,11 +84,33 @@ enum Blocks {
     Q8_0(Vec<BlockQ8_0>),
     /// Q4_K super-blocks, 16 rows interleaved: groups of rows after each
     /// other, each group's super-blocks left to right.
-    Q4K(Vec<Q4KRows16>),
+    Q4K(Groups<Q4KRows16>),
     /// Q6_K super-blocks, as [`Blocks::Q4K`].
-    Q6K(Vec<Q6KRows16>),
+    Q6K(Groups<Q6KRows16>),
     /// Q5_0 blocks kept as the file's bytes.
     Q5_0(WeightBytes),
+}
+
+/// A K-quant matrix's interleaved groups: made at load, or a range of a
+/// memory map of the file of repacked weights (see [`crate::repacked`]).
+pub(crate) enum Groups<T> {
+    /// Interleaved at load.
+    Owned(Vec<T>),
+    /// Checked when made ([`QMatrix::from_repacked`]) to be whole groups
+    /// at an address aligned for `T`.
+    Mapped(WeightBytes),
+}
+
+impl<T: bytemuck::Pod> std::ops::Deref for Groups<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        match self {
+            Groups::Owned(groups) => groups,
+            // Never empty for a matrix that was made: checked then.
+            Groups::Mapped(bytes) => bytemuck::try_cast_slice(bytes.bytes()).unwrap_or(&[]),
+        }
+    }
 }
 
 /// A matrix's blocks as the GGUF file has them: copied once, or a range
@@ -203,18 +225,18 @@ impl QMatrix {
         let chunks = bytes.chunks_exact(size);
         let blocks = match kind {
             NativeType::Q5_0 => Blocks::Q5_0(WeightBytes::Owned(bytes.to_vec())),
-            NativeType::Q4K => Blocks::Q4K(interleave(
+            NativeType::Q4K => Blocks::Q4K(Groups::Owned(interleave(
                 bytes.as_chunks::<Q4K_BYTES>().0,
                 rows,
                 cols,
                 interleaved::repack_q4k,
-            )),
-            NativeType::Q6K => Blocks::Q6K(interleave(
+            ))),
+            NativeType::Q6K => Blocks::Q6K(Groups::Owned(interleave(
                 bytes.as_chunks::<Q6K_BYTES>().0,
                 rows,
                 cols,
                 interleaved::repack_q6k,
-            )),
+            ))),
             NativeType::Q4_0 => Blocks::Q4_0(
                 chunks
                     .map(|b| {
@@ -284,6 +306,66 @@ impl QMatrix {
         })
     }
 
+    /// The bytes of an interleaved K-quant matrix (Q4_K, Q6_K) that
+    /// [`QMatrix::from_repacked`] takes back; `None` for other types.
+    pub(crate) fn repacked_bytes(&self) -> Option<&[u8]> {
+        match &self.blocks {
+            Blocks::Q4K(groups) => Some(bytemuck::cast_slice(groups)),
+            Blocks::Q6K(groups) => Some(bytemuck::cast_slice(groups)),
+            _ => None,
+        }
+    }
+
+    /// The length of [`QMatrix::repacked_bytes`] for a `rows` x `cols`
+    /// matrix of `kind`; `None` for types that are not interleaved or
+    /// shapes that are not whole super-blocks.
+    pub(crate) fn repacked_len(kind: NativeType, rows: usize, cols: usize) -> Option<usize> {
+        let group = match kind {
+            NativeType::Q4K => std::mem::size_of::<Q4KRows16>(),
+            NativeType::Q6K => std::mem::size_of::<Q6KRows16>(),
+            _ => return None,
+        };
+        if cols == 0 || !cols.is_multiple_of(QK_K) {
+            return None;
+        }
+        rows.div_ceil(ROWS)
+            .checked_mul(cols / QK_K)?
+            .checked_mul(group)
+    }
+
+    /// A K-quant matrix whose interleaved groups are `range` of `data` (a
+    /// memory map of the file of repacked weights), used in place.
+    pub(crate) fn from_repacked(
+        kind: NativeType,
+        data: Arc<dyn AsRef<[u8]> + Send + Sync>,
+        range: Range<usize>,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self, LocalError> {
+        let expected = Self::repacked_len(kind, rows, cols);
+        let bytes = (*data).as_ref().get(range.clone());
+        let fits = match (bytes, expected) {
+            (Some(bytes), Some(expected)) if bytes.len() == expected && expected > 0 => {
+                match kind {
+                    NativeType::Q4K => bytemuck::try_cast_slice::<_, Q4KRows16>(bytes).is_ok(),
+                    _ => bytemuck::try_cast_slice::<_, Q6KRows16>(bytes).is_ok(),
+                }
+            }
+            _ => false,
+        };
+        if !fits {
+            return Err(LocalError::Format(format!(
+                "bytes {range:?} are not the interleaved groups of a {rows}x{cols} {kind:?} matrix"
+            )));
+        }
+        let groups = WeightBytes::Shared(data, range);
+        let blocks = match kind {
+            NativeType::Q4K => Blocks::Q4K(Groups::Mapped(groups)),
+            _ => Blocks::Q6K(Groups::Mapped(groups)),
+        };
+        Ok(Self { rows, cols, blocks })
+    }
+
     /// `values` (row-major, `rows` x `cols`) quantized to Q8_0.
     pub(crate) fn quantize_q8_0(
         values: &[f32],
@@ -326,8 +408,8 @@ impl QMatrix {
             Blocks::Q4_0(b) => std::mem::size_of_val(b.as_slice()),
             Blocks::Q4_1(b) => std::mem::size_of_val(b.as_slice()),
             Blocks::Q8_0(b) => std::mem::size_of_val(b.as_slice()),
-            Blocks::Q4K(b) => std::mem::size_of_val(b.as_slice()),
-            Blocks::Q6K(b) => std::mem::size_of_val(b.as_slice()),
+            Blocks::Q4K(b) => std::mem::size_of_val(&**b),
+            Blocks::Q6K(b) => std::mem::size_of_val(&**b),
             Blocks::Q5_0(bytes) => bytes.bytes().len(),
         }
     }

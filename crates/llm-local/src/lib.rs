@@ -55,6 +55,7 @@ mod grammar;
 mod install;
 mod kernels;
 mod memory;
+mod repacked;
 mod sampler;
 mod template;
 mod tokenizer;
@@ -83,9 +84,10 @@ pub use self::install::{
 };
 pub use self::tokenizer::Tokenizer;
 
-use self::engine::{KvCache, Pass, TensorFile, Weights};
+use self::engine::{KvCache, Pass, Repacking, TensorFile, Weights};
 use self::gguf::Meta;
 use self::grammar::{CALL_OPEN, CallGrammar, TaggedCalls, ToolSet};
+use self::repacked::{Repacked, Writer};
 use self::sampler::Sampler;
 use self::template::{ChatTemplate, ToolFormat};
 use llm::ChatModel;
@@ -184,6 +186,11 @@ pub struct LocalOptions {
     /// and recorded next to it so that the next load of the unchanged file
     /// costs one `fstat` ([`verify_sha256`]).
     pub expected_sha256: Option<String>,
+    /// Whether the interleaved K-quant matrices are kept beside the file
+    /// (`.<name>.repacked`, about the model's size) and memory-mapped by
+    /// later loads; default: yes. The first load writes it; when the
+    /// directory cannot be written, every load interleaves in memory.
+    pub keep_repacked: bool,
 }
 
 impl Default for LocalOptions {
@@ -196,6 +203,7 @@ impl Default for LocalOptions {
             seed: 0,
             name: None,
             expected_sha256: None,
+            keep_repacked: true,
         }
     }
 }
@@ -216,6 +224,13 @@ impl LocalOptions {
     /// Sets when the model must call a tool.
     pub fn with_tool_choice(mut self, choice: ToolChoice) -> Self {
         self.tool_choice = choice;
+        self
+    }
+
+    /// Sets whether the interleaved matrices are kept beside the file
+    /// ([`LocalOptions::keep_repacked`]).
+    pub fn with_keep_repacked(mut self, keep: bool) -> Self {
+        self.keep_repacked = keep;
         self
     }
 
@@ -255,6 +270,29 @@ struct Inner {
     name: String,
     session: Mutex<Option<Session>>,
     calls: AtomicU64,
+    /// The K-quant matrices were mapped from the file of repacked weights.
+    mapped: bool,
+}
+
+/// Where the K-quant matrices of the GGUF at `path` (open as `file`)
+/// come from: the file of repacked weights beside it when it is usable,
+/// else a new one is written as they are made.
+fn repacking(path: &Path, file: &File, content: &Content) -> Repacking {
+    let cache = repacked::cache_path(path);
+    let why = match Repacked::open(&cache, file, content) {
+        Ok(repacked) => return Repacking::Use(repacked),
+        Err(why) => why,
+    };
+    if cache.exists() {
+        info!(path = %cache.display(), why, "repacking the weights again");
+    }
+    match Writer::create(&cache, file) {
+        Ok(writer) => Repacking::Write(writer),
+        Err(error) => {
+            debug!(path = %cache.display(), %error, "the repacked weights cannot be kept");
+            Repacking::Off
+        }
+    }
 }
 
 /// A GGUF chat model running in this process.
@@ -324,6 +362,7 @@ impl LocalModel {
             path = %path.display(),
             name = %model.inner.name,
             ms = started.elapsed().as_millis() as u64,
+            mapped = model.inner.mapped,
             "loaded local model"
         );
         Ok(model)
@@ -349,8 +388,14 @@ impl LocalModel {
                 .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "local".into())
         });
-        let tensors = TensorFile::new(&content, reader.get_ref())?;
+        let file = reader.get_ref();
+        let repacking = match options.keep_repacked && repacked::has_interleaved(&content) {
+            true => repacking(path, file, &content),
+            false => Repacking::Off,
+        };
+        let tensors = TensorFile::new(&content, file)?.with_repacking(repacking);
         let mut weights = Weights::load(&tensors, params)?;
+        let mapped = tensors.finish();
         if weights.vocab() < tokenizer.vocab_size() {
             return Err(LocalError::Format(format!(
                 "the tokenizer has {} tokens but the embedding only {}",
@@ -399,8 +444,16 @@ impl LocalModel {
                 name,
                 session: Mutex::new(None),
                 calls: AtomicU64::new(0),
+                mapped,
             }),
         })
+    }
+
+    /// Whether the interleaved K-quant matrices were memory-mapped from
+    /// the file of repacked weights kept beside the model
+    /// ([`LocalOptions::keep_repacked`]) rather than made by this load.
+    pub fn weights_mapped(&self) -> bool {
+        self.inner.mapped
     }
 
     /// The model's tokenizer.

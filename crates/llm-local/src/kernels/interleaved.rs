@@ -48,7 +48,7 @@ use super::kquants::{
 pub(crate) const ROWS: usize = 16;
 
 /// One super-block (256 columns) of 16 rows of a Q4_K matrix.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub(crate) struct Q4KRows16 {
     d: [u16; ROWS],
@@ -59,7 +59,7 @@ pub(crate) struct Q4KRows16 {
 }
 
 /// One super-block (256 columns) of 16 rows of a Q6_K matrix.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub(crate) struct Q6KRows16 {
     d: [u16; ROWS],
