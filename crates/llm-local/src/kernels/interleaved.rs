@@ -351,20 +351,26 @@ mod avx512 {
     pub(super) fn dot_q4k<const N: usize>(w: &[Q4KRows16], x: &[TokenQ; N]) -> [[f32; ROWS]; N] {
         let xs = x.map(SuperBlocks::of);
         let n = common_len(w.len(), &xs.map(|x| x.len()));
-        let mask = _mm512_set1_epi8(0x0f);
+        let (low, high) = (_mm512_set1_epi8(0x0f), _mm512_set1_epi8(-16));
         let mut acc = [_mm512_setzero_ps(); N];
         for (b, block) in w[..n].iter().enumerate() {
             let xb: [TokenBlock; N] = std::array::from_fn(|t| xs[t].block(b));
             let d = halves16(&block.d);
+            // High nibbles are used in place, as 16 times their value
+            // (one `and`, no shift): `vpdpbusd` sums into 32 bits, so
+            // 240 * 127 * 4 per step cannot overflow, and the 1/16 goes
+            // into the scale.
+            let d_high = _mm512_mul_ps(d, _mm512_set1_ps(1.0 / 16.0));
             let dmin = halves16(&block.dmin);
             for g in 0..4 {
                 let raw: [__m512i; 8] = std::array::from_fn(|k| load64(&block.qs[8 * g + k]));
                 for h in 0..2 {
                     let j = 2 * g + h;
-                    let weights = raw.map(|r| match h {
-                        0 => _mm512_and_si512(r, mask),
-                        _ => _mm512_and_si512(_mm512_srli_epi16(r, 4), mask),
-                    });
+                    let (mask, d) = match h {
+                        0 => (low, d),
+                        _ => (high, d_high),
+                    };
+                    let weights = raw.map(|r| _mm512_and_si512(r, mask));
                     let scale = _mm512_mul_ps(unsigned16(&block.scales[j]), d);
                     let min = _mm512_mul_ps(unsigned16(&block.mins[j]), dmin);
                     for t in 0..N {
