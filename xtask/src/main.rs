@@ -17,6 +17,10 @@
 //! - `bench importance`: measures ranking on the corpora, and the Git
 //!   feature on a synthetic repository with 12,000 commits that `corpus`
 //!   generates locally with `git fast-import`.
+//! - `gittaskbench-data`: lays GitTaskBench's data (tasks, repositories,
+//!   ground truth, test scripts) out under `target/gittaskbench-data/`
+//!   from a bare git snapshot of its public repository, listing the blobs
+//!   the snapshot lacks (`gittaskbench_data.rs`).
 //! - `bench gittaskbench`: builds the `bench-harness` binary in release and
 //!   runs it with the flags given: the agent on a GitTaskBench checkout,
 //!   graded with the benchmark's test scripts. xtask itself links none of
@@ -48,6 +52,7 @@ use anyhow::{Context, bail};
 mod analysis;
 mod bench_model;
 mod genesis;
+mod gittaskbench_data;
 mod localization;
 mod model;
 mod test_runner;
@@ -120,6 +125,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "analysis", rest @ ..] => bench_analysis(rest),
         ["bench", "importance", rest @ ..] => bench_importance(rest),
         ["bench", "context", rest @ ..] => bench_context(rest),
+        ["gittaskbench-data", rest @ ..] => gittaskbench_data::run(rest),
         ["bench", "gittaskbench", rest @ ..] => bench_gittaskbench(rest),
         ["bench", "repogenesis", rest @ ..] if rest.contains(&"--generate") => {
             genesis::run_generate(rest)
@@ -139,6 +145,7 @@ fn main() -> anyhow::Result<()> {
                  analyse every corpus (a deadline per run), compare parsing with the tree-sitter wheel\n  \
                  bench importance [--runs N]  measure ranking, and the git feature on a 12,000-commit history\n  \
                  bench context [--runs N]  measure the initial context and a code view of the largest module\n  \
+                 gittaskbench-data [--git-dir DIR] [--out DIR]  lay GitTaskBench's data out under target/ from a snapshot\n  \
                  bench gittaskbench --root DIR [...]  run and grade GitTaskBench (see --help)\n  \
                  bench repogenesis --root DIR --generated DIR [...]  evaluate generated repositories on RepoGenesis (see --help)\n  \
                  bench repogenesis --generate [--tasks A,B] [--model NAME ...] [...]\n      \
