@@ -12,7 +12,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use bench_harness::{DomainMap, Event, Harness, HarnessConfig, ModelSpec, Models, Selection};
+use bench_harness::feasibility::{self, Feasibility};
+use bench_harness::{
+    Benchmark, DomainMap, Event, Harness, HarnessConfig, ModelSpec, Models, Selection,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 mod repogenesis_cli;
@@ -20,7 +23,13 @@ mod repogenesis_cli;
 const USAGE: &str = "usage: bench-harness gittaskbench --root <CHECKOUT> \
     [--tasks ID,ID | --repo NAME | --domain NAME] [--model NAME --base-url URL | --model-path FILE.gguf] [--jobs N] \
     [--out DIR] [--resume] [--timeout-per-task SECS] [--max-turns N] [--domain-map FILE.json] \
-    [--keep-workspaces] [--grade-only --outputs <DIR>]";
+    [--keep-workspaces] [--grade-only --outputs <DIR>] [--feasibility] [--runnable] \
+    [--half tuning|held-out]\n\n  \
+    --feasibility  classify the selected tasks (runnable, needs weights, needs network, data missing)\n                 \
+    with evidence, write feasibility.json/.md under --out, and stop\n  \
+    --runnable     run only the tasks classed runnable\n  \
+    --half H       run only the tuning two thirds or the held-out third of the runnable tasks\n                 \
+    (the third with the smallest hash of their ID; implies --runnable)";
 
 #[derive(Debug, Default)]
 struct Args {
@@ -40,6 +49,16 @@ struct Args {
     keep_workspaces: bool,
     grade_only: bool,
     outputs: Option<PathBuf>,
+    feasibility: bool,
+    runnable: bool,
+    half: Option<Half>,
+}
+
+/// Which part of the tasks `--half` keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Half {
+    Tuning,
+    HeldOut,
 }
 
 fn parse(rest: &[&str]) -> anyhow::Result<Args> {
@@ -88,6 +107,15 @@ fn parse(rest: &[&str]) -> anyhow::Result<Args> {
             "--keep-workspaces" => args.keep_workspaces = true,
             "--grade-only" => args.grade_only = true,
             "--outputs" => args.outputs = Some(value(flag)?.into()),
+            "--feasibility" => args.feasibility = true,
+            "--runnable" => args.runnable = true,
+            "--half" => {
+                args.half = Some(match value(flag)?.as_str() {
+                    "tuning" => Half::Tuning,
+                    "held-out" => Half::HeldOut,
+                    other => bail!("--half takes tuning or held-out, not {other:?}"),
+                });
+            }
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -147,6 +175,47 @@ fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
     let mut domains = DomainMap::gittaskbench();
     if let Some(map) = &args.domain_map {
         domains = domains.extend_from_file(map)?;
+    }
+    if args.feasibility || args.runnable || args.half.is_some() {
+        let bench = Benchmark::open(&config.root, &domains)?;
+        let selected = bench.select(&config.selection)?;
+        let assessed = feasibility::assess(&bench, &selected);
+        if args.feasibility {
+            std::fs::create_dir_all(&out)?;
+            std::fs::write(
+                out.join("feasibility.json"),
+                serde_json::to_string_pretty(&assessed)?,
+            )?;
+            let text = feasibility::markdown(&assessed);
+            std::fs::write(out.join("feasibility.md"), &text)?;
+            println!("{text}");
+            return Ok(());
+        }
+        // The halves split the runnable tasks; `--half` implies `--runnable`.
+        let runnable: Vec<&str> = assessed
+            .iter()
+            .filter(|t| t.class == Feasibility::Runnable)
+            .map(|t| t.task.as_str())
+            .collect();
+        let held = feasibility::held_out(&runnable);
+        config.selection.tasks = assessed
+            .iter()
+            .filter(|t| (!args.runnable && args.half.is_none()) || t.class == Feasibility::Runnable)
+            .filter(|t| match args.half {
+                None => true,
+                Some(Half::HeldOut) => held.contains(&t.task),
+                Some(Half::Tuning) => !held.contains(&t.task),
+            })
+            .map(|t| t.task.clone())
+            .collect();
+        if config.selection.tasks.is_empty() {
+            bail!("no task is left after --runnable/--half");
+        }
+        eprintln!(
+            "selected {} tasks: {}",
+            config.selection.tasks.len(),
+            config.selection.tasks.join(",")
+        );
     }
     config.domains = domains;
     // Without a server or model file, the embedded default model runs (a
