@@ -89,6 +89,12 @@ pub struct AgentConfig {
     /// When the model is asked for search terms before the context is
     /// built (default [`SearchTerms::Auto`]).
     pub search_terms: SearchTerms,
+    /// The task repository's prepared environment
+    /// ([`crate::environment::prepare_environment`]): code runs with its
+    /// virtualenv first on `PATH` and as `run_python`'s interpreter, and
+    /// the initial context says what is installed (default none: the
+    /// system Python).
+    pub environment: Option<crate::environment::EnvironmentReport>,
 }
 
 /// When the model is asked for English search terms and likely
@@ -188,6 +194,7 @@ impl Default for AgentConfig {
             summaries: Summaries::Docstrings,
             code_user: CodeUser::Auto,
             search_terms: SearchTerms::Auto,
+            environment: None,
         }
     }
 }

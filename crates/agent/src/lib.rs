@@ -38,6 +38,7 @@
 
 #![deny(missing_docs)]
 
+pub mod environment;
 pub mod episode;
 pub mod generate;
 pub mod guard;

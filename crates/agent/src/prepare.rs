@@ -193,6 +193,19 @@ pub async fn prepare_with_model(
     for input in &task.inputs {
         builder = builder.read_only_path(&input.path);
     }
+    let mut context = context;
+    if let Some(environment) = &config.environment {
+        // The prepared virtualenv: `python`/`pip` in a shell and
+        // `run_python` use it, so the code the model writes sees the
+        // packages that were installed for it.
+        builder = builder
+            .read_only_path(&environment.venv)
+            .env("PATH", crate::environment::venv_path(&environment.venv))
+            .env("VIRTUAL_ENV", environment.venv.as_os_str())
+            .python(environment.python().as_os_str());
+        context.push_str("\n\n");
+        context.push_str(&redactor.redact_owned(environment.prompt_note()));
+    }
     let sandbox = Sandbox::new(builder.build()?).await?;
     check_isolation(config, &sandbox, code_user)?;
     Ok(Prepared {

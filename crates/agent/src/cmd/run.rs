@@ -4,6 +4,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agent::environment::{EnvironmentRequest, prepare_environment};
 use agent::guard::GuardedRun;
 use agent::work_copy::{CopyLimits, make_work_copy, work_copy_dir};
 use agent::{
@@ -92,6 +93,13 @@ pub struct Args {
     /// Chinese, say), `always`, or `never`.
     #[arg(long, value_enum, default_value_t = SearchTermsArg::Auto)]
     search_terms: SearchTermsArg,
+    /// Before the episode, build the primary repository's Python
+    /// environment in the sandbox (a virtualenv with its requirements*.txt,
+    /// pyproject.toml, setup.cfg/setup.py dependencies; cached under
+    /// REPO_AGENT_HOME/envs by those files' contents); code then runs with
+    /// it, and the model is told what is installed.
+    #[arg(long)]
+    prepare_env: bool,
 }
 
 /// `run`'s default wall-clock limit: 30 minutes, so that a run nobody
@@ -277,6 +285,30 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    if args.prepare_env
+        && let Some(repo) = task.repositories.first()
+    {
+        let cache_dir = agent::paths::repo_agent_home()
+            .context("--prepare-env needs a home for its cache (REPO_AGENT_HOME or HOME)")?
+            .join("envs");
+        let mut request = EnvironmentRequest::new(&repo.path, cache_dir);
+        request.isolation = config.isolation;
+        request.package_registry = config.package_registry;
+        request.code_user = config.code_user;
+        eprintln!(
+            "[env] preparing the Python environment of {}",
+            repo.path.display()
+        );
+        let report = runtime.block_on(prepare_environment(&request))?;
+        eprintln!(
+            "[env] {} in {:.1} s: {} ({})",
+            report.repo,
+            report.seconds,
+            report.summary(),
+            report.python().display()
+        );
+        config.environment = Some(report);
+    }
     let mut progress = |p: &Progress| {
         let mut err = std::io::stderr().lock();
         let _ = match &p.tool {

@@ -1,0 +1,641 @@
+//! A task repository's Python environment, prepared before an episode.
+//!
+//! A small model spends its turns on `ModuleNotFoundError` unless the
+//! repository's dependencies are already there (GitTaskBench's authors
+//! trace most failures to environment setup). [`prepare_environment`]
+//! builds a virtualenv in the sandbox with what the repository declares:
+//!
+//! - every `requirements*.txt` at its root, with `pip install -r`; when one
+//!   fails, its requirements are tried one by one to name the failing ones
+//!   and pip's reason;
+//! - the `dependencies` of `pyproject.toml`'s `[project]`, the
+//!   `install_requires` of `setup.cfg`, and the string literals of
+//!   `setup.py`'s `install_requires = [...]`, read statically: the
+//!   repository's own code never runs while its environment is built.
+//!
+//! The repository itself is importable through `PYTHONPATH` (the episode's
+//! sandbox sets it); the report checks that its top-level packages import
+//! in the new environment. Environments are cached under the given
+//! directory by a hash of those files and the interpreter's version, so a
+//! second task on the same repository reuses the first one's.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), agent::Error> {
+//! use agent::environment::{EnvironmentRequest, prepare_environment};
+//!
+//! let request = EnvironmentRequest::new("code_base/PyPDF2", "/tmp/envs");
+//! let report = prepare_environment(&request).await?;
+//! println!("{} in {:.0} s: {}", report.repo, report.seconds, report.summary());
+//! # Ok(()) }
+//! ```
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use std::time::Instant;
+
+use regex::Regex;
+use sandbox::{DEFAULT_PATH, Isolation, PythonEnv, Sandbox, SandboxConfig, SandboxError};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::Error;
+use crate::episode::CodeUser;
+
+/// Requirements tried one by one after a file fails, at most.
+const MAX_SINGLE_TRIES: usize = 40;
+
+/// Characters of pip's output kept per step.
+const LOG_TAIL: usize = 1500;
+
+/// The report file in an environment's directory.
+const REPORT: &str = "prepared.json";
+
+/// What to prepare, and where.
+#[derive(Debug, Clone)]
+pub struct EnvironmentRequest {
+    /// The repository.
+    pub repo: PathBuf,
+    /// Environments are kept here, one directory each.
+    pub cache_dir: PathBuf,
+    /// The sandbox's isolation.
+    pub isolation: Isolation,
+    /// Whether pip may reach the package registry (else `--no-index`).
+    pub package_registry: bool,
+    /// Extra arguments for every `pip install` (e.g. `--find-links DIR`).
+    pub pip_args: Vec<String>,
+    /// Who runs pip (never root).
+    pub code_user: CodeUser,
+}
+
+impl EnvironmentRequest {
+    /// The environment of `repo`, cached under `cache_dir`, built with
+    /// automatic isolation and the package registry.
+    pub fn new(repo: impl Into<PathBuf>, cache_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            repo: repo.into(),
+            cache_dir: cache_dir.into(),
+            isolation: Isolation::default(),
+            package_registry: true,
+            pip_args: Vec::new(),
+            code_user: CodeUser::default(),
+        }
+    }
+}
+
+/// One `pip install` of the preparation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstallStep {
+    /// Where the requirements come from (`requirements.txt`,
+    /// `pyproject.toml`, ...).
+    pub source: String,
+    /// Whether pip succeeded.
+    pub ok: bool,
+    /// The end of pip's output.
+    pub log_tail: String,
+}
+
+/// A requirement pip could not install, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailingRequirement {
+    /// The requirement as declared.
+    pub requirement: String,
+    /// pip's error line.
+    pub reason: String,
+}
+
+/// Whether one of the repository's packages imports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportCheck {
+    /// The top-level package.
+    pub module: String,
+    /// Whether `import module` worked.
+    pub ok: bool,
+    /// The last line of the error, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What [`prepare_environment`] made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvironmentReport {
+    /// The repository's directory name.
+    pub repo: String,
+    /// The virtualenv.
+    pub venv: PathBuf,
+    /// The hash of the declared dependencies and the interpreter.
+    pub key: String,
+    /// Taken from the cache rather than built now.
+    #[serde(default)]
+    pub reused: bool,
+    /// The declared requirements, in order.
+    pub requirements: Vec<String>,
+    /// Every pip step.
+    pub steps: Vec<InstallStep>,
+    /// The requirements that failed.
+    pub failing: Vec<FailingRequirement>,
+    /// The import checks.
+    pub imports: Vec<ImportCheck>,
+    /// Packages installed, as `name==version`.
+    pub installed: Vec<String>,
+    /// Time to build (or to find) it.
+    pub seconds: f64,
+}
+
+impl EnvironmentReport {
+    /// Whether every declared requirement installed.
+    pub fn complete(&self) -> bool {
+        self.steps.iter().all(|s| s.ok)
+    }
+
+    /// The environment's interpreter.
+    pub fn python(&self) -> PathBuf {
+        self.venv.join("bin").join("python")
+    }
+
+    /// One line: installed or not, the failing requirements, the imports.
+    pub fn summary(&self) -> String {
+        let mut parts = vec![match (self.complete(), self.requirements.len()) {
+            (_, 0) => "no declared dependencies".to_owned(),
+            (true, n) => format!("{n} declared requirements installed"),
+            (false, n) => format!(
+                "{} of {n} declared requirements failed ({})",
+                self.failing.len().max(1),
+                self.failing
+                    .iter()
+                    .map(|f| format!("{}: {}", f.requirement, f.reason))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        }];
+        if !self.imports.is_empty() {
+            let imports: Vec<String> = self
+                .imports
+                .iter()
+                .map(|i| match &i.error {
+                    None => format!("import {} ok", i.module),
+                    Some(error) => format!("import {} failed: {error}", i.module),
+                })
+                .collect();
+            parts.push(imports.join(", "));
+        }
+        if self.reused {
+            parts.push("reused".into());
+        }
+        parts.join("; ")
+    }
+
+    /// What the model is told: the interpreter, what is installed, what is
+    /// not.
+    pub fn prompt_note(&self) -> String {
+        let mut note = format!(
+            "## Python environment\n\nThe repository's dependencies are installed in a virtualenv: \
+             `python`, `pip` and `run_python` use `{}`. The repository is importable.\n",
+            self.python().display()
+        );
+        if !self.installed.is_empty() {
+            let shown: Vec<&str> = self.installed.iter().take(40).map(String::as_str).collect();
+            note.push_str(&format!(
+                "Installed ({}): {}{}\n",
+                self.installed.len(),
+                shown.join(", "),
+                if self.installed.len() > shown.len() {
+                    ", ..."
+                } else {
+                    ""
+                }
+            ));
+        }
+        for failing in &self.failing {
+            note.push_str(&format!(
+                "Not installed: {} ({})\n",
+                failing.requirement, failing.reason
+            ));
+        }
+        for check in self.imports.iter().filter(|c| !c.ok) {
+            note.push_str(&format!(
+                "`import {}` fails: {}\n",
+                check.module,
+                check.error.as_deref().unwrap_or("")
+            ));
+        }
+        note
+    }
+}
+
+/// The files at `repo`'s root that declare its dependencies, sorted.
+pub fn dependency_files(repo: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(repo) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().to_ascii_lowercase();
+            (name.starts_with("requirements") && name.ends_with(".txt"))
+                || name == "pyproject.toml"
+                || name == "setup.py"
+                || name == "setup.cfg"
+        })
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    files
+}
+
+static SETUP_PY_REQUIRES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?s)install_requires\s*=\s*\[(.*?)\]")
+        .unwrap_or_else(|_| unreachable!("a fixed pattern"))
+});
+
+static STRING_LITERAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"['"]([^'"\n]+)['"]"#).unwrap_or_else(|_| unreachable!("a fixed pattern"))
+});
+
+/// The requirements a packaging file declares, read without running it:
+/// `[project] dependencies` of a `pyproject.toml`, `install_requires` of a
+/// `setup.cfg` (its `[options]` section), the string literals of a
+/// `setup.py`'s `install_requires = [...]`. Other files: none.
+pub fn declared_requirements(file: &Path, text: &str) -> Vec<String> {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let clean = |r: &str| -> Option<String> {
+        let r = r.trim();
+        (!r.is_empty() && !r.starts_with('#')).then(|| r.to_owned())
+    };
+    match name.as_str() {
+        "pyproject.toml" => toml::from_str::<toml::Value>(text)
+            .ok()
+            .and_then(|v| v.get("project")?.get("dependencies")?.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|d| d.as_str().and_then(clean))
+            .collect(),
+        "setup.cfg" => {
+            let mut out = Vec::new();
+            let (mut in_options, mut in_requires) = (false, false);
+            for line in text.lines() {
+                let trimmed = line.trim();
+                if trimmed.starts_with('[') {
+                    in_options = trimmed == "[options]";
+                    in_requires = false;
+                    continue;
+                }
+                if !in_options {
+                    continue;
+                }
+                let indented = line.starts_with(|c: char| c.is_whitespace());
+                if let Some((key, value)) = trimmed.split_once('=')
+                    && !indented
+                {
+                    in_requires = key.trim() == "install_requires";
+                    if in_requires {
+                        out.extend(clean(value));
+                    }
+                } else if in_requires && indented {
+                    out.extend(clean(trimmed));
+                } else if !indented {
+                    in_requires = false;
+                }
+            }
+            out
+        }
+        "setup.py" => SETUP_PY_REQUIRES
+            .captures(text)
+            .and_then(|c| c.get(1))
+            .map(|list| {
+                STRING_LITERAL
+                    .captures_iter(list.as_str())
+                    .filter_map(|c| c.get(1).and_then(|m| clean(m.as_str())))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// The requirement lines of a requirements file (no comments, options or
+/// includes, which `pip install -r` handles itself).
+fn requirement_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| l.split(" #").next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('-'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The cache key of `repo`'s environment: its dependency files (names and
+/// contents) and the interpreter's version.
+pub fn environment_key(repo: &Path, python_version: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(python_version.as_bytes());
+    for file in dependency_files(repo) {
+        hasher.update(b"\0");
+        hasher.update(file.file_name().unwrap_or_default().as_encoded_bytes());
+        hasher.update(b"\0");
+        hasher.update(std::fs::read(&file).unwrap_or_default());
+    }
+    let digest = hasher.finalize();
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The repository's top-level packages (directories with `__init__.py`
+/// at its root or under `src/`), at most three, tests and docs left out.
+pub fn top_level_packages(repo: &Path) -> Vec<String> {
+    let mut found = BTreeSet::new();
+    for base in [repo.to_path_buf(), repo.join("src")] {
+        let Ok(entries) = std::fs::read_dir(&base) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let skip = [
+                "test",
+                "tests",
+                "doc",
+                "docs",
+                "examples",
+                "benchmarks",
+                "setup",
+            ];
+            if entry.path().join("__init__.py").is_file()
+                && !skip.contains(&name.as_str())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                found.insert(name);
+            }
+        }
+    }
+    found.into_iter().take(3).collect()
+}
+
+/// pip's first `ERROR:` line, else its last line.
+fn pip_reason(output: &str) -> String {
+    let line = output
+        .lines()
+        .find(|l| l.starts_with("ERROR:"))
+        .or_else(|| output.lines().rev().find(|l| !l.trim().is_empty()))
+        .unwrap_or("pip failed");
+    sandbox::text_tail(line.trim(), 300)
+}
+
+/// Builds (or finds in the cache) the environment `request` names.
+///
+/// # Errors
+///
+/// [`Error::Sandbox`] when the sandbox cannot be made or run at all,
+/// [`Error::Task`] when the cache cannot be written. A requirement that does
+/// not install is not an error: it is in the report.
+pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<EnvironmentReport, Error> {
+    let started = Instant::now();
+    let repo =
+        std::path::absolute(&request.repo).map_err(|e| io_error(&request.repo.clone(), e))?;
+    let name = repo
+        .file_name()
+        .map_or_else(|| "repo".to_owned(), |n| n.to_string_lossy().into_owned());
+    std::fs::create_dir_all(&request.cache_dir)
+        .map_err(|e| io_error(&request.cache_dir.clone(), e))?;
+    let cache_dir = std::path::absolute(&request.cache_dir)
+        .map_err(|e| io_error(&request.cache_dir.clone(), e))?;
+    let code_user = request
+        .code_user
+        .resolve(rustix::process::geteuid().as_raw())
+        .map_err(Error::Task)?;
+    let config = SandboxConfig::builder(&cache_dir)
+        .isolation(request.isolation)
+        .run_as(code_user)
+        .package_registry(request.package_registry)
+        .timeout(std::time::Duration::from_secs(900))
+        .read_only_path(&repo)
+        .read_write_path(&cache_dir)
+        .build()
+        .map_err(Error::Sandbox)?;
+    let sandbox = Sandbox::new(config).await.map_err(Error::Sandbox)?;
+    let version = sandbox
+        .run_python(
+            sandbox::PythonScript::code("import sys; print(sys.version.split()[0])"),
+            &[] as &[&str],
+        )
+        .await
+        .map_err(Error::Sandbox)?
+        .stdout
+        .to_string()
+        .trim()
+        .to_owned();
+    let key = environment_key(&repo, &version);
+    let dir = cache_dir.join(format!("{name}-{key}"));
+    if let Ok(text) = std::fs::read_to_string(dir.join(REPORT))
+        && let Ok(mut report) = serde_json::from_str::<EnvironmentReport>(&text)
+        && std::fs::metadata(report.python()).is_ok()
+    {
+        report.reused = true;
+        report.seconds = started.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| io_error(&dir.clone(), e))?;
+    }
+    let venv_dir = dir.join("venv");
+    let env = sandbox
+        .create_venv(&venv_dir)
+        .await
+        .map_err(Error::Sandbox)?;
+    let mut report = EnvironmentReport {
+        repo: name,
+        venv: venv_dir,
+        key,
+        reused: false,
+        requirements: Vec::new(),
+        steps: Vec::new(),
+        failing: Vec::new(),
+        imports: Vec::new(),
+        installed: Vec::new(),
+        seconds: 0.0,
+    };
+    for file in dependency_files(&repo) {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let source = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let is_requirements = source.to_ascii_lowercase().starts_with("requirements");
+        let requirements = match is_requirements {
+            true => requirement_lines(&text),
+            false => declared_requirements(&file, &text),
+        };
+        if requirements.is_empty() {
+            continue;
+        }
+        report.requirements.extend(requirements.iter().cloned());
+        let mut args: Vec<String> = request.pip_args.clone();
+        match is_requirements {
+            true => args.extend(["-r".to_owned(), file.display().to_string()]),
+            false => args.extend(requirements.iter().cloned()),
+        }
+        let step = pip(&sandbox, &env, &args).await?;
+        let ok = step.is_ok();
+        report.steps.push(InstallStep {
+            source: source.clone(),
+            ok,
+            log_tail: match &step {
+                Ok(output) | Err(output) => sandbox::text_tail(output, LOG_TAIL),
+            },
+        });
+        if ok {
+            continue;
+        }
+        // Which ones: each alone (bounded), so one bad pin does not hide
+        // what else would install.
+        for requirement in requirements.iter().take(MAX_SINGLE_TRIES) {
+            let mut args = request.pip_args.clone();
+            args.push(requirement.clone());
+            if let Err(output) = pip(&sandbox, &env, &args).await? {
+                report.failing.push(FailingRequirement {
+                    requirement: requirement.clone(),
+                    reason: pip_reason(&output),
+                });
+            }
+        }
+    }
+    let mut path = repo.clone().into_os_string();
+    if repo.join("src").is_dir() {
+        path.push(":");
+        path.push(repo.join("src"));
+    }
+    for module in top_level_packages(&repo) {
+        let check = sandbox
+            .run_python_in(
+                &env,
+                sandbox::PythonScript::code(format!(
+                    "import sys; sys.path[:0] = {:?}.split(':'); import {module}",
+                    path.to_string_lossy()
+                )),
+                &[] as &[&str],
+            )
+            .await
+            .map_err(Error::Sandbox)?;
+        let error = (!check.success()).then(|| {
+            check
+                .stderr
+                .to_string()
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("failed")
+                .to_owned()
+        });
+        report.imports.push(ImportCheck {
+            module,
+            ok: error.is_none(),
+            error,
+        });
+    }
+    let freeze = sandbox
+        .exec(sandbox::Command::new(env.python()).args([
+            "-m",
+            "pip",
+            "list",
+            "--format=freeze",
+            "--disable-pip-version-check",
+        ]))
+        .await
+        .map_err(Error::Sandbox)?;
+    report.installed = freeze
+        .stdout
+        .to_string()
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.contains("==") && !l.starts_with("pip==") && !l.starts_with("setuptools=="))
+        .map(str::to_owned)
+        .collect();
+    report.seconds = started.elapsed().as_secs_f64();
+    let json = serde_json::to_string_pretty(&report).map_err(|e| Error::Task(e.to_string()))?;
+    std::fs::write(dir.join(REPORT), json).map_err(|e| io_error(&dir.join(REPORT), e))?;
+    Ok(report)
+}
+
+fn io_error(path: &Path, error: std::io::Error) -> Error {
+    Error::Task(format!("{}: {error}", path.display()))
+}
+
+/// One `pip install`: Ok(output) or Err(output) when pip failed.
+async fn pip(
+    sandbox: &Sandbox,
+    env: &PythonEnv,
+    args: &[String],
+) -> Result<Result<String, String>, Error> {
+    match sandbox.pip_install(env, args).await {
+        Ok(result) => Ok(Ok(result.combined_output())),
+        Err(SandboxError::PipFailed { output, .. }) => Ok(Err(output)),
+        Err(other) => Err(Error::Sandbox(other)),
+    }
+}
+
+/// The `PATH` that puts `venv`'s interpreter first.
+pub fn venv_path(venv: &Path) -> String {
+    format!("{}:{DEFAULT_PATH}", venv.join("bin").display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packaging_files_are_read_without_running_them() {
+        let pyproject = "[project]\nname = \"x\"\ndependencies = [\"numpy>=1.20\", \"pillow\"]\n";
+        assert_eq!(
+            declared_requirements(Path::new("pyproject.toml"), pyproject),
+            ["numpy>=1.20", "pillow"]
+        );
+        let cfg = "[metadata]\nname = x\n[options]\npackages = find:\ninstall_requires =\n    requests>=2\n    lxml\nzip_safe = False\n[other]\ninstall_requires = no\n";
+        assert_eq!(
+            declared_requirements(Path::new("setup.cfg"), cfg),
+            ["requests>=2", "lxml"]
+        );
+        let setup = "from setuptools import setup\nsetup(name='x',\n  install_requires=[\n 'opencv-python',  # cv\n \"scipy>=1.0\",\n ],\n)\n";
+        assert_eq!(
+            declared_requirements(Path::new("setup.py"), setup),
+            ["opencv-python", "scipy>=1.0"]
+        );
+        assert!(declared_requirements(Path::new("pyproject.toml"), "not [toml").is_empty());
+        assert!(declared_requirements(Path::new("README.md"), "install_requires=['x']").is_empty());
+    }
+
+    #[test]
+    fn requirement_lines_drop_comments_and_options() {
+        let text = "# pinned\nnumpy==1.26.4  # math\n\n-r other.txt\n--extra-index-url x\nPillow\n";
+        assert_eq!(requirement_lines(text), ["numpy==1.26.4", "Pillow"]);
+    }
+
+    #[test]
+    fn the_key_follows_the_dependency_files_and_the_interpreter() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        std::fs::write(repo.join("requirements.txt"), "numpy\n").unwrap();
+        std::fs::write(repo.join("main.py"), "print(1)\n").unwrap();
+        let key = environment_key(repo, "3.11.2");
+        assert_eq!(key.len(), 16);
+        std::fs::write(repo.join("main.py"), "print(2)\n").unwrap();
+        assert_eq!(
+            environment_key(repo, "3.11.2"),
+            key,
+            "code changes keep the key"
+        );
+        assert_ne!(environment_key(repo, "3.12.0"), key);
+        std::fs::write(repo.join("requirements-dev.txt"), "pytest\n").unwrap();
+        assert_ne!(environment_key(repo, "3.11.2"), key);
+    }
+
+    #[test]
+    fn top_level_packages_skip_tests_and_docs() {
+        let dir = tempfile::tempdir().unwrap();
+        for package in ["pkg", "tests", "docs", "src/other", "not-a-name"] {
+            std::fs::create_dir_all(dir.path().join(package)).unwrap();
+            std::fs::write(dir.path().join(package).join("__init__.py"), "").unwrap();
+        }
+        assert_eq!(top_level_packages(dir.path()), ["other", "pkg"]);
+    }
+}

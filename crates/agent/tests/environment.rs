@@ -1,0 +1,108 @@
+//! `prepare_environment` on small repositories, offline (`--no-index`):
+//! a requirement that cannot install is named with pip's reason, the
+//! repository's package imports, and a second call reuses the cache.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::path::Path;
+
+use agent::environment::{EnvironmentRequest, prepare_environment};
+
+fn repo(dir: &Path, requirements: &str) {
+    fs::create_dir_all(dir.join("pkg")).unwrap();
+    fs::write(dir.join("pkg/__init__.py"), "VALUE = 42\n").unwrap();
+    fs::write(dir.join("requirements.txt"), requirements).unwrap();
+    fs::write(
+        dir.join("pyproject.toml"),
+        "[project]\nname = \"pkg\"\ndependencies = [\"pip\"]\n",
+    )
+    .unwrap();
+}
+
+fn request(repo: &Path, cache: &Path) -> EnvironmentRequest {
+    let mut request = EnvironmentRequest::new(repo, cache);
+    // Offline: only what is already installed can be satisfied.
+    request.package_registry = false;
+    request
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_requirement_is_named_and_the_package_still_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, cache) = (dir.path().join("Repo"), dir.path().join("envs"));
+    repo(&code, "# needed\npip\ndefinitely-not-a-package-xyz==9.9\n");
+    let report = prepare_environment(&request(&code, &cache)).await.unwrap();
+    assert!(!report.reused);
+    // pyproject.toml's, then requirements.txt's (files in name order).
+    assert_eq!(
+        report.requirements,
+        ["pip", "pip", "definitely-not-a-package-xyz==9.9"]
+    );
+    assert!(!report.complete());
+    assert_eq!(report.failing.len(), 1, "{:?}", report.failing);
+    assert_eq!(
+        report.failing[0].requirement,
+        "definitely-not-a-package-xyz==9.9"
+    );
+    assert!(
+        report.failing[0]
+            .reason
+            .contains("definitely-not-a-package-xyz"),
+        "{}",
+        report.failing[0].reason
+    );
+    // requirements.txt failed, pyproject.toml's dependencies installed.
+    let steps: Vec<(&str, bool)> = report
+        .steps
+        .iter()
+        .map(|s| (s.source.as_str(), s.ok))
+        .collect();
+    assert_eq!(
+        steps,
+        [("pyproject.toml", true), ("requirements.txt", false)]
+    );
+    assert_eq!(report.imports.len(), 1);
+    assert!(report.imports[0].ok, "{:?}", report.imports);
+    assert!(report.python().exists());
+    let note = report.prompt_note();
+    assert!(
+        note.contains("Not installed: definitely-not-a-package-xyz==9.9"),
+        "{note}"
+    );
+    assert!(
+        note.contains(&report.python().display().to_string()),
+        "{note}"
+    );
+
+    let again = prepare_environment(&request(&code, &cache)).await.unwrap();
+    assert!(again.reused);
+    assert_eq!(again.venv, report.venv);
+    // A changed requirements file is another environment.
+    fs::write(code.join("requirements.txt"), "pip\n").unwrap();
+    let changed = prepare_environment(&request(&code, &cache)).await.unwrap();
+    assert!(!changed.reused);
+    assert_ne!(changed.venv, report.venv);
+    assert!(changed.complete(), "{}", changed.summary());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_that_does_not_import_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, cache) = (dir.path().join("Broken"), dir.path().join("envs"));
+    repo(&code, "");
+    fs::write(
+        code.join("pkg/__init__.py"),
+        "import definitely_missing_module\n",
+    )
+    .unwrap();
+    let report = prepare_environment(&request(&code, &cache)).await.unwrap();
+    assert_eq!(report.imports.len(), 1);
+    assert!(!report.imports[0].ok);
+    let error = report.imports[0].error.as_deref().unwrap();
+    assert!(error.contains("definitely_missing_module"), "{error}");
+    assert!(
+        report.summary().contains("import pkg failed"),
+        "{}",
+        report.summary()
+    );
+}
