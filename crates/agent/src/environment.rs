@@ -15,7 +15,9 @@
 //!
 //! The repository itself is importable through `PYTHONPATH` (the episode's
 //! sandbox sets it); the report checks that its top-level packages import
-//! in the new environment. Environments are cached under the given
+//! in the new environment, and when one fails with `ModuleNotFoundError`
+//! the missing module is installed by its PyPI name (a few rounds), which
+//! covers dependencies no file declares in a readable way. Environments are cached under the given
 //! directory by a hash of those files and the interpreter's version, so a
 //! second task on the same repository reuses the first one's.
 //!
@@ -45,8 +47,15 @@ use crate::episode::CodeUser;
 /// Requirements tried one by one after a file fails, at most.
 const MAX_SINGLE_TRIES: usize = 40;
 
+/// Modules installed by their import name per package, at most.
+const MAX_IMPORT_FIXES: usize = 8;
+
 /// Characters of pip's output kept per step.
 const LOG_TAIL: usize = 1500;
+
+/// Part of every cache key: bumped when what a preparation does changes,
+/// so environments made by an older one are not reused.
+const PREPARATION_VERSION: &str = "2";
 
 /// The report file in an environment's directory.
 const REPORT: &str = "prepared.json";
@@ -136,6 +145,10 @@ pub struct EnvironmentReport {
     pub failing: Vec<FailingRequirement>,
     /// The import checks.
     pub imports: Vec<ImportCheck>,
+    /// Packages installed because an import check named them missing
+    /// (`name (imported by pkg)`).
+    #[serde(default)]
+    pub import_fixes: Vec<String>,
     /// Packages installed, as `name==version`.
     pub installed: Vec<String>,
     /// Time to build (or to find) it.
@@ -178,6 +191,12 @@ impl EnvironmentReport {
                 })
                 .collect();
             parts.push(imports.join(", "));
+        }
+        if !self.import_fixes.is_empty() {
+            parts.push(format!(
+                "installed for imports: {}",
+                self.import_fixes.join(", ")
+            ));
         }
         if self.reused {
             parts.push("reused".into());
@@ -249,6 +268,11 @@ static SETUP_PY_REQUIRES: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|_| unreachable!("a fixed pattern"))
 });
 
+static SETUP_PY_REQUIRES_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"install_requires\s*=\s*([A-Za-z_][A-Za-z0-9_]*)\s*[,)]")
+        .unwrap_or_else(|_| unreachable!("a fixed pattern"))
+});
+
 static STRING_LITERAL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"['"]([^'"\n]+)['"]"#).unwrap_or_else(|_| unreachable!("a fixed pattern"))
 });
@@ -303,16 +327,30 @@ pub fn declared_requirements(file: &Path, text: &str) -> Vec<String> {
             }
             out
         }
-        "setup.py" => SETUP_PY_REQUIRES
-            .captures(text)
-            .and_then(|c| c.get(1))
-            .map(|list| {
+        "setup.py" => {
+            // `install_requires=[...]`, or `install_requires=name` with
+            // `name = [...]` assigned earlier in the file.
+            let list = SETUP_PY_REQUIRES
+                .captures(text)
+                .and_then(|c| c.get(1))
+                .map(|m| m.as_str().to_owned())
+                .or_else(|| {
+                    let name = SETUP_PY_REQUIRES_NAME.captures(text)?.get(1)?.as_str();
+                    let assigned = Regex::new(&format!(
+                        r"(?ms)^\s*{}\s*=\s*\[(.*?)\]",
+                        regex::escape(name)
+                    ))
+                    .ok()?;
+                    Some(assigned.captures(text)?.get(1)?.as_str().to_owned())
+                });
+            list.map(|list| {
                 STRING_LITERAL
-                    .captures_iter(list.as_str())
+                    .captures_iter(&list)
                     .filter_map(|c| c.get(1).and_then(|m| clean(m.as_str())))
                     .collect()
             })
-            .unwrap_or_default(),
+            .unwrap_or_default()
+        }
         _ => Vec::new(),
     }
 }
@@ -328,9 +366,11 @@ fn requirement_lines(text: &str) -> Vec<String> {
 }
 
 /// The cache key of `repo`'s environment: its dependency files (names and
-/// contents) and the interpreter's version.
+/// contents), the interpreter's version and [`PREPARATION_VERSION`].
 pub fn environment_key(repo: &Path, python_version: &str) -> String {
     let mut hasher = Sha256::new();
+    hasher.update(PREPARATION_VERSION.as_bytes());
+    hasher.update(b"\0");
     hasher.update(python_version.as_bytes());
     for file in dependency_files(repo) {
         hasher.update(b"\0");
@@ -452,6 +492,7 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
         steps: Vec::new(),
         failing: Vec::new(),
         imports: Vec::new(),
+        import_fixes: Vec::new(),
         installed: Vec::new(),
         seconds: 0.0,
     };
@@ -506,27 +547,24 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
         path.push(repo.join("src"));
     }
     for module in top_level_packages(&repo) {
-        let check = sandbox
-            .run_python_in(
-                &env,
-                sandbox::PythonScript::code(format!(
-                    "import sys; sys.path[:0] = {:?}.split(':'); import {module}",
-                    path.to_string_lossy()
-                )),
-                &[] as &[&str],
-            )
-            .await
-            .map_err(Error::Sandbox)?;
-        let error = (!check.success()).then(|| {
-            check
-                .stderr
-                .to_string()
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("failed")
-                .to_owned()
-        });
+        let mut error = check_import(&sandbox, &env, &path, &module).await?;
+        // A module the declarations missed (or that were not readable
+        // statically): install it by its import name, a few rounds.
+        for _ in 0..MAX_IMPORT_FIXES {
+            let Some(missing) = error.as_deref().and_then(missing_module) else {
+                break;
+            };
+            let package = pip_name(&missing);
+            let mut args = request.pip_args.clone();
+            args.push(package.clone());
+            if pip(&sandbox, &env, &args).await?.is_err() {
+                break;
+            }
+            report
+                .import_fixes
+                .push(format!("{package} (imported by {module})"));
+            error = check_import(&sandbox, &env, &path, &module).await?;
+        }
         report.imports.push(ImportCheck {
             module,
             ok: error.is_none(),
@@ -559,6 +597,71 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
 
 fn io_error(path: &Path, error: std::io::Error) -> Error {
     Error::Task(format!("{}: {error}", path.display()))
+}
+
+/// Whether `import module` works in `env` with the repository on the
+/// path (`path`, `:`-separated); the error's last line when not.
+async fn check_import(
+    sandbox: &Sandbox,
+    env: &PythonEnv,
+    path: &std::ffi::OsStr,
+    module: &str,
+) -> Result<Option<String>, Error> {
+    let check = sandbox
+        .run_python_in(
+            env,
+            sandbox::PythonScript::code(format!(
+                "import sys; sys.path[:0] = {:?}.split(':'); import {module}",
+                path.to_string_lossy()
+            )),
+            &[] as &[&str],
+        )
+        .await
+        .map_err(Error::Sandbox)?;
+    Ok((!check.success()).then(|| {
+        check
+            .stderr
+            .to_string()
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("failed")
+            .to_owned()
+    }))
+}
+
+/// The top-level module of `ModuleNotFoundError: No module named 'x.y'`.
+fn missing_module(error: &str) -> Option<String> {
+    let rest = error.strip_prefix("ModuleNotFoundError: No module named ")?;
+    let name = rest.trim().trim_matches(|c| c == '\'' || c == '"');
+    let top = name.split('.').next()?;
+    (!top.is_empty() && top.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then(|| top.to_owned())
+}
+
+/// The PyPI name of an import name, where they differ.
+fn pip_name(module: &str) -> String {
+    const KNOWN: [(&str, &str); 12] = [
+        ("cv2", "opencv-python-headless"),
+        ("PIL", "pillow"),
+        ("sklearn", "scikit-learn"),
+        ("skimage", "scikit-image"),
+        ("yaml", "pyyaml"),
+        ("bs4", "beautifulsoup4"),
+        ("Crypto", "pycryptodome"),
+        ("dateutil", "python-dateutil"),
+        ("docx", "python-docx"),
+        ("fitz", "pymupdf"),
+        ("magic", "python-magic"),
+        ("attr", "attrs"),
+    ];
+    KNOWN
+        .iter()
+        .find(|(import, _)| *import == module)
+        .map_or_else(
+            || module.replace('_', "-"),
+            |(_, package)| (*package).to_owned(),
+        )
 }
 
 /// One `pip install`: Ok(output) or Err(output) when pip failed.
@@ -600,8 +703,26 @@ mod tests {
             declared_requirements(Path::new("setup.py"), setup),
             ["opencv-python", "scipy>=1.0"]
         );
+        let by_name = "requirements = [\"numpy\", 'scikit-learn>=1.0.0']\nsetup(\n    install_requires=requirements,\n)\n";
+        assert_eq!(
+            declared_requirements(Path::new("setup.py"), by_name),
+            ["numpy", "scikit-learn>=1.0.0"]
+        );
         assert!(declared_requirements(Path::new("pyproject.toml"), "not [toml").is_empty());
         assert!(declared_requirements(Path::new("README.md"), "install_requires=['x']").is_empty());
+    }
+
+    #[test]
+    fn missing_modules_map_to_their_packages() {
+        let error = "ModuleNotFoundError: No module named 'sklearn.utils'";
+        assert_eq!(missing_module(error).as_deref(), Some("sklearn"));
+        assert_eq!(pip_name("sklearn"), "scikit-learn");
+        assert_eq!(pip_name("typing_extensions"), "typing-extensions");
+        assert_eq!(missing_module("ImportError: cannot import name 'x'"), None);
+        assert_eq!(
+            missing_module("ModuleNotFoundError: No module named 'a;b'"),
+            None
+        );
     }
 
     #[test]

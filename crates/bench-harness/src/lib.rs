@@ -62,9 +62,14 @@ pub use domains::{Domain, DomainMap, GITTASKBENCH_REPOSITORIES};
 pub use grade::{Grader, GradingConfig, GradingPython, Verdict, parse_result_line};
 pub use output::find_output;
 pub use published::{PUBLISHED_SOURCE, PublishedRow, published_gittaskbench};
-pub use record::{ResultRecord, ResultsFile, RunStatus, TaskRecord, latest_per_task};
+pub use record::{
+    EnvironmentSummary, ResultRecord, ResultsFile, RunStatus, TaskRecord, latest_per_task,
+};
 pub use report::{Failure, Group, Metrics, Report, ReportFiles, ReportMeta};
-pub use run::{Event, Harness, HarnessConfig, ModelFactory, Models, RunOutcome, TaskContext};
+pub use run::{
+    Event, Harness, HarnessConfig, ModelFactory, Models, RunOutcome, TaskContext,
+    environment_request,
+};
 pub use task::{BENCHMARK_PREFIX, BenchTask, Benchmark, Selection, TaskInfo};
 pub use workspace::prepare_workspace;
 

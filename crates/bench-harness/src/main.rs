@@ -24,10 +24,12 @@ const USAGE: &str = "usage: bench-harness gittaskbench --root <CHECKOUT> \
     [--tasks ID,ID | --repo NAME | --domain NAME] [--model NAME --base-url URL | --model-path FILE.gguf] [--jobs N] \
     [--out DIR] [--resume] [--timeout-per-task SECS] [--max-turns N] [--domain-map FILE.json] \
     [--keep-workspaces] [--grade-only --outputs <DIR>] [--feasibility] [--runnable] \
-    [--half tuning|held-out]\n\n  \
+    [--half tuning|held-out] [--prepare-env] [--environments]\n\n  \
     --feasibility  classify the selected tasks (runnable, needs weights, needs network, data missing)\n                 \
     with evidence, write feasibility.json/.md under --out, and stop\n  \
     --runnable     run only the tasks classed runnable\n  \
+    --prepare-env  build each task repository's Python environment before its episode (cached in OUT/envs)\n  \
+    --environments build the selected tasks' repositories' environments only, report them, and stop\n  \
     --half H       run only the tuning two thirds or the held-out third of the runnable tasks\n                 \
     (the third with the smallest hash of their ID; implies --runnable)";
 
@@ -51,6 +53,8 @@ struct Args {
     outputs: Option<PathBuf>,
     feasibility: bool,
     runnable: bool,
+    prepare_env: bool,
+    environments: bool,
     half: Option<Half>,
 }
 
@@ -109,6 +113,8 @@ fn parse(rest: &[&str]) -> anyhow::Result<Args> {
             "--outputs" => args.outputs = Some(value(flag)?.into()),
             "--feasibility" => args.feasibility = true,
             "--runnable" => args.runnable = true,
+            "--prepare-env" => args.prepare_env = true,
+            "--environments" => args.environments = true,
             "--half" => {
                 args.half = Some(match value(flag)?.as_str() {
                     "tuning" => Half::Tuning,
@@ -146,6 +152,68 @@ fn main() -> anyhow::Result<()> {
             repogenesis_cli::USAGE
         ),
     }
+}
+
+/// `--environments`: each selected task's repository (once) gets its
+/// environment built from the checkout; a table and
+/// `environments.json` under `out`.
+fn environments(config: &HarnessConfig, out: &std::path::Path) -> anyhow::Result<()> {
+    let bench = Benchmark::open(&config.root, &config.domains)?;
+    let mut repos: Vec<String> = bench
+        .select(&config.selection)?
+        .iter()
+        .map(|t| t.repo.clone())
+        .collect();
+    repos.sort();
+    repos.dedup();
+    let cache = config
+        .environments
+        .clone()
+        .unwrap_or_else(|| out.join("envs"));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut reports = Vec::new();
+    println!("| repository | requirements | installed | failing | imports | packages | seconds |");
+    println!("| --- | ---: | --- | --- | --- | ---: | ---: |");
+    for repo in repos {
+        let request =
+            bench_harness::environment_request(&bench.code_base(&repo), &cache, &config.agent);
+        eprintln!("[env] {repo}");
+        let report = match runtime.block_on(agent::environment::prepare_environment(&request)) {
+            Ok(report) => report,
+            Err(e) => {
+                println!("| {repo} | | error: {e} | | | | |");
+                continue;
+            }
+        };
+        let imports: Vec<String> = report
+            .imports
+            .iter()
+            .map(|i| format!("{} {}", i.module, if i.ok { "ok" } else { "FAILS" }))
+            .collect();
+        let failing: Vec<String> = report
+            .failing
+            .iter()
+            .map(|f| format!("{} ({})", f.requirement, f.reason.replace('|', "/")))
+            .collect();
+        println!(
+            "| {repo} | {} | {} | {} | {} | {} | {:.0} |",
+            report.requirements.len(),
+            if report.complete() { "yes" } else { "no" },
+            failing.join("; "),
+            imports.join(", "),
+            report.installed.len(),
+            report.seconds
+        );
+        reports.push(report);
+    }
+    std::fs::create_dir_all(out)?;
+    std::fs::write(
+        out.join("environments.json"),
+        serde_json::to_string_pretty(&reports)?,
+    )?;
+    Ok(())
 }
 
 fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
@@ -218,6 +286,12 @@ fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
         );
     }
     config.domains = domains;
+    if args.prepare_env || args.environments {
+        config.environments = Some(out.join("envs"));
+    }
+    if args.environments {
+        return environments(&config, &out);
+    }
     // Without a server or model file, the embedded default model runs (a
     // demonstration: a 135M model rarely solves these tasks).
     let models = if args.grade_only {

@@ -102,6 +102,41 @@ pub struct TaskRecord {
     /// The agent's final message, or the error that stopped it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// How the repository's environment was prepared (`--prepare-env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<EnvironmentSummary>,
+}
+
+/// A prepared environment, as a task's record keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvironmentSummary {
+    /// Every declared requirement installed.
+    pub complete: bool,
+    /// Every import check passed.
+    pub imports_ok: bool,
+    /// The failing requirements with pip's reasons.
+    pub failing: Vec<String>,
+    /// Taken from the cache.
+    pub reused: bool,
+    /// Time to build or find it.
+    pub seconds: f64,
+}
+
+impl EnvironmentSummary {
+    /// The summary of `report`.
+    pub fn of(report: &agent::environment::EnvironmentReport) -> Self {
+        Self {
+            complete: report.complete(),
+            imports_ok: report.imports.iter().all(|i| i.ok),
+            failing: report
+                .failing
+                .iter()
+                .map(|f| format!("{}: {}", f.requirement, f.reason))
+                .collect(),
+            reused: report.reused,
+            seconds: report.seconds,
+        }
+    }
 }
 
 impl ResultRecord for TaskRecord {
@@ -129,6 +164,7 @@ impl TaskRecord {
             trajectory: None,
             output: None,
             message: None,
+            environment: None,
         }
     }
 

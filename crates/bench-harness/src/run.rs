@@ -12,6 +12,7 @@ use llm::ChatModel;
 use crate::Error;
 use crate::domains::DomainMap;
 use crate::grade::{Grader, GradingConfig, Verdict};
+use crate::record::EnvironmentSummary;
 use crate::record::{ResultsFile, RunStatus, TaskRecord, latest_per_task};
 use crate::report::{Report, ReportFiles, ReportMeta};
 use crate::task::{BenchTask, Benchmark, Selection};
@@ -45,6 +46,10 @@ pub struct HarnessConfig {
     pub grading: GradingConfig,
     /// Repository → domain.
     pub domains: DomainMap,
+    /// Where prepared environments are cached: with it, each task's
+    /// repository gets its Python environment built before the episode
+    /// ([`agent::environment`]) and the record says how that went.
+    pub environments: Option<PathBuf>,
     /// Keep each task's workspace after grading (default: removed).
     pub keep_workspaces: bool,
 }
@@ -65,8 +70,23 @@ impl HarnessConfig {
             agent: AgentConfig::default(),
             domains: DomainMap::gittaskbench(),
             keep_workspaces: false,
+            environments: None,
         }
     }
+}
+
+/// The request that prepares `repo`'s environment under `cache` with the
+/// agent's sandbox settings.
+pub fn environment_request(
+    repo: &Path,
+    cache: &Path,
+    config: &AgentConfig,
+) -> agent::environment::EnvironmentRequest {
+    let mut request = agent::environment::EnvironmentRequest::new(repo, cache);
+    request.isolation = config.isolation;
+    request.package_registry = config.package_registry;
+    request.code_user = config.code_user;
+    request
 }
 
 /// What a model factory is told about the task it makes a model for.
@@ -459,7 +479,8 @@ impl Harness {
             self.run_agent(task, &spec, models, &trajectory_path)
         }));
         match agent_run {
-            Ok(Ok(summary)) => {
+            Ok(Ok((summary, environment))) => {
+                record.environment = environment;
                 record.status = summary.status.into();
                 record.turns = summary.turns;
                 record.prompt_tokens = summary.prompt_tokens;
@@ -506,7 +527,7 @@ impl Harness {
         spec: &TaskSpec,
         models: &Models,
         trajectory_path: &Path,
-    ) -> Result<agent::Summary, (RunStatus, String)> {
+    ) -> Result<(agent::Summary, Option<EnvironmentSummary>), (RunStatus, String)> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -520,6 +541,20 @@ impl Harness {
         let mut config = self.config.agent.clone();
         config.budgets.timeout = Some(self.config.timeout_per_task);
         let hard_limit = self.config.timeout_per_task + HARD_STOP_GRACE;
+        if let (Some(cache), Some(repo)) = (&self.config.environments, spec.repositories.first()) {
+            let request = environment_request(&repo.path, cache, &config);
+            let report = runtime
+                .block_on(agent::environment::prepare_environment(&request))
+                .map_err(|e| {
+                    (
+                        RunStatus::Error,
+                        format!("cannot prepare the environment: {e}"),
+                    )
+                })?;
+            tracing::info!(task = %task.id, summary = %report.summary(), seconds = report.seconds, "environment");
+            config.environment = Some(report);
+        }
+        let environment = config.environment.as_ref().map(EnvironmentSummary::of);
         tracing::info!(task = %task.id, "running the agent");
         runtime.block_on(async {
             let mut progress = |_: &agent::Progress| {};
@@ -531,7 +566,7 @@ impl Harness {
                 &mut progress,
             );
             match tokio::time::timeout(hard_limit, run).await {
-                Ok(Ok(summary)) => Ok(summary),
+                Ok(Ok(summary)) => Ok((summary, environment)),
                 Ok(Err(e)) => Err((RunStatus::Error, e.to_string())),
                 Err(_) => Err((
                     RunStatus::Timeout,
