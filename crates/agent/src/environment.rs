@@ -592,7 +592,33 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
     report.seconds = started.elapsed().as_secs_f64();
     let json = serde_json::to_string_pretty(&report).map_err(|e| Error::Task(e.to_string()))?;
     std::fs::write(dir.join(REPORT), json).map_err(|e| io_error(&dir.join(REPORT), e))?;
+    remove_stale(&cache_dir, &report.repo, &dir);
     Ok(report)
+}
+
+/// Removes the other environments of repository `name` in `cache_dir`
+/// (older keys: changed dependency files or an older preparation), and
+/// unfinished ones: an environment can take gigabytes (a `torch`
+/// dependency brings CUDA wheels), and stale ones would fill the disk.
+fn remove_stale(cache_dir: &Path, name: &str, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(cache_dir) else {
+        return;
+    };
+    let prefix = format!("{name}-");
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        let key = file_name.strip_prefix(&prefix).unwrap_or_default();
+        // Only `<name>-<16 hex digits>`: never another repository whose
+        // name starts with this one's.
+        let ours = key.len() == 16 && key.bytes().all(|b| b.is_ascii_hexdigit());
+        if ours && path != keep {
+            tracing::info!(path = %path.display(), "removing a stale environment");
+            if let Err(error) = std::fs::remove_dir_all(&path) {
+                tracing::warn!(path = %path.display(), %error, "cannot remove a stale environment");
+            }
+        }
+    }
 }
 
 fn io_error(path: &Path, error: std::io::Error) -> Error {

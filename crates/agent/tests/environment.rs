@@ -83,6 +83,15 @@ async fn a_missing_requirement_is_named_and_the_package_still_imports() {
     assert!(!changed.reused);
     assert_ne!(changed.venv, report.venv);
     assert!(changed.complete(), "{}", changed.summary());
+    // The stale one is gone; another repository's whose name starts the
+    // same is not.
+    assert!(!report.venv.exists());
+    let other = cache.join("Repository-0123456789abcdef");
+    fs::create_dir_all(&other).unwrap();
+    fs::write(code.join("requirements.txt"), "pip\n# again\n").unwrap();
+    let third = prepare_environment(&request(&code, &cache)).await.unwrap();
+    assert!(!changed.venv.exists() && third.venv.exists());
+    assert!(other.exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
