@@ -369,11 +369,7 @@ pub fn weight_evidence(root: &Path, repo: &Path) -> Vec<Evidence> {
 /// share a repository's prefix rank together, so the third tends to be
 /// whole repositories, which tuning then never sees.
 pub fn held_out(runnable: &[&str]) -> BTreeSet<String> {
-    let hash = |id: &str| {
-        id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        })
-    };
+    let hash = |id: &str| crate::grade::fnv1a(id.as_bytes());
     let mut ranked: Vec<&str> = runnable.to_vec();
     ranked.sort_by_key(|id| (hash(id), id.to_string()));
     ranked.dedup();

@@ -373,8 +373,9 @@ fn stamp_note(stamp: &Path) -> Option<String> {
 
 use sandbox::text_tail as tail;
 
-/// FNV-1a, to notice changed requirements.
-fn fnv1a(bytes: &[u8]) -> u64 {
+/// FNV-1a, to notice changed requirements (and to rank task IDs for the
+/// held-out split).
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
