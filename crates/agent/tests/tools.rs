@@ -308,7 +308,7 @@ async fn file_tools_view_write_and_edit() -> TestResult {
 
 #[tokio::test]
 async fn run_tools_use_the_sandbox_in_the_working_directory() -> TestResult {
-    let (_fixture, p) = setup().await?;
+    let (fixture, p) = setup().await?;
     let out = call(&p, "run_python", json!({"code": "from textstats.core import WordCounter\nprint(WordCounter().feed('a b a').top(1))"})).await;
     assert!(
         out.text.starts_with("[exit code 0") && out.text.contains("[('a', 2)]"),
@@ -335,6 +335,35 @@ async fn run_tools_use_the_sandbox_in_the_working_directory() -> TestResult {
     );
     let out = call(&p, "run_python", json!({})).await;
     assert!(out.is_error, "{}", out.text);
+    // Code with `path` naming a directory (the repository, meant as where
+    // to run it; measured with the embedded model): the code runs and the
+    // reply says the path was ignored. A file path with code stays an
+    // error: which one to run is not clear.
+    let repo = fixture.repo().display().to_string();
+    let out = call(
+        &p,
+        "run_python",
+        json!({"code": "print('ran')", "path": repo}),
+    )
+    .await;
+    assert!(
+        !out.is_error
+            && out.text.contains("ran")
+            && out.text.contains("is a directory, not a script"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        &p,
+        "run_python",
+        json!({"code": "print('ran')", "path": "textstats/core.py"}),
+    )
+    .await;
+    assert!(
+        out.is_error && out.text.contains("not both"),
+        "{}",
+        out.text
+    );
     let out = call(
         &p,
         "run_shell",

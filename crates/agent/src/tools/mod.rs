@@ -723,8 +723,22 @@ impl Tools {
     }
 
     async fn run_python(&self, args: &RunPythonArgs) -> ToolResult {
+        let mut note = None;
         let script = match (args.code.as_deref(), args.path.as_deref()) {
             (Some(code), None) => PythonScript::code(code),
+            // Measured (GitTaskBench Eparse_03, embedded Qwen 1.5B): code
+            // with `path` naming the repository's directory, meant as
+            // where to run it, refused six turns running. A directory
+            // cannot be the script, so the code runs and the reply says
+            // what was ignored.
+            (Some(code), Some(path)) if self.policy.read(path).is_ok_and(|p| p.is_dir()) => {
+                note = Some(format!(
+                    "`path` ({path}) is a directory, not a script: it was ignored and `code` ran \
+                     in the working directory (the repositories are importable from anywhere); \
+                     give `path` only to run a .py file"
+                ));
+                PythonScript::code(code)
+            }
             (None, Some(path)) => {
                 let path = self.policy.read(path).map_err(|e| match e {
                     policy::PathError::Missing(p) => Fail(format!(
@@ -737,7 +751,12 @@ impl Tools {
                 }
                 PythonScript::file(path)
             }
-            (Some(_), Some(_)) => return Err(Fail("give either code or path, not both".into())),
+            (Some(_), Some(_)) => {
+                return Err(Fail(
+                    "give either code or path, not both: `code` runs inline, `path` runs a .py file"
+                        .into(),
+                ));
+            }
             (None, None) => return Err(Fail("give code or path".into())),
         };
         let run_args = args.args.as_deref().unwrap_or_default();
@@ -747,7 +766,15 @@ impl Tools {
             .run_python(script, run_args)
             .await
             .map_err(|e| Fail(format!("the sandbox could not run Python: {e}")))?;
-        Ok(self.exec_report(&result, &before))
+        let mut report = self.exec_report(&result, &before);
+        if let Some(note) = note {
+            if !report.ends_with('\n') {
+                report.push('\n');
+            }
+            report.push_str("Note: ");
+            report.push_str(&note);
+        }
+        Ok(report)
     }
 
     async fn run_shell(&self, args: &RunShellArgs) -> ToolResult {
