@@ -47,6 +47,9 @@ use crate::episode::CodeUser;
 /// Requirements tried one by one after a file fails, at most.
 const MAX_SINGLE_TRIES: usize = 40;
 
+/// The largest dependency file read (`requirements*.txt`, `setup.py`, ...).
+const MAX_DEPENDENCY_FILE: u64 = 1 << 20;
+
 /// Modules installed by their import name per package, at most.
 const MAX_IMPORT_FIXES: usize = 8;
 
@@ -497,11 +500,23 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
         seconds: 0.0,
     };
     for file in dependency_files(&repo) {
-        let text = std::fs::read_to_string(&file).unwrap_or_default();
         let source = file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // A repository's file: an oversized one is reported, not read.
+        let size = std::fs::metadata(&file).map_or(0, |m| m.len());
+        if size > MAX_DEPENDENCY_FILE {
+            report.steps.push(InstallStep {
+                source,
+                ok: false,
+                log_tail: format!(
+                    "not read: {size} bytes, more than the {MAX_DEPENDENCY_FILE} a dependency file may have"
+                ),
+            });
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
         let is_requirements = source.to_ascii_lowercase().starts_with("requirements");
         let requirements = match is_requirements {
             true => requirement_lines(&text),

@@ -115,3 +115,25 @@ async fn a_package_that_does_not_import_is_reported() {
         report.summary()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_dependency_file_is_reported_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, cache) = (dir.path().join("Huge"), dir.path().join("envs"));
+    repo(&code, "");
+    // 2 MiB of requirement lines: past the 1 MiB a dependency file may have.
+    fs::write(code.join("requirements.txt"), "pip\n".repeat(512 * 1024)).unwrap();
+    let report = prepare_environment(&request(&code, &cache)).await.unwrap();
+    let step = report
+        .steps
+        .iter()
+        .find(|s| s.source == "requirements.txt")
+        .unwrap();
+    assert!(!step.ok && step.log_tail.contains("not read"), "{step:?}");
+    assert!(!report.complete());
+    assert_eq!(
+        report.requirements,
+        ["pip"],
+        "only pyproject.toml's were read"
+    );
+}

@@ -127,12 +127,19 @@ pub fn assess(bench: &Benchmark, tasks: &[&BenchTask]) -> Vec<TaskFeasibility> {
     tasks
         .iter()
         .map(|task| {
-            let mut evidence = data_evidence(bench, task, &missing);
+            // The query, read once for both checks that need it.
+            let query = task
+                .query
+                .as_ref()
+                .and_then(|q| fs::read_to_string(q).ok())
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .unwrap_or_default();
+            let mut evidence = data_evidence(bench, task, &query, &missing);
             let repo_evidence = weights
                 .entry(task.repo.clone())
                 .or_insert_with(|| weight_evidence(bench.root(), &bench.code_base(&task.repo)));
             evidence.extend(repo_evidence.iter().cloned());
-            evidence.extend(network_evidence(bench, task));
+            evidence.extend(network_evidence(bench, &query));
             let class = evidence
                 .iter()
                 .map(|e| e.reason)
@@ -162,13 +169,15 @@ fn missing_blobs(root: &Path) -> BTreeSet<String> {
 }
 
 /// The task's input files and ground truth that are not in the checkout.
-fn data_evidence(bench: &Benchmark, task: &BenchTask, missing: &BTreeSet<String>) -> Vec<Evidence> {
+fn data_evidence(
+    bench: &Benchmark,
+    task: &BenchTask,
+    query: &serde_json::Value,
+    missing: &BTreeSet<String>,
+) -> Vec<Evidence> {
     let mut wanted: Vec<PathBuf> = Vec::new();
-    if let Some(query) = &task.query
-        && let Ok(text) = fs::read_to_string(query)
-        && let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
     {
-        let inputs = value["file_paths"]["input_files"].as_array().cloned();
+        let inputs = query["file_paths"]["input_files"].as_array().cloned();
         for input in inputs.unwrap_or_default() {
             if let Some(path) = input["path"].as_str().filter(|p| !p.trim().is_empty()) {
                 wanted.extend(bench.relative(Path::new(path)));
@@ -204,16 +213,7 @@ fn data_evidence(bench: &Benchmark, task: &BenchTask, missing: &BTreeSet<String>
 
 /// Web addresses the task asks to read: in its description, or as the
 /// content of a small input text file.
-fn network_evidence(bench: &Benchmark, task: &BenchTask) -> Vec<Evidence> {
-    let Some(query) = &task.query else {
-        return Vec::new();
-    };
-    let Ok(value) = fs::read_to_string(query)
-        .map_err(|_| ())
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).map_err(|_| ()))
-    else {
-        return Vec::new();
-    };
+fn network_evidence(bench: &Benchmark, value: &serde_json::Value) -> Vec<Evidence> {
     let mut evidence = Vec::new();
     let description = value["task_description"].as_str().unwrap_or_default();
     if let Some(found) = WEB_ADDRESS.find(description) {
