@@ -463,7 +463,18 @@ struct Episode<'a> {
     /// The observations of the current reply's calls so far, by digest,
     /// with the id of the call that got each.
     reply_seen: std::collections::HashMap<u64, String>,
+    /// The last reply repeated an earlier call and got the same result:
+    /// the next request samples ([`REPEAT_TEMPERATURE`]).
+    resample: bool,
 }
+
+/// Sampling temperature of the request after a reply that repeated an
+/// earlier call with the same result. A model decoding greedily (the
+/// embedded one, and servers left at temperature 0) sent on GitTaskBench
+/// Eparse_03 the same reply turn after turn: the note saying so changed
+/// the prompt but not the most likely reply. Sampling gives the reply a
+/// chance to differ; the turn after goes back to the model's default.
+pub const REPEAT_TEMPERATURE: f32 = 0.7;
 
 impl<'a> Episode<'a> {
     /// The opening messages; records `start` and the setup calls.
@@ -514,6 +525,7 @@ impl<'a> Episode<'a> {
             refused_without_outputs: false,
             calls_seen: std::collections::HashMap::new(),
             reply_seen: std::collections::HashMap::new(),
+            resample: false,
         })
     }
 
@@ -560,8 +572,14 @@ impl<'a> Episode<'a> {
                     history_tokens: self.history.tokens(),
                 }))?;
         }
-        let request =
+        let mut request =
             ChatRequest::new(self.history.messages().to_vec()).with_tools(self.definitions.clone());
+        if self.budgets.max_tool_calls_per_reply == 1 {
+            request = request.with_parallel_tool_calls(false);
+        }
+        if std::mem::take(&mut self.resample) {
+            request = request.with_temperature(REPEAT_TEMPERATURE);
+        }
         let new_messages =
             self.history.messages()[self.sent.min(self.history.messages().len())..].to_vec();
         self.trajectory
@@ -570,6 +588,7 @@ impl<'a> Episode<'a> {
                 messages: request.messages.len(),
                 new_messages,
                 history_tokens: self.history.tokens(),
+                temperature: request.temperature,
             }))?;
         self.sent = self.history.messages().len();
         progress(&Progress {
@@ -750,6 +769,7 @@ impl<'a> Episode<'a> {
             );
             output.tokens += self.tools.counter().count(&note);
             output.text.push_str(&note);
+            self.resample = true;
         }
     }
 

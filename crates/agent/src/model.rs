@@ -33,6 +33,18 @@ use crate::{AgentConfig, Error};
 /// script in a `write_file` call.
 const LOCAL_MAX_TOKENS: u32 = 1_024;
 
+/// Most tokens of the initial context for an in-process model. On 2
+/// cores the embedded model reads a prompt at 45–75 tokens/s (docs/
+/// PERFORMANCE.md), so the 8,000-token default made a first turn of
+/// 10,000 tokens that took 474 s on GitTaskBench PyPDF2_01 before the
+/// model wrote anything; 3,000 keeps the README's usage and the top of
+/// the ranked code and costs about a minute.
+pub const LOCAL_CONTEXT_BUDGET: usize = 3_000;
+
+/// Most tokens of one observation for an in-process model, for the same
+/// reason: every observation is read by the model at prompt speed.
+pub const LOCAL_OBSERVATION_LIMIT: usize = 3_000;
+
 /// What the user configured. Empty means the embedded default model.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ModelSpec {
@@ -138,14 +150,29 @@ impl ModelSpec {
 }
 
 impl LoadedModel {
-    /// Fits `config` to a small context window: the initial context and
-    /// each observation get at most a quarter of it, and history digests
-    /// start below it. Does nothing for a server.
+    /// Fits `config` to a model run in-process on the CPU: history
+    /// digests start below its context window; the initial context and
+    /// each observation get at most a quarter of it and at most
+    /// [`LOCAL_CONTEXT_BUDGET`] and [`LOCAL_OBSERVATION_LIMIT`] tokens,
+    /// since it reads every prompt token at CPU speed; and one tool call
+    /// runs per reply, so the model sees each result before its next
+    /// call instead of spending seconds per call on guesses (its first
+    /// GitTaskBench reply held 60 `view_code` calls on guessed paths).
+    /// Limits set lower stay. Does nothing for a server.
     pub fn fit(&self, config: &mut AgentConfig) {
         if let Some(window) = self.context_window {
             config.budgets.context_window = config.budgets.context_window.min(window);
-            config.context_budget = config.context_budget.min(window / 4);
-            config.tools.select.max_tokens = config.tools.select.max_tokens.min(window / 4);
+            config.context_budget = config
+                .context_budget
+                .min(window / 4)
+                .min(LOCAL_CONTEXT_BUDGET);
+            config.tools.select.max_tokens = config
+                .tools
+                .select
+                .max_tokens
+                .min(window / 4)
+                .min(LOCAL_OBSERVATION_LIMIT);
+            config.budgets.max_tool_calls_per_reply = 1;
         }
     }
 }
@@ -218,4 +245,41 @@ fn load_local(
         chat: Arc::new(model),
         embedded_default,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loaded(context_window: Option<usize>) -> LoadedModel {
+        LoadedModel {
+            chat: Arc::new(llm::Scripted::new()),
+            context_window,
+            embedded_default: true,
+        }
+    }
+
+    #[test]
+    fn an_in_process_model_gets_small_prompts_and_one_call_per_reply() {
+        let mut config = AgentConfig::default();
+        loaded(Some(32_768)).fit(&mut config);
+        assert_eq!(config.budgets.context_window, 32_768);
+        assert_eq!(config.context_budget, LOCAL_CONTEXT_BUDGET);
+        assert_eq!(config.tools.select.max_tokens, LOCAL_OBSERVATION_LIMIT);
+        assert_eq!(config.budgets.max_tool_calls_per_reply, 1);
+
+        // A small window: a quarter of it each; lower limits stay.
+        let mut config = AgentConfig::default();
+        config.context_budget = 500;
+        loaded(Some(4_096)).fit(&mut config);
+        assert_eq!(config.context_budget, 500);
+        assert_eq!(config.tools.select.max_tokens, 1_024);
+
+        // A server keeps every default.
+        let mut config = AgentConfig::default();
+        let defaults = config.clone();
+        loaded(None).fit(&mut config);
+        assert_eq!(config.budgets, defaults.budgets);
+        assert_eq!(config.context_budget, defaults.context_budget);
+    }
 }

@@ -210,6 +210,10 @@ pub struct RequestEvent {
     pub new_messages: Vec<Message>,
     /// Estimated tokens of the conversation.
     pub history_tokens: usize,
+    /// The sampling temperature asked for, when the request set one (a
+    /// resample after a repeated call, [`crate::episode::REPEAT_TEMPERATURE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
 }
 
 /// `context_exceeded`: the model refused the prompt as too long.

@@ -581,7 +581,8 @@ async fn a_second_finish_without_outputs_ends_the_episode() -> TestResult {
 /// (`read_text("input.txt")`), a `FileNotFoundError`, and the same reply
 /// three turns running. The run's observation names the task's input by
 /// its absolute path, and a call that repeats an earlier one with the same
-/// result says so.
+/// result says so, and the request after it samples instead of decoding
+/// greedily, once.
 #[tokio::test]
 async fn a_relative_input_path_gets_a_hint_and_a_repeated_failure_is_named() -> TestResult {
     let fx = Fixture::new()?;
@@ -625,6 +626,24 @@ async fn a_relative_input_path_gets_a_hint_and_a_repeated_failure_is_named() -> 
         observations[1].contains("this is the same call as in turn 1, with the same result"),
         "{}",
         observations[1]
+    );
+    let temperatures: Vec<Option<f32>> = model.requests().iter().map(|r| r.temperature).collect();
+    assert_eq!(
+        temperatures,
+        [None, None, Some(agent::REPEAT_TEMPERATURE), None],
+        "only the request after the repeat samples"
+    );
+    let recorded: Vec<Option<f32>> = trajectory
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            TrajectoryEvent::Request(r) => Some(r.temperature),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        recorded, temperatures,
+        "the trajectory keeps each request's"
     );
     Ok(())
 }

@@ -126,3 +126,34 @@ async fn the_cap_is_a_budget() -> TestResult {
     assert_eq!(counted, Some(2_997));
     Ok(())
 }
+
+/// With one call per reply the model is asked for one (an in-process
+/// model then stops decoding after it); with more, nothing is asked.
+#[tokio::test]
+async fn one_call_per_reply_is_asked_of_the_model() -> TestResult {
+    for (cap, asked) in [(1, Some(false)), (MAX_TOOL_CALLS_PER_REPLY, None)] {
+        let fx = Fixture::new()?;
+        fx.write_output()?;
+        let model = Scripted::new().then_tool_call("finish", json!({"summary": "done"}));
+        let prepared = agent::prepare(&fx.task(), &config()).await?;
+        let budgets = Budgets {
+            max_tool_calls_per_reply: cap,
+            ..Budgets::default()
+        };
+        let mut trajectory = Trajectory::in_memory();
+        let summary = agent::run_episode(
+            &model,
+            &prepared,
+            &fx.task(),
+            &budgets,
+            &mut trajectory,
+            &mut |_| {},
+        )
+        .await?;
+        assert_eq!(summary.status, Status::Finished);
+        let requests = model.requests();
+        assert_eq!(requests.len(), 1);
+        assert_eq!(requests[0].parallel_tool_calls, asked, "cap {cap}");
+    }
+    Ok(())
+}

@@ -546,8 +546,9 @@ impl Inner {
             self.options.top_p,
             self.options.seed,
         );
+        let single_call = request.parallel_tool_calls == Some(false);
         let generated = self
-            .generate(&prompt, budget, tools, sampler, &request.stop)
+            .generate(&prompt, budget, tools, sampler, &request.stop, single_call)
             .map_err(LlmError::from)?;
         let usage = TokenUsage {
             prompt_tokens: prompt_len as u64,
@@ -609,6 +610,7 @@ impl Inner {
         tools: Option<Arc<ToolSet>>,
         mut sampler: Sampler,
         stop: &[String],
+        single_call: bool,
     ) -> Result<Generated, LocalError> {
         let mut guard = self
             .session
@@ -790,6 +792,15 @@ impl Inner {
             }
             if let Mode::Json(grammar) = &mode
                 && grammar.is_complete()
+            {
+                finish = FinishReason::ToolCalls;
+                break;
+            }
+            // One call was asked for: the ones a small model would guess
+            // after it, before seeing its result, cost seconds each.
+            if single_call
+                && let Mode::Tagged(calls) = &mode
+                && calls.is_complete()
             {
                 finish = FinishReason::ToolCalls;
                 break;

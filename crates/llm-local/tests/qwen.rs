@@ -94,3 +94,48 @@ fn qwen_writes_code_greedily() {
     assert!(text.contains("fn add"), "{text}");
     assert!(text.contains("a + b"), "{text}");
 }
+
+#[test]
+#[ignore = "needs the Qwen2.5-Coder-1.5B GGUF named by REPO_AGENT_QWEN_MODEL"]
+fn one_call_per_reply_stops_decoding_after_the_first_call() {
+    // As the agent loads it: in auto mode the model answers in text.
+    let path = std::env::var_os(ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("{NEEDS}"));
+    let options = LocalOptions::default().with_tool_choice(llm_local::ToolChoice::Required);
+    let model = LocalModel::load(&path, options).expect("the model loads");
+    let model = &model;
+    let read = llm::ToolDefinition::new(
+        "read_file",
+        "Read a file.",
+        serde_json::json!({"type": "object", "properties": {
+            "path": {"type": "string"}
+        }, "required": ["path"]}),
+    );
+    let request = |parallel: Option<bool>| {
+        let mut request = ChatRequest::new(vec![
+            Message::system("You are an agent that solves tasks with tools."),
+            Message::user("Read the files a.py, b.py, c.py and d.py, each with its own call."),
+        ])
+        .with_tools(vec![read.clone()])
+        .with_max_tokens(200);
+        request.parallel_tool_calls = parallel;
+        request
+    };
+    let many = model.complete_blocking(&request(None)).expect("answers");
+    let one = model
+        .complete_blocking(&request(Some(false)))
+        .expect("answers");
+    eprintln!(
+        "default: {} calls in {} tokens; one asked: {} call in {} tokens",
+        many.tool_calls.len(),
+        many.usage.completion_tokens,
+        one.tool_calls.len(),
+        one.usage.completion_tokens
+    );
+    // Greedy decoding calls all four by default (checked by hand).
+    assert!(many.tool_calls.len() > 1, "{many:?}");
+    assert_eq!(one.tool_calls.len(), 1, "{one:?}");
+    assert_eq!(one.tool_calls[0].name, "read_file");
+    assert!(one.usage.completion_tokens < many.usage.completion_tokens);
+}

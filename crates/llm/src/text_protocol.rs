@@ -87,6 +87,8 @@ pub(crate) fn encode_request(request: &ChatRequest) -> ChatRequest {
         temperature: request.temperature,
         max_tokens: request.max_tokens,
         stop: request.stop.clone(),
+        // The server sees no tools now, and would refuse the field.
+        parallel_tool_calls: None,
     }
 }
 

@@ -195,6 +195,12 @@ pub struct ChatRequest {
     /// Sequences at which the model stops generating.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<String>,
+    /// Whether one reply may hold several tool calls; `Some(false)` asks
+    /// for at most one (an in-process model stops decoding after it, so
+    /// the time of the calls it would have guessed is not spent); `None`
+    /// leaves the server's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
 }
 
 impl ChatRequest {
@@ -206,6 +212,7 @@ impl ChatRequest {
             temperature: None,
             max_tokens: None,
             stop: Vec::new(),
+            parallel_tool_calls: None,
         }
     }
 
@@ -224,6 +231,12 @@ impl ChatRequest {
     /// Caps the number of output tokens.
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Allows or forbids several tool calls in one reply.
+    pub fn with_parallel_tool_calls(mut self, parallel: bool) -> Self {
+        self.parallel_tool_calls = Some(parallel);
         self
     }
 

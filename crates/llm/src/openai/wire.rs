@@ -41,6 +41,8 @@ pub(crate) fn to_wire(
             })
             .collect()
     });
+    // Servers refuse the field in a request without tools.
+    let parallel_tool_calls = tools.as_ref().and(request.parallel_tool_calls);
     let stop =
         (!request.stop.is_empty()).then(|| StopConfiguration::StringArray(request.stop.clone()));
     let (max_tokens, max_completion_tokens) = match max_tokens_field {
@@ -52,6 +54,7 @@ pub(crate) fn to_wire(
         messages,
         tools,
         temperature: request.temperature,
+        parallel_tool_calls,
         stop,
         max_tokens,
         max_completion_tokens,
@@ -390,7 +393,8 @@ mod tests {
         )])
         .with_temperature(0.5)
         .with_max_tokens(100)
-        .with_stop(vec!["END".into()]);
+        .with_stop(vec!["END".into()])
+        .with_parallel_tool_calls(false);
         let wire = serde_json::to_value(to_wire("m", &request, MaxTokensField::MaxTokens)).unwrap();
         assert_eq!(
             wire,
@@ -406,6 +410,7 @@ mod tests {
                 ],
                 "tools": [{"type": "function", "function": {"name": "ls", "description": "list", "parameters": {"type": "object"}}}],
                 "temperature": 0.5,
+                "parallel_tool_calls": false,
                 "max_tokens": 100,
                 "stop": ["END"],
                 "stream": false
