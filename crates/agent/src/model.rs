@@ -269,8 +269,10 @@ mod tests {
         assert_eq!(config.budgets.max_tool_calls_per_reply, 1);
 
         // A small window: a quarter of it each; lower limits stay.
-        let mut config = AgentConfig::default();
-        config.context_budget = 500;
+        let mut config = AgentConfig {
+            context_budget: 500,
+            ..AgentConfig::default()
+        };
         loaded(Some(4_096)).fit(&mut config);
         assert_eq!(config.context_budget, 500);
         assert_eq!(config.tools.select.max_tokens, 1_024);
