@@ -219,6 +219,37 @@ pub(crate) fn millis(d: Duration) -> u64 {
 /// advances through tools.
 const NUDGE: &str = "Continue with the tools. When the outputs are written and checked, call `finish` with a summary.";
 
+/// Replies in a row that only look (no `write_file`, `edit_file`,
+/// `run_python` or `run_shell`) after which the model is told to act.
+/// Measured (GitTaskBench Eparse_01, embedded Qwen 1.5B): ten turns of
+/// `search_code` and `find_callers` on one class, and no script written,
+/// though the README in the context showed the usage.
+pub const LOOK_ONLY_TURNS: u32 = 4;
+
+/// What the model is told after [`LOOK_ONLY_TURNS`] replies that only
+/// looked.
+fn act_nudge(turns: u32) -> String {
+    format!(
+        "You have looked at the repository for {turns} turns without running anything. Act now: \
+         write a short Python script that does the task with the repository's API (the usage \
+         in the README and the context above shows how), saving the outputs where the task \
+         says, and run it with run_python. If it fails, read the error and fix the script."
+    )
+}
+
+/// Whether a tool call changes or runs something (as opposed to looking).
+fn acts(call: &ToolCall) -> bool {
+    [
+        ToolName::WriteFile,
+        ToolName::EditFile,
+        ToolName::RunPython,
+        ToolName::RunShell,
+        ToolName::Finish,
+    ]
+    .iter()
+    .any(|tool| tool.as_str() == call.name)
+}
+
 /// How many times a context overflow may shrink the conversation before the
 /// episode gives up.
 const MAX_SHRINKS: u32 = 20;
@@ -325,6 +356,8 @@ pub async fn run_conversation(
     let model = RedactingModel::new(model, tools.redactor().clone());
     let opening_expects_outputs = opening.expects_outputs;
     let mut episode = Episode::start(&model, tools, opening, task, budgets, trajectory)?;
+    // Replies in a row that only looked.
+    let mut looked = 0u32;
     let (status, message) = 'episode: loop {
         if let Some(status) = episode.budget_spent() {
             break (status, None);
@@ -364,6 +397,15 @@ pub async fn run_conversation(
                 response.tool_calls.len(),
                 not_run,
             )));
+        }
+        looked = if response.tool_calls.iter().any(acts) {
+            0
+        } else {
+            looked + 1
+        };
+        if looked >= LOOK_ONLY_TURNS {
+            episode.history.push(Message::user(act_nudge(looked)));
+            looked = 0;
         }
     };
     episode.end(status, message)

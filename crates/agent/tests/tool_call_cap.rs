@@ -157,3 +157,57 @@ async fn one_call_per_reply_is_asked_of_the_model() -> TestResult {
     }
     Ok(())
 }
+
+/// Four replies in a row that only look are followed by a message telling
+/// the model to write and run a script; one that acts starts the count
+/// again (measured with the embedded model: ten turns of searching and
+/// no script, GitTaskBench Eparse_01).
+#[tokio::test]
+async fn replies_that_only_look_are_told_to_act() -> TestResult {
+    let fx = Fixture::new()?;
+    fx.write_output()?;
+    let search = |q: &str| ("search_code", json!({"query": q}));
+    let steps = [
+        search("a"),
+        search("b"),
+        ("run_python", json!({"code": "print(1)"})),
+        search("c"),
+        search("d"),
+        search("e"),
+        search("f"),
+        search("g"),
+        ("finish", json!({"summary": "done"})),
+    ];
+    let mut model = Scripted::new();
+    for (name, arguments) in steps {
+        model = model.then_tool_call(name, arguments);
+    }
+    let prepared = agent::prepare(&fx.task(), &config()).await?;
+    let budgets = Budgets::default();
+    let mut trajectory = Trajectory::in_memory();
+    let summary = agent::run_episode(
+        &model,
+        &prepared,
+        &fx.task(),
+        &budgets,
+        &mut trajectory,
+        &mut |_| {},
+    )
+    .await?;
+    assert_eq!(summary.status, Status::Finished);
+    // The request of each turn: does its conversation end with the nudge?
+    let nudged: Vec<bool> = model
+        .requests()
+        .iter()
+        .map(|r| {
+            matches!(r.messages.last(), Some(Message::User { content })
+                if content.contains("without running anything"))
+        })
+        .collect();
+    assert_eq!(
+        nudged,
+        [false, false, false, false, false, false, false, true, false],
+        "only after the fourth look-only reply in a row"
+    );
+    Ok(())
+}

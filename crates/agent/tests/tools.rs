@@ -364,6 +364,33 @@ async fn run_tools_use_the_sandbox_in_the_working_directory() -> TestResult {
         "{}",
         out.text
     );
+    // Empty strings for the arguments not meant, and a whole command line
+    // in `args` (measured with the embedded model, GitTaskBench
+    // Eparse_01): the command line runs, and the reply says how to call.
+    let out = call(
+        &p,
+        "run_python",
+        json!({"args": ["python", "-c", "import sys; print('cl', sys.argv[1:])", "z"], "code": "", "path": ""}),
+    )
+    .await;
+    assert!(
+        !out.is_error
+            && out.text.contains("cl ['z']")
+            && out.text.contains("held a whole Python command line"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        &p,
+        "run_python",
+        json!({"args": ["--verbose"], "code": "", "path": ""}),
+    )
+    .await;
+    assert!(
+        out.is_error && out.text.contains("give `code`") && !out.text.contains("not both"),
+        "{}",
+        out.text
+    );
     let out = call(
         &p,
         "run_shell",

@@ -723,7 +723,25 @@ impl Tools {
     }
 
     async fn run_python(&self, args: &RunPythonArgs) -> ToolResult {
+        // Measured (GitTaskBench Eparse_01, embedded Qwen 1.5B): a whole
+        // command line in `args` (`["python", "-c", "import x"]`) and no
+        // code, sent turn after turn. Its meaning is plain: run it.
         let mut note = None;
+        let rewritten = match (args.code.as_deref(), args.path.as_deref()) {
+            (None, None) => command_line_script(args.args.as_deref().unwrap_or_default()),
+            _ => None,
+        };
+        let args = match rewritten {
+            Some(args) => {
+                note = Some(
+                    "`args` held a whole Python command line, and it ran as one; `args` is only \
+                     for the script's own arguments: put code in `code` or a .py file in `path`"
+                        .to_owned(),
+                );
+                std::borrow::Cow::Owned(args)
+            }
+            None => std::borrow::Cow::Borrowed(args),
+        };
         let script = match (args.code.as_deref(), args.path.as_deref()) {
             (Some(code), None) => PythonScript::code(code),
             // Measured (GitTaskBench Eparse_03, embedded Qwen 1.5B): code
@@ -757,7 +775,14 @@ impl Tools {
                         .into(),
                 ));
             }
-            (None, None) => return Err(Fail("give code or path".into())),
+            (None, None) => {
+                return Err(Fail(
+                    "give `code` (Python source to run) or `path` (a .py file to run); `args` \
+                     are only the script's own command-line arguments (run other commands with \
+                     run_shell)"
+                        .into(),
+                ));
+            }
         };
         let run_args = args.args.as_deref().unwrap_or_default();
         let before = hints::OutputsInWorkDir::scan(&self.policy);
@@ -876,5 +901,35 @@ impl Tools {
             )));
         }
         Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+/// The script a Python command line in `run_python`'s `args` means:
+/// `python -c CODE ARGS...`, `python FILE.py ARGS...` or the same without
+/// the interpreter; `None` for anything else.
+fn command_line_script(args: &[String]) -> Option<RunPythonArgs> {
+    let is_python = |word: &str| {
+        let name = word.rsplit('/').next().unwrap_or(word);
+        name == "python"
+            || name
+                .strip_prefix("python")
+                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    };
+    let rest = match args.first() {
+        Some(first) if is_python(first) => &args[1..],
+        _ => args,
+    };
+    match rest {
+        [flag, code, more @ ..] if flag == "-c" && !code.trim().is_empty() => Some(RunPythonArgs {
+            code: Some(code.clone()),
+            path: None,
+            args: Some(more.to_vec()),
+        }),
+        [file, more @ ..] if file.ends_with(".py") => Some(RunPythonArgs {
+            code: None,
+            path: Some(file.clone()),
+            args: Some(more.to_vec()),
+        }),
+        _ => None,
     }
 }

@@ -158,7 +158,10 @@ fn first_paragraph(doc: &str) -> String {
 /// Where the model's intent is unambiguous the arguments are coerced to the
 /// schema rather than refused, as they always were: a number given as a
 /// string (`"2"`), `"true"`/`"false"` for a boolean, a number among a list
-/// of strings, and `null` for an optional argument (treated as absent).
+/// of strings, and `null` or an empty string for an optional argument
+/// (treated as absent: a model decoding under a grammar that lists every
+/// property writes `"code": "", "path": ""` for the ones it does not mean,
+/// and was refused as if it had given both).
 pub fn parse(call: &ToolCall, offered: &[ToolName]) -> Result<Tool, ToolCallError> {
     let Some(name) = offered.iter().copied().find(|t| t.as_str() == call.name) else {
         return Err(ToolCallError::UnknownTool {
@@ -194,6 +197,13 @@ fn conform(
         .get("properties")
         .and_then(Value::as_object)
         .unwrap_or(&empty);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
     let mut out = Map::new();
     for (key, value) in arguments {
         let Some(property) = properties.get(key) else {
@@ -203,13 +213,13 @@ fn conform(
                 expected: properties.keys().cloned().collect::<Vec<_>>().join(", "),
             });
         };
-        if value.is_null() {
+        let optional = !required.contains(&key.as_str());
+        if value.is_null() || (optional && value.as_str().is_some_and(|s| s.trim().is_empty())) {
             continue;
         }
         out.insert(key.clone(), coerce(key, property, value)?);
     }
-    let required = schema.get("required").and_then(Value::as_array);
-    for key in required.into_iter().flatten().filter_map(Value::as_str) {
+    for key in required {
         if !out.contains_key(key) {
             return Err(ToolCallError::Missing(key.to_owned()));
         }
