@@ -383,6 +383,13 @@ async fn run_tools_use_the_sandbox_in_the_working_directory() -> TestResult {
     let out = call(
         &p,
         "run_python",
+        json!({"args": ["python3", "-c", "print('in dir')"], "code": "", "path": repo}),
+    )
+    .await;
+    assert!(!out.is_error && out.text.contains("in dir"), "{}", out.text);
+    let out = call(
+        &p,
+        "run_python",
         json!({"args": ["--verbose"], "code": "", "path": ""}),
     )
     .await;

@@ -727,10 +727,15 @@ impl Tools {
         // command line in `args` (`["python", "-c", "import x"]`) and no
         // code, sent turn after turn. Its meaning is plain: run it.
         let mut note = None;
-        let rewritten = match (args.code.as_deref(), args.path.as_deref()) {
-            (None, None) => command_line_script(args.args.as_deref().unwrap_or_default()),
-            _ => None,
+        // With `path` naming a directory (where to run it, Eparse_02) too.
+        let no_script = match (args.code.as_deref(), args.path.as_deref()) {
+            (None, None) => true,
+            (None, Some(path)) => self.policy.read(path).is_ok_and(|p| p.is_dir()),
+            _ => false,
         };
+        let rewritten = no_script
+            .then(|| command_line_script(args.args.as_deref().unwrap_or_default()))
+            .flatten();
         let args = match rewritten {
             Some(args) => {
                 note = Some(
