@@ -24,14 +24,18 @@ const USAGE: &str = "usage: bench-harness gittaskbench --root <CHECKOUT> \
     [--tasks ID,ID | --repo NAME | --domain NAME] [--model NAME --base-url URL | --model-path FILE.gguf] [--jobs N] \
     [--out DIR] [--resume] [--timeout-per-task SECS] [--max-turns N] [--domain-map FILE.json] \
     [--keep-workspaces] [--grade-only --outputs <DIR>] [--feasibility] [--runnable] \
-    [--half tuning|held-out] [--prepare-env] [--environments]\n\n  \
+    [--half tuning|held-out] [--prepare-env] [--environments] \
+    [--ablation no-context|no-exploration|no-selection]...\n\n  \
     --feasibility  classify the selected tasks (runnable, needs weights, needs network, data missing)\n                 \
     with evidence, write feasibility.json/.md under --out, and stop\n  \
     --runnable     run only the tasks classed runnable\n  \
     --prepare-env  build each task repository's Python environment before its episode (cached in OUT/envs)\n  \
     --environments build the selected tasks' repositories' environments only, report them, and stop\n  \
     --half H       run only the tuning two thirds or the held-out third of the runnable tasks\n                 \
-    (the third with the smallest hash of their ID; implies --runnable)";
+    (the third with the smallest hash of their ID; implies --runnable)\n  \
+    --ablation A   run without a part of the method (RepoMaster's ablations; repeatable): no-context \
+    (README only, no hierarchical code analysis), no-exploration (no search, code view or graph \
+    tools), no-selection (observations not reduced to what matters)";
 
 #[derive(Debug, Default)]
 struct Args {
@@ -56,6 +60,39 @@ struct Args {
     prepare_env: bool,
     environments: bool,
     half: Option<Half>,
+    ablations: Vec<Ablation>,
+}
+
+/// A part of the method an `--ablation` run goes without.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ablation {
+    /// The initial context is the README alone.
+    NoContext,
+    /// No search, code view, call graph or import graph tools.
+    NoExploration,
+    /// Observations are cut to the limit, not reduced to what matters.
+    NoSelection,
+}
+
+impl Ablation {
+    fn parse(name: &str) -> anyhow::Result<Self> {
+        Ok(match name {
+            "no-context" => Ablation::NoContext,
+            "no-exploration" => Ablation::NoExploration,
+            "no-selection" => Ablation::NoSelection,
+            other => {
+                bail!("--ablation takes no-context, no-exploration or no-selection, not {other:?}")
+            }
+        })
+    }
+
+    fn apply(self, config: &mut agent::AgentConfig) {
+        match self {
+            Ablation::NoContext => config.hierarchical_analysis = false,
+            Ablation::NoExploration => config.tools.exploration = false,
+            Ablation::NoSelection => config.tools.info_selection = false,
+        }
+    }
 }
 
 /// Which part of the tasks `--half` keeps.
@@ -122,6 +159,7 @@ fn parse(rest: &[&str]) -> anyhow::Result<Args> {
                     other => bail!("--half takes tuning or held-out, not {other:?}"),
                 });
             }
+            "--ablation" => args.ablations.push(Ablation::parse(&value(flag)?)?),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -235,6 +273,9 @@ fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
     config.resume = args.resume;
     if let Some(secs) = args.timeout_per_task {
         config.timeout_per_task = Duration::from_secs(secs);
+    }
+    for ablation in &args.ablations {
+        ablation.apply(&mut config.agent);
     }
     if let Some(turns) = args.max_turns {
         config.agent.budgets.max_turns = turns;
@@ -381,4 +422,29 @@ fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
     );
     println!("{}", outcome.files.locations(&outcome.results));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ablations_parse_and_each_turns_off_its_part() -> anyhow::Result<()> {
+        let args = parse(&["--ablation", "no-context", "--ablation=no-selection"])?;
+        assert_eq!(args.ablations, [Ablation::NoContext, Ablation::NoSelection]);
+        let mut config = agent::AgentConfig::default();
+        for ablation in &args.ablations {
+            ablation.apply(&mut config);
+        }
+        assert!(!config.hierarchical_analysis);
+        assert!(config.tools.exploration, "not asked for");
+        assert!(!config.tools.info_selection);
+        Ablation::NoExploration.apply(&mut config);
+        assert!(!config.tools.exploration);
+        let error = parse(&["--ablation", "no-tools"])
+            .err()
+            .map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.contains("no-exploration")));
+        Ok(())
+    }
 }
