@@ -63,23 +63,23 @@ struct Args {
     ablations: Vec<Ablation>,
 }
 
-/// A part of the method an `--ablation` run goes without.
+/// The part of the method an `--ablation` run goes without.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ablation {
     /// The initial context is the README alone.
-    NoContext,
+    Context,
     /// No search, code view, call graph or import graph tools.
-    NoExploration,
+    Exploration,
     /// Observations are cut to the limit, not reduced to what matters.
-    NoSelection,
+    Selection,
 }
 
 impl Ablation {
     fn parse(name: &str) -> anyhow::Result<Self> {
         Ok(match name {
-            "no-context" => Ablation::NoContext,
-            "no-exploration" => Ablation::NoExploration,
-            "no-selection" => Ablation::NoSelection,
+            "no-context" => Ablation::Context,
+            "no-exploration" => Ablation::Exploration,
+            "no-selection" => Ablation::Selection,
             other => {
                 bail!("--ablation takes no-context, no-exploration or no-selection, not {other:?}")
             }
@@ -88,9 +88,9 @@ impl Ablation {
 
     fn apply(self, config: &mut agent::AgentConfig) {
         match self {
-            Ablation::NoContext => config.hierarchical_analysis = false,
-            Ablation::NoExploration => config.tools.exploration = false,
-            Ablation::NoSelection => config.tools.info_selection = false,
+            Ablation::Context => config.hierarchical_analysis = false,
+            Ablation::Exploration => config.tools.exploration = false,
+            Ablation::Selection => config.tools.info_selection = false,
         }
     }
 }
@@ -431,7 +431,7 @@ mod tests {
     #[test]
     fn ablations_parse_and_each_turns_off_its_part() -> anyhow::Result<()> {
         let args = parse(&["--ablation", "no-context", "--ablation=no-selection"])?;
-        assert_eq!(args.ablations, [Ablation::NoContext, Ablation::NoSelection]);
+        assert_eq!(args.ablations, [Ablation::Context, Ablation::Selection]);
         let mut config = agent::AgentConfig::default();
         for ablation in &args.ablations {
             ablation.apply(&mut config);
@@ -439,7 +439,7 @@ mod tests {
         assert!(!config.hierarchical_analysis);
         assert!(config.tools.exploration, "not asked for");
         assert!(!config.tools.info_selection);
-        Ablation::NoExploration.apply(&mut config);
+        Ablation::Exploration.apply(&mut config);
         assert!(!config.tools.exploration);
         let error = parse(&["--ablation", "no-tools"])
             .err()
