@@ -56,6 +56,55 @@ const MAX_IMPORT_FIXES: usize = 8;
 /// Characters of pip's output kept per step.
 const LOG_TAIL: usize = 1500;
 
+/// The `uv` release [`Installer::Uv`] installs from PyPI, and the SHA-256
+/// of its Linux wheels (x86_64, aarch64): pip refuses any other file.
+const UV_VERSION: &str = "0.13.9";
+const UV_WHEEL_SHA256: [&str; 2] = [
+    "d7f459fe4fd247d830351c75686d3996ace3c6f3f728eb0e85a30b7ada0cef19",
+    "5435c5ce14a56431208ca0996416d310f1598e8c2c8ba707688985a16bb82dbe",
+];
+
+/// What installs the packages of an environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Installer {
+    /// `pip install`, from the virtualenv's own pip.
+    #[default]
+    Pip,
+    /// `uv pip install`, with `uv` installed once from its pinned PyPI
+    /// wheel into the cache directory (`.tools/uv-VERSION`).
+    Uv,
+}
+
+impl Installer {
+    /// Its name on the command line and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Installer::Pip => "pip",
+            Installer::Uv => "uv",
+        }
+    }
+}
+
+impl std::str::FromStr for Installer {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        match name {
+            "pip" => Ok(Installer::Pip),
+            "uv" => Ok(Installer::Uv),
+            other => Err(format!("the installer is pip or uv, not {other:?}")),
+        }
+    }
+}
+
+/// How packages get installed in one preparation.
+enum Install {
+    Pip,
+    /// The `uv` binary.
+    Uv(PathBuf),
+}
+
 /// Part of every cache key: bumped when what a preparation does changes,
 /// so environments made by an older one are not reused.
 const PREPARATION_VERSION: &str = "2";
@@ -78,6 +127,8 @@ pub struct EnvironmentRequest {
     pub pip_args: Vec<String>,
     /// Who runs pip (never root).
     pub code_user: CodeUser,
+    /// What installs the packages (default pip).
+    pub installer: Installer,
 }
 
 impl EnvironmentRequest {
@@ -91,6 +142,23 @@ impl EnvironmentRequest {
             package_registry: true,
             pip_args: Vec::new(),
             code_user: CodeUser::default(),
+            installer: Installer::default(),
+        }
+    }
+
+    /// The environment of `repo` under `cache_dir`, built with `config`'s
+    /// sandbox settings (isolation, registry access, code user), as the
+    /// episode that uses it runs code.
+    pub fn for_agent(
+        repo: impl Into<PathBuf>,
+        cache_dir: impl Into<PathBuf>,
+        config: &crate::AgentConfig,
+    ) -> Self {
+        Self {
+            isolation: config.isolation,
+            package_registry: config.package_registry,
+            code_user: config.code_user,
+            ..Self::new(repo, cache_dir)
         }
     }
 }
@@ -135,8 +203,12 @@ pub struct EnvironmentReport {
     pub repo: String,
     /// The virtualenv.
     pub venv: PathBuf,
-    /// The hash of the declared dependencies and the interpreter.
+    /// The hash of the declared dependencies and the interpreter (and
+    /// `-uv` when uv built it).
     pub key: String,
+    /// What installed the packages.
+    #[serde(default)]
+    pub installer: Installer,
     /// Taken from the cache rather than built now.
     #[serde(default)]
     pub reused: bool,
@@ -468,7 +540,10 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
         .to_string()
         .trim()
         .to_owned();
-    let key = environment_key(&repo, &version);
+    let mut key = environment_key(&repo, &version);
+    if request.installer == Installer::Uv {
+        key.push_str("-uv");
+    }
     let dir = cache_dir.join(format!("{name}-{key}"));
     if let Ok(text) = std::fs::read_to_string(dir.join(REPORT))
         && let Ok(mut report) = serde_json::from_str::<EnvironmentReport>(&text)
@@ -481,15 +556,21 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| io_error(&dir.clone(), e))?;
     }
+    let install = match request.installer {
+        Installer::Pip => Install::Pip,
+        Installer::Uv => Install::Uv(uv_binary(&sandbox, &cache_dir, &request.pip_args).await?),
+    };
     let venv_dir = dir.join("venv");
     let env = sandbox
         .create_venv(&venv_dir)
         .await
         .map_err(Error::Sandbox)?;
+    let pip = |args: Vec<String>| install_packages(&sandbox, &install, &env, args);
     let mut report = EnvironmentReport {
         repo: name,
         venv: venv_dir,
         key,
+        installer: request.installer,
         reused: false,
         requirements: Vec::new(),
         steps: Vec::new(),
@@ -531,7 +612,7 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
             true => args.extend(["-r".to_owned(), file.display().to_string()]),
             false => args.extend(requirements.iter().cloned()),
         }
-        let step = pip(&sandbox, &env, &args).await?;
+        let step = pip(args).await?;
         let ok = step.is_ok();
         report.steps.push(InstallStep {
             source: source.clone(),
@@ -548,7 +629,7 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
         for requirement in requirements.iter().take(MAX_SINGLE_TRIES) {
             let mut args = request.pip_args.clone();
             args.push(requirement.clone());
-            if let Err(output) = pip(&sandbox, &env, &args).await? {
+            if let Err(output) = pip(args).await? {
                 report.failing.push(FailingRequirement {
                     requirement: requirement.clone(),
                     reason: pip_reason(&output),
@@ -572,7 +653,7 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
             let package = pip_name(&missing);
             let mut args = request.pip_args.clone();
             args.push(package.clone());
-            if pip(&sandbox, &env, &args).await?.is_err() {
+            if pip(args).await?.is_err() {
                 break;
             }
             report
@@ -705,16 +786,62 @@ fn pip_name(module: &str) -> String {
         )
 }
 
-/// One `pip install`: Ok(output) or Err(output) when pip failed.
-async fn pip(
+/// One `pip install` (or `uv pip install`): Ok(output) or Err(output)
+/// when it failed.
+async fn install_packages(
     sandbox: &Sandbox,
+    install: &Install,
     env: &PythonEnv,
-    args: &[String],
+    args: Vec<String>,
 ) -> Result<Result<String, String>, Error> {
-    match sandbox.pip_install(env, args).await {
+    let result = match install {
+        Install::Pip => sandbox.pip_install(env, &args).await,
+        Install::Uv(uv) => sandbox.uv_pip_install(uv, env, &args).await,
+    };
+    match result {
         Ok(result) => Ok(Ok(result.combined_output())),
         Err(SandboxError::PipFailed { output, .. }) => Ok(Err(output)),
         Err(other) => Err(Error::Sandbox(other)),
+    }
+}
+
+/// The `uv` binary, installed by pip in the sandbox from its pinned wheel
+/// into `cache_dir/.tools/uv-VERSION` the first time.
+async fn uv_binary(
+    sandbox: &Sandbox,
+    cache_dir: &Path,
+    pip_args: &[String],
+) -> Result<PathBuf, Error> {
+    let dir = cache_dir.join(".tools").join(format!("uv-{UV_VERSION}"));
+    let uv = dir.join("bin").join("uv");
+    if std::fs::metadata(&uv).is_ok_and(|m| m.is_file()) {
+        return Ok(uv);
+    }
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+    }
+    let tools = sandbox.create_venv(&dir).await.map_err(Error::Sandbox)?;
+    let requirement = dir.with_extension("requirements.txt");
+    let hashes: String = UV_WHEEL_SHA256
+        .iter()
+        .map(|h| format!(" --hash=sha256:{h}"))
+        .collect();
+    std::fs::write(&requirement, format!("uv=={UV_VERSION}{hashes}\n"))
+        .map_err(|e| io_error(&requirement, e))?;
+    let mut args = pip_args.to_vec();
+    args.extend([
+        "--only-binary".to_owned(),
+        ":all:".to_owned(),
+        "--require-hashes".to_owned(),
+        "-r".to_owned(),
+        requirement.display().to_string(),
+    ]);
+    match install_packages(sandbox, &Install::Pip, &tools, args).await? {
+        Ok(_) if std::fs::metadata(&uv).is_ok_and(|m| m.is_file()) => Ok(uv),
+        Ok(output) | Err(output) => Err(Error::Task(format!(
+            "cannot install uv {UV_VERSION} from PyPI: {}",
+            pip_reason(&output)
+        ))),
     }
 }
 

@@ -137,3 +137,25 @@ async fn an_oversized_dependency_file_is_reported_not_read() {
         "only pyproject.toml's were read"
     );
 }
+
+/// uv comes from its pinned PyPI wheel: offline it cannot be installed, and
+/// the preparation says so instead of falling back to something else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uv_offline_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, cache) = (dir.path().join("Repo"), dir.path().join("envs"));
+    repo(&code, "pip\n");
+    let mut request = request(&code, &cache);
+    request.installer = agent::environment::Installer::Uv;
+    let error = prepare_environment(&request).await.unwrap_err().to_string();
+    assert!(
+        error.contains("cannot install uv 0.13.9 from PyPI"),
+        "{error}"
+    );
+    assert!(
+        !cache.join(".tools/uv-0.13.9/bin/uv").exists(),
+        "nothing half-made is taken for uv"
+    );
+    assert_eq!("uv".parse(), Ok(agent::environment::Installer::Uv));
+    assert!("conda".parse::<agent::environment::Installer>().is_err());
+}

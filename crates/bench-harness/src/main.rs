@@ -25,7 +25,7 @@ const USAGE: &str = "usage: bench-harness gittaskbench --root <CHECKOUT> \
     [--out DIR] [--resume] [--timeout-per-task SECS] [--max-turns N] [--domain-map FILE.json] \
     [--keep-workspaces] [--grade-only --outputs <DIR>] [--feasibility] [--runnable] \
     [--half tuning|held-out] [--prepare-env] [--environments] \
-    [--ablation no-context|no-exploration|no-selection]...\n\n  \
+    [--ablation no-context|no-exploration|no-selection]... [--installer pip|uv]\n\n  \
     --feasibility  classify the selected tasks (runnable, needs weights, needs network, data missing)\n                 \
     with evidence, write feasibility.json/.md under --out, and stop\n  \
     --runnable     run only the tasks classed runnable\n  \
@@ -35,7 +35,9 @@ const USAGE: &str = "usage: bench-harness gittaskbench --root <CHECKOUT> \
     (the third with the smallest hash of their ID; implies --runnable)\n  \
     --ablation A   run without a part of the method (RepoMaster's ablations; repeatable): no-context \
     (README only, no hierarchical code analysis), no-exploration (no search, code view or graph \
-    tools), no-selection (observations not reduced to what matters)";
+    tools), no-selection (observations not reduced to what matters)\n  \
+    --installer I  what installs the prepared environments' packages: pip (default) or uv (from its \
+    pinned PyPI wheel)";
 
 #[derive(Debug, Default)]
 struct Args {
@@ -61,6 +63,7 @@ struct Args {
     environments: bool,
     half: Option<Half>,
     ablations: Vec<Ablation>,
+    installer: agent::environment::Installer,
 }
 
 /// The part of the method an `--ablation` run goes without.
@@ -160,6 +163,9 @@ fn parse(rest: &[&str]) -> anyhow::Result<Args> {
                 });
             }
             "--ablation" => args.ablations.push(Ablation::parse(&value(flag)?)?),
+            "--installer" => {
+                args.installer = value(flag)?.parse().map_err(anyhow::Error::msg)?;
+            }
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -215,8 +221,7 @@ fn environments(config: &HarnessConfig, out: &std::path::Path) -> anyhow::Result
     println!("| repository | requirements | installed | failing | imports | packages | seconds |");
     println!("| --- | ---: | --- | --- | --- | ---: | ---: |");
     for repo in repos {
-        let request =
-            bench_harness::environment_request(&bench.code_base(&repo), &cache, &config.agent);
+        let request = bench_harness::environment_request(&bench.code_base(&repo), &cache, config);
         eprintln!("[env] {repo}");
         let report = match runtime.block_on(agent::environment::prepare_environment(&request)) {
             Ok(report) => report,
@@ -277,6 +282,7 @@ fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
     for ablation in &args.ablations {
         ablation.apply(&mut config.agent);
     }
+    config.installer = args.installer;
     if let Some(turns) = args.max_turns {
         config.agent.budgets.max_turns = turns;
     }

@@ -50,6 +50,8 @@ pub struct HarnessConfig {
     /// repository gets its Python environment built before the episode
     /// ([`agent::environment`]) and the record says how that went.
     pub environments: Option<PathBuf>,
+    /// What installs the environments' packages (default pip).
+    pub installer: agent::environment::Installer,
     /// Keep each task's workspace after grading (default: removed).
     pub keep_workspaces: bool,
 }
@@ -71,21 +73,20 @@ impl HarnessConfig {
             domains: DomainMap::gittaskbench(),
             keep_workspaces: false,
             environments: None,
+            installer: agent::environment::Installer::default(),
         }
     }
 }
 
 /// The request that prepares `repo`'s environment under `cache` with the
-/// agent's sandbox settings.
+/// agent's sandbox settings and the harness's installer.
 pub fn environment_request(
     repo: &Path,
     cache: &Path,
-    config: &AgentConfig,
+    config: &HarnessConfig,
 ) -> agent::environment::EnvironmentRequest {
-    let mut request = agent::environment::EnvironmentRequest::new(repo, cache);
-    request.isolation = config.isolation;
-    request.package_registry = config.package_registry;
-    request.code_user = config.code_user;
+    let mut request = agent::environment::EnvironmentRequest::for_agent(repo, cache, &config.agent);
+    request.installer = config.installer;
     request
 }
 
@@ -542,7 +543,7 @@ impl Harness {
         config.budgets.timeout = Some(self.config.timeout_per_task);
         let hard_limit = self.config.timeout_per_task + HARD_STOP_GRACE;
         if let (Some(cache), Some(repo)) = (&self.config.environments, spec.repositories.first()) {
-            let request = environment_request(&repo.path, cache, &config);
+            let request = environment_request(&repo.path, cache, &self.config);
             let report = runtime
                 .block_on(agent::environment::prepare_environment(&request))
                 .map_err(|e| {

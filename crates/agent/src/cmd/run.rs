@@ -100,6 +100,10 @@ pub struct Args {
     /// it, and the model is told what is installed.
     #[arg(long)]
     prepare_env: bool,
+    /// What installs the prepared environment's packages: pip, or uv
+    /// (installed once from its pinned PyPI wheel).
+    #[arg(long, default_value = "pip", value_parser = ["pip", "uv"])]
+    installer: String,
 }
 
 /// `run`'s default wall-clock limit: 30 minutes, so that a run nobody
@@ -291,10 +295,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         let cache_dir = agent::paths::repo_agent_home()
             .context("--prepare-env needs a home for its cache (REPO_AGENT_HOME or HOME)")?
             .join("envs");
-        let mut request = EnvironmentRequest::new(&repo.path, cache_dir);
-        request.isolation = config.isolation;
-        request.package_registry = config.package_registry;
-        request.code_user = config.code_user;
+        let mut request = EnvironmentRequest::for_agent(&repo.path, cache_dir, &config);
+        request.installer = args.installer.parse().map_err(anyhow::Error::msg)?;
         eprintln!(
             "[env] preparing the Python environment of {}",
             repo.path.display()
