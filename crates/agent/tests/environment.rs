@@ -33,6 +33,8 @@ async fn a_missing_requirement_is_named_and_the_package_still_imports() {
     repo(&code, "# needed\npip\ndefinitely-not-a-package-xyz==9.9\n");
     let report = prepare_environment(&request(&code, &cache)).await.unwrap();
     assert!(!report.reused);
+    // uv cannot be installed offline: pip did the work, and says so.
+    assert_eq!(report.installer, agent::environment::Installer::Pip);
     // pyproject.toml's, then requirements.txt's (files in name order).
     assert_eq!(
         report.requirements,

@@ -25,7 +25,7 @@ const USAGE: &str = "usage: bench-harness gittaskbench --root <CHECKOUT> \
     [--out DIR] [--resume] [--timeout-per-task SECS] [--max-turns N] [--domain-map FILE.json] \
     [--keep-workspaces] [--grade-only --outputs <DIR>] [--feasibility] [--runnable] \
     [--half tuning|held-out] [--prepare-env] [--environments] \
-    [--ablation no-context|no-exploration|no-selection]... [--installer pip|uv]\n\n  \
+    [--ablation no-context|no-exploration|no-selection]... [--installer auto|pip|uv]\n\n  \
     --feasibility  classify the selected tasks (runnable, needs weights, needs network, data missing)\n                 \
     with evidence, write feasibility.json/.md under --out, and stop\n  \
     --runnable     run only the tasks classed runnable\n  \
@@ -36,8 +36,8 @@ const USAGE: &str = "usage: bench-harness gittaskbench --root <CHECKOUT> \
     --ablation A   run without a part of the method (RepoMaster's ablations; repeatable): no-context \
     (README only, no hierarchical code analysis), no-exploration (no search, code view or graph \
     tools), no-selection (observations not reduced to what matters)\n  \
-    --installer I  what installs the prepared environments' packages: pip (default) or uv (from its \
-    pinned PyPI wheel)";
+    --installer I  what installs the prepared environments' packages: auto (default: uv from its \
+    pinned PyPI wheel, else pip), pip or uv";
 
 #[derive(Debug, Default)]
 struct Args {

@@ -50,7 +50,7 @@ pub struct HarnessConfig {
     /// repository gets its Python environment built before the episode
     /// ([`agent::environment`]) and the record says how that went.
     pub environments: Option<PathBuf>,
-    /// What installs the environments' packages (default pip).
+    /// What installs the environments' packages (default uv, else pip).
     pub installer: agent::environment::Installer,
     /// Keep each task's workspace after grading (default: removed).
     pub keep_workspaces: bool,

@@ -372,7 +372,8 @@ impl Sandbox {
     /// [`package_registry`](crate::SandboxConfigBuilder::package_registry)
     /// is on (else `--no-index`). Its cache sits beside pip's
     /// (`UV_CACHE_DIR`); no uv configuration file is read (`UV_NO_CONFIG`:
-    /// a repository's `uv.toml` must not choose the index).
+    /// a repository's `uv.toml` must not choose the index); certificates
+    /// come from the system's store, as pip's do.
     ///
     /// # Errors
     ///
@@ -393,7 +394,11 @@ impl Sandbox {
             .env("VIRTUAL_ENV", env.dir())
             .env("PATH", path)
             .env("UV_NO_CONFIG", "1")
-            .env("UV_LINK_MODE", "copy");
+            .env("UV_LINK_MODE", "copy")
+            // The certificates pip trusts: the system's store, not the
+            // roots built into uv (measured: behind a TLS-inspecting
+            // egress, uv's own roots failed every download).
+            .env("UV_SYSTEM_CERTS", "1");
         if !self.inner.config.package_registry {
             command = command.arg("--no-index");
         }

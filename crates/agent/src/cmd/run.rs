@@ -100,9 +100,10 @@ pub struct Args {
     /// it, and the model is told what is installed.
     #[arg(long)]
     prepare_env: bool,
-    /// What installs the prepared environment's packages: pip, or uv
-    /// (installed once from its pinned PyPI wheel).
-    #[arg(long, default_value = "pip", value_parser = ["pip", "uv"])]
+    /// What installs the prepared environment's packages: uv (installed
+    /// once from its pinned PyPI wheel), falling back to pip when uv
+    /// cannot be installed (auto), or only pip, or only uv.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "pip", "uv"])]
     installer: String,
 }
 
