@@ -54,7 +54,9 @@ const AIDER_SCRIPT: &str = "xtask/scripts/aider_repomap.py";
 const DEFAULT_BUDGETS: &[u32] = &[1000, 2000, 4000, 8000];
 
 const USAGE: &str = "usage: cargo xtask bench localization [--budgets 1000,2000,4000,8000] \
-     [--only LIB,...] [--json OUT] [--no-aider] [--keywords] [--verbose]";
+     [--only LIB,...] [--json OUT] [--no-aider] [--keywords] [--model-terms [--model-path FILE.gguf]] \
+     [--verbose]\n\n  --model-terms  add the row `ours (model terms)`: the embedded model (or --model-path) \
+     proposes each task's search terms, as `run` asks it to, once per task";
 
 /// One labelled entry point: a file of the sdist and a symbol in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -373,14 +375,17 @@ pub(crate) fn hits(text: &str, point: &EntryPoint) -> bool {
 enum Row {
     OursTask,
     OursKeywords,
+    /// The task text and the search terms the model proposed for it.
+    OursModelTerms,
     AiderTask,
     AiderKeywords,
 }
 
 impl Row {
-    const ALL: [Row; 4] = [
+    const ALL: [Row; 5] = [
         Row::OursTask,
         Row::OursKeywords,
+        Row::OursModelTerms,
         Row::AiderTask,
         Row::AiderKeywords,
     ];
@@ -389,6 +394,7 @@ impl Row {
         match self {
             Row::OursTask => "ours (task text)",
             Row::OursKeywords => "ours (keywords)",
+            Row::OursModelTerms => "ours (model terms)",
             Row::AiderTask => "aider (task identifiers)",
             Row::AiderKeywords => "aider (keywords)",
         }
@@ -398,6 +404,7 @@ impl Row {
         match self {
             Row::OursTask => "ours_task",
             Row::OursKeywords => "ours_keywords",
+            Row::OursModelTerms => "ours_model_terms",
             Row::AiderTask => "aider_task",
             Row::AiderKeywords => "aider_keywords",
         }
@@ -414,6 +421,8 @@ struct Options {
     json: Option<PathBuf>,
     aider: bool,
     keywords: bool,
+    model_terms: bool,
+    model_path: Option<PathBuf>,
     verbose: bool,
 }
 
@@ -424,6 +433,8 @@ fn options(rest: &[&str]) -> anyhow::Result<Options> {
         json: None,
         aider: true,
         keywords: false,
+        model_terms: false,
+        model_path: None,
         verbose: false,
     };
     let mut args = rest.iter();
@@ -449,6 +460,10 @@ fn options(rest: &[&str]) -> anyhow::Result<Options> {
             "--json" => options.json = Some(PathBuf::from(args.next().context(USAGE)?)),
             "--no-aider" => options.aider = false,
             "--keywords" => options.keywords = true,
+            "--model-terms" => options.model_terms = true,
+            "--model-path" => {
+                options.model_path = Some(PathBuf::from(args.next().context(USAGE)?));
+            }
             "--verbose" | "-v" => options.verbose = true,
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -542,6 +557,27 @@ pub(crate) fn bench(rest: &[&str]) -> anyhow::Result<()> {
             notes.push(note.to_string());
         }
     }
+    // The model's terms, once per task, one task at a time (the model
+    // uses every core): what `run` adds to the task when its words find
+    // too little.
+    let mut model_terms: Vec<Vec<String>> = vec![Vec::new(); tasks.len()];
+    let mut model_seconds = 0.0;
+    if options.model_terms {
+        let started = Instant::now();
+        for (i, task) in tasks.iter().enumerate() {
+            let dir = root_of(&task.library).context("the sdist's directory is gone")?;
+            model_terms[i] = ask_model_terms(&binary, &dir, task, options.model_path.as_deref())?;
+            if options.verbose {
+                eprintln!("{}: {}", task.id, model_terms[i].join(", "));
+            }
+        }
+        model_seconds = started.elapsed().as_secs_f64();
+        eprintln!(
+            "model terms for {} tasks in {model_seconds:.0} s",
+            tasks.len()
+        );
+        rows.push(Row::OursModelTerms);
+    }
     if options.aider {
         rows.push(Row::AiderTask);
         if options.keywords {
@@ -554,11 +590,12 @@ pub(crate) fn bench(rest: &[&str]) -> anyhow::Result<()> {
     let ours_rows: Vec<Row> = rows
         .iter()
         .copied()
-        .filter(|r| matches!(r, Row::OursTask | Row::OursKeywords))
+        .filter(|r| matches!(r, Row::OursTask | Row::OursKeywords | Row::OursModelTerms))
         .collect();
     let mut measures = run_ours(
         &binary,
         &tasks,
+        &model_terms,
         &ours_rows,
         &options.budgets,
         &out_dir,
@@ -586,6 +623,8 @@ pub(crate) fn bench(rest: &[&str]) -> anyhow::Result<()> {
         aider: aider_info,
         notes,
         ours_seconds,
+        model_terms,
+        model_seconds,
         aider_seconds,
         total_seconds: started.elapsed().as_secs_f64(),
         keywords_flag,
@@ -601,11 +640,62 @@ pub(crate) fn bench(rest: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The search terms the model proposes for `task`: `repo-agent context
+/// --model-terms` prints them on stderr (`search terms: A, B, C`).
+fn ask_model_terms(
+    binary: &Path,
+    dir: &Path,
+    task: &Task,
+    model_path: Option<&Path>,
+) -> anyhow::Result<Vec<String>> {
+    let mut command = Command::new(binary);
+    command.arg("context").arg(dir).args([
+        "--task",
+        &task.request,
+        "--budget",
+        "500",
+        "--model-terms",
+    ]);
+    if let Some(path) = model_path {
+        command.arg("--model-path").arg(path);
+    }
+    let output = command
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {}", binary.display()))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        bail!(
+            "{}: asking for search terms failed: {}",
+            task.id,
+            stderr.trim()
+        );
+    }
+    Ok(terms_line(&stderr))
+}
+
+/// The terms of the `search terms: A, B, C` line of `stderr`.
+fn terms_line(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("search terms: "))
+        .map(|terms| {
+            terms
+                .split(", ")
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Runs `repo-agent context` for every task, row and budget, as many at a
 /// time as there are CPUs; saves each output under `out_dir/<row>/`.
 fn run_ours(
     binary: &Path,
     tasks: &[Task],
+    model_terms: &[Vec<String>],
     rows: &[Row],
     budgets: &[u32],
     out_dir: &Path,
@@ -636,6 +726,9 @@ fn run_ours(
             .args(["--format", "markdown"]);
         if row.keywords() {
             command.args(["--keywords", &task.keywords.join(",")]);
+        }
+        if row == Row::OursModelTerms && !model_terms[t].is_empty() {
+            command.args(["--keywords", &model_terms[t].join(",")]);
         }
         let start = Instant::now();
         let output = command
@@ -939,6 +1032,10 @@ struct RunInfo {
     aider_seconds: f64,
     total_seconds: f64,
     keywords_flag: bool,
+    /// Each task's model-proposed terms (empty without `--model-terms`).
+    model_terms: Vec<Vec<String>>,
+    /// Time the model took to propose them, over all tasks.
+    model_seconds: f64,
 }
 
 /// Hits and token statistics of one row at one budget, over `which` tasks.
@@ -1139,11 +1236,12 @@ fn report(
     }
     let _ = writeln!(
         out,
-        "{}; {}; commit {}; {}.\nTime: ours {:.0} s, aider {:.0} s, total {:.0} s.\nCommand: `{}`",
+        "{}; {}; commit {}; {}.\nTime: model terms {:.0} s, ours {:.0} s, aider {:.0} s, total {:.0} s.\nCommand: `{}`",
         info.date,
         info.repo_agent,
         info.commit,
         info.machine,
+        info.model_seconds,
         info.ours_seconds,
         info.aider_seconds,
         info.total_seconds,
@@ -1249,6 +1347,7 @@ fn to_json(
                 "lang": task.lang,
                 "request": task.request,
                 "keywords": task.keywords,
+                "model_terms": info.model_terms.get(t),
                 "entry_points": task.entry_points.iter().map(|p| json!({"file": p.file, "symbol": p.symbol})).collect::<Vec<_>>(),
                 "results": results,
             })
@@ -1265,7 +1364,7 @@ fn to_json(
         "budgets": options.budgets,
         "rows": rows.iter().map(|r| json!({"key": r.key(), "label": r.label()})).collect::<Vec<_>>(),
         "notes": info.notes,
-        "seconds": {"ours": info.ours_seconds, "aider": info.aider_seconds, "total": info.total_seconds},
+        "seconds": {"model_terms": info.model_seconds, "ours": info.ours_seconds, "aider": info.aider_seconds, "total": info.total_seconds},
         "summary": summary,
         "tasks": tasks_json,
     })
@@ -1280,6 +1379,19 @@ mod tests {
             file: file.into(),
             symbol: symbol.into(),
         }
+    }
+
+    #[test]
+    fn model_terms_are_read_from_their_line_and_the_flags_parse() -> anyhow::Result<()> {
+        let stderr =
+            "No model configured: using ...\nsearch terms: extract, html to text, Extractor\n";
+        assert_eq!(terms_line(stderr), ["extract", "html to text", "Extractor"]);
+        assert!(terms_line("search terms: \n").is_empty());
+        assert!(terms_line("nothing here").is_empty());
+        let parsed = options(&["--model-terms", "--model-path", "m.gguf", "--no-aider"])?;
+        assert!(parsed.model_terms && !parsed.aider);
+        assert_eq!(parsed.model_path.as_deref(), Some(Path::new("m.gguf")));
+        Ok(())
     }
 
     #[test]

@@ -25,7 +25,7 @@ const MAX_REPLY_BYTES: usize = 4 * 1024;
 /// Asks `model` for search terms for `task` in the repository `repo`. A
 /// failed call is no failure of the run: the context is then built from
 /// the task alone, and the event says why.
-pub(crate) async fn search_terms(
+pub async fn search_terms(
     model: &dyn ChatModel,
     task: &str,
     repo: &str,

@@ -43,7 +43,7 @@ pub mod episode;
 pub mod generate;
 pub mod guard;
 pub mod history;
-mod keywords;
+pub mod keywords;
 pub mod model;
 pub mod paths;
 pub mod prepare;

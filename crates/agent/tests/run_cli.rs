@@ -462,3 +462,57 @@ fn the_time_limit_covers_the_analysis() -> TestResult {
     assert!(recorded.contains("\"type\":\"summary\""), "{recorded}");
     Ok(())
 }
+
+/// `context --model-terms` asks the model for search terms for the task
+/// (the call `run` makes when the task's words find too little), says
+/// which on stderr, and builds the context with them. Needs the tests'
+/// model (`cargo xtask model --model smollm2`, which CI installs: there,
+/// its absence fails the test).
+#[test]
+fn context_asks_the_model_for_search_terms() -> TestResult {
+    let Some(model) = llm_local::installed_model_path(&llm_local::SMOLLM2_135M) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI installs the tests' model; it is missing"
+        );
+        eprintln!(
+            "skipping: the tests' model is not installed; run `cargo xtask model --model smollm2`"
+        );
+        return Ok(());
+    };
+    let fx = Fixture::new()?;
+    let result = repo_agent()
+        .arg("context")
+        .arg(fx.repo())
+        .args([
+            "--task",
+            "统计输入文件中的单词",
+            "--budget",
+            "1000",
+            "--model-terms",
+        ])
+        .arg("--model-path")
+        .arg(&model)
+        .output()?;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("search terms: "))
+        .unwrap_or_else(|| panic!("no search terms line: {stderr}"));
+    // Whatever a 135M model answers, the terms are parsed into short words.
+    let terms: Vec<&str> = line["search terms: ".len()..]
+        .split(", ")
+        .filter(|t| !t.is_empty())
+        .collect();
+    assert!(terms.iter().all(|t| t.len() <= 48), "{line}");
+    assert!(!result.stdout.is_empty());
+    // Without --task there is nothing to ask about: clap refuses.
+    let refused = repo_agent()
+        .arg("context")
+        .arg(fx.repo())
+        .arg("--model-terms")
+        .output()?;
+    assert!(!refused.status.success());
+    Ok(())
+}

@@ -43,6 +43,13 @@ pub struct ContextArgs {
     /// Do not read or write the analysis cache.
     #[arg(long)]
     no_cache: bool,
+    /// Ask the model for search terms for --task first (the call `run`
+    /// makes when the task's words find too little), print them on stderr
+    /// as `search terms: A, B, C`, and add them to --keywords.
+    #[arg(long, requires = "task")]
+    model_terms: bool,
+    #[command(flatten)]
+    model: crate::cmd::ModelArgs,
 }
 
 #[derive(clap::Args)]
@@ -78,9 +85,13 @@ pub fn run_context(args: ContextArgs) -> anyhow::Result<()> {
     if let Some(task) = &args.task {
         builder = builder.task(task.clone());
     }
-    let context = builder
-        .keywords(args.keywords.iter().map(|k| k.trim().to_owned()))
-        .build()?;
+    let mut keywords: Vec<String> = args.keywords.iter().map(|k| k.trim().to_owned()).collect();
+    if let (true, Some(task)) = (args.model_terms, &args.task) {
+        let terms = model_terms(&args, task)?;
+        eprintln!("search terms: {}", terms.join(", "));
+        keywords.extend(terms);
+    }
+    let context = builder.keywords(keywords).build()?;
     let text = match args.format {
         Format::Markdown => context.render_markdown() + "\n",
         Format::Json => {
@@ -88,6 +99,31 @@ pub fn run_context(args: ContextArgs) -> anyhow::Result<()> {
         }
     };
     output::emit(&text, args.output.as_deref())
+}
+
+/// The model's search terms for `task` in the repository at `args.path`.
+fn model_terms(args: &ContextArgs, task: &str) -> anyhow::Result<Vec<String>> {
+    let loaded = args
+        .model
+        .spec()
+        .load(&mut |message| eprintln!("{message}"))?;
+    let repo = std::path::absolute(&args.path)?
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let (terms, event) = runtime.block_on(agent::keywords::search_terms(
+        loaded.chat.as_ref(),
+        task,
+        &repo,
+    ));
+    if event.result.starts_with("failed:") {
+        anyhow::bail!("the model gave no search terms: {}", event.result);
+    }
+    Ok(terms)
 }
 
 pub fn run_view(args: ViewArgs) -> anyhow::Result<()> {
