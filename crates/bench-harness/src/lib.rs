@@ -42,6 +42,7 @@
 #![deny(missing_docs)]
 
 mod domains;
+pub mod failures;
 pub mod feasibility;
 mod grade;
 mod output;

@@ -113,6 +113,24 @@ pub struct Failure {
     pub process: bool,
     /// The grader's comments.
     pub comments: String,
+    /// Why it failed, read from its trajectory
+    /// ([`crate::failures::classify`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<crate::failures::FailureClass>,
+    /// Every class its trajectory shows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<crate::failures::FailureClass>,
+}
+
+impl Failure {
+    /// The classes besides the primary one.
+    pub fn also(&self) -> Vec<&'static str> {
+        self.classes
+            .iter()
+            .filter(|c| Some(**c) != self.class)
+            .map(|c| c.as_str())
+            .collect()
+    }
 }
 
 /// What the report is about.
@@ -238,13 +256,18 @@ impl Report {
         let failures = tasks
             .iter()
             .filter(|r| !r.result)
-            .map(|r| Failure {
-                task: r.task.clone(),
-                repo: r.repo.clone(),
-                domain: r.domain,
-                status: r.status,
-                process: r.process,
-                comments: r.comments.clone(),
+            .map(|r| {
+                let (class, classes, _) = crate::failures::classify(r);
+                Failure {
+                    task: r.task.clone(),
+                    repo: r.repo.clone(),
+                    domain: r.domain,
+                    status: r.status,
+                    process: r.process,
+                    comments: r.comments.clone(),
+                    class,
+                    classes,
+                }
             })
             .collect();
         Report {
@@ -361,18 +384,36 @@ impl Report {
         if self.failures.is_empty() {
             md.push_str("None.\n");
         } else {
-            md.push_str("| Task | Repository | Status | Process | Grader's comments |\n");
-            md.push_str("| --- | --- | --- | --- | --- |\n");
+            md.push_str(
+                "| Task | Repository | Status | Process | Class | Also | Grader's comments |\n",
+            );
+            md.push_str("| --- | --- | --- | --- | --- | --- | --- |\n");
             for f in &self.failures {
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} |",
                     md_cell(&f.task),
                     md_cell(&f.repo),
                     f.status,
                     f.process,
+                    f.class.map_or("", |c| c.as_str()),
+                    f.also().join(", "),
                     md_cell(&clip(&f.comments, 600))
                 );
+            }
+            md.push_str("\n| Failure class | Primary | Present |\n| --- | ---: | ---: |\n");
+            for class in crate::failures::FailureClass::ALL {
+                let primary = self
+                    .failures
+                    .iter()
+                    .filter(|f| f.class == Some(class))
+                    .count();
+                let present = self
+                    .failures
+                    .iter()
+                    .filter(|f| f.classes.contains(&class))
+                    .count();
+                let _ = writeln!(md, "| {} | {primary} | {present} |", class.as_str());
             }
         }
         md
@@ -508,15 +549,16 @@ impl Report {
         if self.failures.is_empty() {
             h.push_str("<p>None.</p>\n");
         } else {
-            h.push_str("<table><tr><th>Task</th><th>Repository</th><th>Status</th><th>Process</th><th>Grader's comments</th></tr>\n");
+            h.push_str("<table><tr><th>Task</th><th>Repository</th><th>Status</th><th>Process</th><th>Class</th><th>Grader's comments</th></tr>\n");
             for f in &self.failures {
                 let _ = writeln!(
                     h,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"comments\">{}</td></tr>",
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"comments\">{}</td></tr>",
                     esc(&f.task),
                     esc(&f.repo),
                     f.status,
                     f.process,
+                    f.class.map_or("", |c| c.as_str()),
                     esc(&clip(&f.comments, 2000))
                 );
             }

@@ -212,6 +212,19 @@ fn scripted_runs_pass_fail_and_produce_nothing_and_the_report_counts_them() {
     assert_eq!(s.prompt_tokens, 5200 + 1000 + 200);
     assert!((s.tokens_per_task - 6480.0 / 3.0).abs() < 1e-9);
     assert_eq!(outcome.report.failures.len(), 2);
+    // Each failure's class, read from its trajectory: a graded output
+    // that missed, and a run that only called `finish`.
+    let class = |task: &str| {
+        outcome
+            .report
+            .failures
+            .iter()
+            .find(|f| f.task == task)
+            .and_then(|f| f.class)
+    };
+    use bench_harness::failures::FailureClass;
+    assert_eq!(class("LogFilter_01"), Some(FailureClass::WrongOutput));
+    assert_eq!(class("CsvSplit_01"), Some(FailureClass::OutputMissing));
     let office = outcome
         .report
         .by_domain
