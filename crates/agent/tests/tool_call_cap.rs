@@ -21,6 +21,26 @@ fn planted(dir: &std::path::Path) -> std::io::Result<usize> {
         .count())
 }
 
+/// Runs `model` on a fresh fixture (its output already written) within
+/// `budgets`; the episode must finish.
+async fn finished_episode(model: &Scripted, budgets: &Budgets) -> TestResult {
+    let fx = Fixture::new()?;
+    fx.write_output()?;
+    let prepared = agent::prepare(&fx.task(), &config()).await?;
+    let mut trajectory = Trajectory::in_memory();
+    let summary = agent::run_episode(
+        model,
+        &prepared,
+        &fx.task(),
+        budgets,
+        &mut trajectory,
+        &mut |_| {},
+    )
+    .await?;
+    assert_eq!(summary.status, Status::Finished);
+    Ok(())
+}
+
 /// 3,000 `write_file` calls in one reply, then `finish`.
 async fn flood(
     budgets: &Budgets,
@@ -132,25 +152,12 @@ async fn the_cap_is_a_budget() -> TestResult {
 #[tokio::test]
 async fn one_call_per_reply_is_asked_of_the_model() -> TestResult {
     for (cap, asked) in [(1, Some(false)), (MAX_TOOL_CALLS_PER_REPLY, None)] {
-        let fx = Fixture::new()?;
-        fx.write_output()?;
         let model = Scripted::new().then_tool_call("finish", json!({"summary": "done"}));
-        let prepared = agent::prepare(&fx.task(), &config()).await?;
         let budgets = Budgets {
             max_tool_calls_per_reply: cap,
             ..Budgets::default()
         };
-        let mut trajectory = Trajectory::in_memory();
-        let summary = agent::run_episode(
-            &model,
-            &prepared,
-            &fx.task(),
-            &budgets,
-            &mut trajectory,
-            &mut |_| {},
-        )
-        .await?;
-        assert_eq!(summary.status, Status::Finished);
+        finished_episode(&model, &budgets).await?;
         let requests = model.requests();
         assert_eq!(requests.len(), 1);
         assert_eq!(requests[0].parallel_tool_calls, asked, "cap {cap}");
@@ -164,8 +171,6 @@ async fn one_call_per_reply_is_asked_of_the_model() -> TestResult {
 /// no script, GitTaskBench Eparse_01).
 #[tokio::test]
 async fn replies_that_only_look_are_told_to_act() -> TestResult {
-    let fx = Fixture::new()?;
-    fx.write_output()?;
     let search = |q: &str| ("search_code", json!({"query": q}));
     let steps = [
         search("a"),
@@ -182,19 +187,7 @@ async fn replies_that_only_look_are_told_to_act() -> TestResult {
     for (name, arguments) in steps {
         model = model.then_tool_call(name, arguments);
     }
-    let prepared = agent::prepare(&fx.task(), &config()).await?;
-    let budgets = Budgets::default();
-    let mut trajectory = Trajectory::in_memory();
-    let summary = agent::run_episode(
-        &model,
-        &prepared,
-        &fx.task(),
-        &budgets,
-        &mut trajectory,
-        &mut |_| {},
-    )
-    .await?;
-    assert_eq!(summary.status, Status::Finished);
+    finished_episode(&model, &Budgets::default()).await?;
     // The request of each turn: does its conversation end with the nudge?
     let nudged: Vec<bool> = model
         .requests()

@@ -340,64 +340,55 @@ async fn run_tools_use_the_sandbox_in_the_working_directory() -> TestResult {
     // reply says the path was ignored. A file path with code stays an
     // error: which one to run is not clear.
     let repo = fixture.repo().display().to_string();
-    let out = call(
-        &p,
-        "run_python",
-        json!({"code": "print('ran')", "path": repo}),
-    )
-    .await;
-    assert!(
-        !out.is_error
-            && out.text.contains("ran")
-            && out.text.contains("is a directory, not a script"),
-        "{}",
-        out.text
-    );
-    let out = call(
-        &p,
-        "run_python",
-        json!({"code": "print('ran')", "path": "textstats/core.py"}),
-    )
-    .await;
-    assert!(
-        out.is_error && out.text.contains("not both"),
-        "{}",
-        out.text
-    );
-    // Empty strings for the arguments not meant, and a whole command line
-    // in `args` (measured with the embedded model, GitTaskBench
-    // Eparse_01): the command line runs, and the reply says how to call.
-    let out = call(
-        &p,
-        "run_python",
-        json!({"args": ["python", "-c", "import sys; print('cl', sys.argv[1:])", "z"], "code": "", "path": ""}),
-    )
-    .await;
-    assert!(
-        !out.is_error
-            && out.text.contains("cl ['z']")
-            && out.text.contains("held a whole Python command line"),
-        "{}",
-        out.text
-    );
-    let out = call(
-        &p,
-        "run_python",
-        json!({"args": ["python3", "-c", "print('in dir')"], "code": "", "path": repo}),
-    )
-    .await;
-    assert!(!out.is_error && out.text.contains("in dir"), "{}", out.text);
-    let out = call(
-        &p,
-        "run_python",
-        json!({"args": ["--verbose"], "code": "", "path": ""}),
-    )
-    .await;
-    assert!(
-        out.is_error && out.text.contains("give `code`") && !out.text.contains("not both"),
-        "{}",
-        out.text
-    );
+    // (arguments, is an error, what the reply says, what it must not say)
+    let cases = [
+        (
+            json!({"code": "print('ran')", "path": repo}),
+            false,
+            vec!["ran", "is a directory, not a script"],
+            "",
+        ),
+        (
+            json!({"code": "print('ran')", "path": "textstats/core.py"}),
+            true,
+            vec!["not both"],
+            "",
+        ),
+        // Empty strings for the arguments not meant, and a whole command
+        // line in `args` (measured with the embedded model, GitTaskBench
+        // Eparse_01 and _02): the command line runs, and the reply says
+        // how to call.
+        (
+            json!({"args": ["python", "-c", "import sys; print('cl', sys.argv[1:])", "z"], "code": "", "path": ""}),
+            false,
+            vec!["cl ['z']", "held a whole Python command line"],
+            "",
+        ),
+        (
+            json!({"args": ["python3", "-c", "print('in dir')"], "code": "", "path": repo}),
+            false,
+            vec!["in dir"],
+            "",
+        ),
+        (
+            json!({"args": ["--verbose"], "code": "", "path": ""}),
+            true,
+            vec!["give `code`"],
+            "not both",
+        ),
+    ];
+    for (arguments, is_error, says, never) in cases {
+        let out = call(&p, "run_python", arguments.clone()).await;
+        assert_eq!(out.is_error, is_error, "{arguments}: {}", out.text);
+        for text in says {
+            assert!(out.text.contains(text), "{arguments}: {}", out.text);
+        }
+        assert!(
+            never.is_empty() || !out.text.contains(never),
+            "{}",
+            out.text
+        );
+    }
     let out = call(
         &p,
         "run_shell",
