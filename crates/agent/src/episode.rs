@@ -95,6 +95,11 @@ pub struct AgentConfig {
     /// the initial context says what is installed (default none: the
     /// system Python).
     pub environment: Option<crate::environment::EnvironmentReport>,
+    /// End the task prompt with the first step: write and run a script
+    /// with the usage the context shows, exploring only if it fails
+    /// (default false; [`crate::LoadedModel::fit`] sets it for an
+    /// in-process model).
+    pub first_step: bool,
 }
 
 /// When the model is asked for English search terms and likely
@@ -195,6 +200,7 @@ impl Default for AgentConfig {
             code_user: CodeUser::Auto,
             search_terms: SearchTerms::Auto,
             environment: None,
+            first_step: false,
         }
     }
 }
@@ -274,7 +280,11 @@ pub async fn run_episode(
     let tools = &prepared.tools;
     let opening = vec![
         Message::system(prompt::system_prompt(tools.options().exploration)),
-        Message::user(prompt::task_prompt(task, Some(&prepared.context))),
+        Message::user(prompt::task_prompt(
+            task,
+            Some(&prepared.context),
+            prepared.first_step,
+        )),
     ];
     let context_tokens = tools.counter().count(&prepared.context);
     let start = Opening {

@@ -157,7 +157,9 @@ impl LoadedModel {
     /// since it reads every prompt token at CPU speed; and one tool call
     /// runs per reply, so the model sees each result before its next
     /// call instead of spending seconds per call on guesses (its first
-    /// GitTaskBench reply held 60 `view_code` calls on guessed paths).
+    /// GitTaskBench reply held 60 `view_code` calls on guessed paths);
+    /// and its prompt ends with the first step to take
+    /// ([`AgentConfig::first_step`]).
     /// Limits set lower stay. Does nothing for a server.
     pub fn fit(&self, config: &mut AgentConfig) {
         if let Some(window) = self.context_window {
@@ -173,6 +175,7 @@ impl LoadedModel {
                 .min(window / 4)
                 .min(LOCAL_OBSERVATION_LIMIT);
             config.budgets.max_tool_calls_per_reply = 1;
+            config.first_step = true;
         }
     }
 }
@@ -267,6 +270,7 @@ mod tests {
         assert_eq!(config.context_budget, LOCAL_CONTEXT_BUDGET);
         assert_eq!(config.tools.select.max_tokens, LOCAL_OBSERVATION_LIMIT);
         assert_eq!(config.budgets.max_tool_calls_per_reply, 1);
+        assert!(config.first_step);
 
         // A small window: a quarter of it each; lower limits stay.
         let mut config = AgentConfig {
@@ -283,5 +287,6 @@ mod tests {
         loaded(None).fit(&mut config);
         assert_eq!(config.budgets, defaults.budgets);
         assert_eq!(config.context_budget, defaults.context_budget);
+        assert!(!config.first_step);
     }
 }

@@ -29,6 +29,9 @@ pub struct Prepared {
     /// Model calls made while preparing (search terms, module summaries),
     /// for the trajectory and the run's token totals.
     pub setup: Vec<SetupEvent>,
+    /// End the task prompt with the first step to take
+    /// ([`AgentConfig::first_step`]).
+    pub first_step: bool,
 }
 
 /// Analyses and ranks every repository of the task, builds the initial
@@ -219,6 +222,7 @@ pub async fn prepare_with_model(
         .with_redactor(redactor),
         context,
         setup,
+        first_step: config.first_step,
     })
 }
 
