@@ -211,6 +211,21 @@ pub async fn prepare_with_model(
     }
     let sandbox = Sandbox::new(builder.build()?).await?;
     check_isolation(config, &sandbox, code_user)?;
+    if let Some(environment) = &config.environment {
+        // The sandbox falls back to a system interpreter when the code's
+        // user cannot reach the configured one (process isolation, a venv
+        // over a pyenv interpreter under a 0700 /root): the model would be
+        // told of packages its code cannot import.
+        let python = sandbox.python_executable()?;
+        if !python.starts_with(&environment.venv) {
+            return Err(Error::Task(format!(
+                "the prepared environment {} cannot be used here: code runs with {} instead                  (in {:?} isolation its user cannot reach the environment's interpreter);                  prepare it again in this isolation, or run with namespaces",
+                environment.venv.display(),
+                python.display(),
+                sandbox.isolation()
+            )));
+        }
+    }
     Ok(Prepared {
         tools: Tools::new(
             graphs,

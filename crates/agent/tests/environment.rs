@@ -161,3 +161,50 @@ async fn uv_offline_is_a_clear_error() {
     assert_eq!("uv".parse(), Ok(agent::environment::Installer::Uv));
     assert!("conda".parse::<agent::environment::Installer>().is_err());
 }
+
+/// The episode's code runs in the prepared environment: `run_python`'s
+/// interpreter is the virtualenv's (its packages are importable) and so is
+/// `pip` in a shell, as the code's user (`nobody` for a root agent), in the
+/// isolation the episode gets. Measured: GitTaskBench episodes whose
+/// environment was complete got `ModuleNotFoundError` for its packages, and
+/// `pip` failed with "bad interpreter: Permission denied".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_episode_runs_code_in_the_prepared_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, cache, out) = (
+        dir.path().join("Repo"),
+        dir.path().join("envs"),
+        dir.path().join("out"),
+    );
+    repo(&code, "pip\n");
+    let report = prepare_environment(&request(&code, &cache)).await.unwrap();
+    assert!(report.complete(), "{}", report.summary());
+    let task = agent::task::TaskSpec::new("Print the prefix.", &code, &out);
+    let config = agent::AgentConfig {
+        environment: Some(report.clone()),
+        ..agent::AgentConfig::default()
+    };
+    let prepared = agent::prepare(&task, &config).await.unwrap();
+    let run = |name: &str, arguments: serde_json::Value| {
+        let call = llm::ToolCall::new("c", name, arguments);
+        let tools = &prepared.tools;
+        async move { tools.call(&call).await }
+    };
+    let out = run(
+        "run_python",
+        serde_json::json!({"code": "import sys, pkg; print(sys.prefix, pkg.VALUE)"}),
+    )
+    .await;
+    let venv = report.venv.display().to_string();
+    assert!(
+        out.text.contains(&format!("{venv} 42")),
+        "run_python is not the environment's interpreter: {}",
+        out.text
+    );
+    let out = run("run_shell", serde_json::json!({"command": "pip --version"})).await;
+    assert!(
+        out.text.contains(&venv) && out.text.starts_with("[exit code 0"),
+        "pip is not the environment's: {}",
+        out.text
+    );
+}

@@ -569,8 +569,14 @@ impl Sandbox {
         Ok(())
     }
 
-    /// The sandbox's own interpreter (the one `run_python` uses).
-    pub(crate) fn python_executable(&self) -> Result<PathBuf> {
+    /// The interpreter `run_python` uses: the configured one, or (in
+    /// process isolation, when the code's user cannot reach it) a system
+    /// interpreter it can.
+    ///
+    /// # Errors
+    ///
+    /// [`SandboxError::PythonUnavailable`] when there is none.
+    pub fn python_executable(&self) -> Result<PathBuf> {
         self.python_info().map(|info| info.executable.clone())
     }
 
@@ -776,17 +782,25 @@ fn code_user(caller_uid: u32, configured: Option<RunAs>) -> Result<Option<RunAs>
 fn bwrap_args_for(inner: &Inner, switch: &UserSwitch, cwd: &Path, extra: &Extra) -> Vec<OsString> {
     let config = &inner.config;
     let mut read_only = config.read_only_paths.clone();
+    let mut read_write = vec![inner.home.path().to_path_buf(), config.working_dir.clone()];
+    read_write.extend(config.read_write_paths.iter().cloned());
+    read_write.extend(extra.read_write.iter().cloned());
     if let Ok(info) = &inner.python {
         for path in [&info.base_prefix, &info.executable] {
-            if bwrap::is_under_system_dirs(path) || !path.exists() {
+            // A virtualenv's interpreter lies in the virtualenv, which is
+            // granted whole: binding the file again, over the symlink it
+            // is there, fails the container ("Can't create file"), and
+            // the code then ran with another interpreter.
+            let granted = read_only
+                .iter()
+                .chain(&read_write)
+                .any(|g| path.starts_with(g));
+            if bwrap::is_under_system_dirs(path) || !path.exists() || granted {
                 continue;
             }
             read_only.push(path.clone());
         }
     }
-    let mut read_write = vec![inner.home.path().to_path_buf(), config.working_dir.clone()];
-    read_write.extend(config.read_write_paths.iter().cloned());
-    read_write.extend(extra.read_write.iter().cloned());
     bwrap::args(&bwrap::Mounts {
         read_only: &read_only,
         read_write: &read_write,
