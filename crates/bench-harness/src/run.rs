@@ -59,10 +59,17 @@ pub struct HarnessConfig {
 impl HarnessConfig {
     /// Defaults: all tasks, one job, no resume, 30 minutes per task, the
     /// agent's defaults, per-repository virtualenvs in `out_dir/venvs`.
+    ///
+    /// Both directories are made absolute against the current directory:
+    /// a sandbox reads a relative path against its own working directory,
+    /// so a relative `--out` once made the grading virtualenv in one place
+    /// and looked for it in another, and a written output was graded as
+    /// "cannot use virtualenv interpreter".
     pub fn new(root: impl Into<PathBuf>, out_dir: impl Into<PathBuf>) -> Self {
-        let out_dir = out_dir.into();
+        let absolute = |path: PathBuf| std::path::absolute(&path).unwrap_or(path);
+        let out_dir = absolute(out_dir.into());
         HarnessConfig {
-            root: root.into(),
+            root: absolute(root.into()),
             grading: GradingConfig::new(out_dir.join("venvs")),
             out_dir,
             selection: Selection::default(),

@@ -659,3 +659,22 @@ fn automatic_isolation_runs_and_grades_the_same_way() {
     let record = &outcome.report.tasks[0];
     assert!(record.process && record.result, "{record:?}");
 }
+
+/// Relative directories are made absolute when the configuration is made:
+/// the grading sandbox reads a relative path against its own working
+/// directory, and a relative `--out` made the grading virtualenv where the
+/// grader did not look (an output graded "cannot use virtualenv
+/// interpreter", GitTaskBench held-out run of 2026-11-27).
+#[test]
+fn relative_directories_are_made_absolute() {
+    let config = bench_harness::HarnessConfig::new("data", "target/out");
+    let cwd = std::env::current_dir().unwrap();
+    assert_eq!(config.root, cwd.join("data"));
+    assert_eq!(config.out_dir, cwd.join("target/out"));
+    match &config.grading.python {
+        bench_harness::GradingPython::PerRepoVenv(dir) => {
+            assert_eq!(dir, &cwd.join("target/out/venvs"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
