@@ -22,8 +22,11 @@ fn planted(dir: &std::path::Path) -> std::io::Result<usize> {
 }
 
 /// Runs `model` on a fresh fixture (its output already written) within
-/// `budgets`; the episode must finish.
-async fn finished_episode(model: &Scripted, budgets: &Budgets) -> TestResult {
+/// `budgets`.
+async fn episode(
+    model: &Scripted,
+    budgets: &Budgets,
+) -> Result<(Fixture, Trajectory, agent::trajectory::Summary), Box<dyn std::error::Error>> {
     let fx = Fixture::new()?;
     fx.write_output()?;
     let prepared = agent::prepare(&fx.task(), &config()).await?;
@@ -37,6 +40,12 @@ async fn finished_episode(model: &Scripted, budgets: &Budgets) -> TestResult {
         &mut |_| {},
     )
     .await?;
+    Ok((fx, trajectory, summary))
+}
+
+/// [`episode`], which must finish.
+async fn finished_episode(model: &Scripted, budgets: &Budgets) -> TestResult {
+    let (_, _, summary) = episode(model, budgets).await?;
     assert_eq!(summary.status, Status::Finished);
     Ok(())
 }
@@ -45,8 +54,6 @@ async fn finished_episode(model: &Scripted, budgets: &Budgets) -> TestResult {
 async fn flood(
     budgets: &Budgets,
 ) -> Result<(Fixture, Scripted, Trajectory, Status), Box<dyn std::error::Error>> {
-    let fx = Fixture::new()?;
-    fx.write_output()?;
     let calls: Vec<ToolCall> = (0..3_000)
         .map(|i| {
             ToolCall::new(
@@ -59,17 +66,7 @@ async fn flood(
     let model = Scripted::new()
         .then(ChatResponse::with_tool_calls(calls).with_usage(TokenUsage::new(100, 30_000)))
         .then_tool_call("finish", json!({"summary": "done"}));
-    let prepared = agent::prepare(&fx.task(), &config()).await?;
-    let mut trajectory = Trajectory::in_memory();
-    let summary = agent::run_episode(
-        &model,
-        &prepared,
-        &fx.task(),
-        budgets,
-        &mut trajectory,
-        &mut |_| {},
-    )
-    .await?;
+    let (fx, trajectory, summary) = episode(&model, budgets).await?;
     assert_eq!(summary.turns, 2, "the episode went on to its next turn");
     Ok((fx, model, trajectory, summary.status))
 }
