@@ -37,7 +37,7 @@
 //! - `bench localization`: how often the initial context of `repo-agent
 //!   context` shows the code a task needs, against aider's repo map, on the
 //!   hand-labelled tasks of `testdata/localization.json`
-//!   (`localization.rs`, docs/PERFORMANCE.md).
+//!   (`localization/`, docs/PERFORMANCE.md).
 //! - `bench model`: the embedded engine against llama.cpp on the same GGUF
 //!   and threads: prompt and generation speed at 512 and 4,096 tokens of
 //!   context, load time, peak memory, with ratios; llama.cpp's
