@@ -86,6 +86,23 @@ impl KvCache {
         Ok(())
     }
 
+    /// A copy of the first `len` tokens (all of them if there are fewer).
+    pub(crate) fn prefix(&self, len: usize) -> KvCache {
+        let len = len.min(self.len);
+        let copy = |layers: &[Vec<f32>]| -> Vec<Vec<f32>> {
+            layers
+                .iter()
+                .map(|layer| layer.get(..len * self.width).unwrap_or(layer).to_vec())
+                .collect()
+        };
+        KvCache {
+            keys: copy(&self.keys),
+            values: copy(&self.values),
+            width: self.width,
+            len,
+        }
+    }
+
     /// Drops every position from `len` on, in every layer, even in layers
     /// a failed call had extended past `self.len`.
     fn cut(&mut self, len: usize) {

@@ -43,9 +43,10 @@
 //!   tokenizer, exactly (`estimated` is false).
 //! - **Context**: a prompt that leaves no room for the requested output is
 //!   [`LlmError::ContextLengthExceeded`], as from a server. The key/value
-//!   cache of the previous call is reused for the prompt prefix it shares
-//!   with the next one, so an agent's growing conversation is not
-//!   recomputed each turn.
+//!   caches of the last few calls are kept, and a prompt starts from the
+//!   one it shares the longest prefix with, so an agent's growing
+//!   conversation is not recomputed each turn, nor its system prompt each
+//!   episode; `cached_tokens` in the usage counts the reused tokens.
 
 #![deny(missing_docs)]
 
@@ -253,10 +254,81 @@ impl LocalOptions {
     }
 }
 
-/// Tokens of the last call, whose cache the next call may start from.
+/// Tokens of an earlier call, whose cache a later call may start from.
 struct Session {
     tokens: Vec<u32>,
     cache: KvCache,
+}
+
+/// Prompts kept with their key/value caches. More than one, because an
+/// agent interleaves conversations: a short call for search terms (other
+/// system prompt) between two episodes would otherwise throw away the
+/// system prompt and tool schemas every episode starts with (about 2,400
+/// tokens, close to a minute of prompt on two cores).
+const SESSIONS: usize = 3;
+
+/// The kept sessions, most recently used last.
+#[derive(Default)]
+struct Sessions(Vec<Session>);
+
+impl Sessions {
+    /// The session to run `prompt` from: the kept one sharing the longest
+    /// prefix with it (the most recent one on a tie), taken out when
+    /// `prompt` extends all of it, else a copy of the shared prefix (so a
+    /// short call that shares only the template's opening does not cut a
+    /// long conversation down to it); a fresh one when none shares a token.
+    /// Never all of `prompt`: its last token is run again for the logits of
+    /// the next one.
+    fn take_for(&mut self, prompt: &[u32]) -> Result<Session, LocalError> {
+        let longest = prompt.len().saturating_sub(1);
+        let best = self
+            .0
+            .iter()
+            .enumerate()
+            .map(|(i, session)| {
+                let shared = session
+                    .tokens
+                    .iter()
+                    .zip(prompt)
+                    .take_while(|(a, b)| a == b)
+                    .count()
+                    .min(longest);
+                (shared, i)
+            })
+            .filter(|&(shared, _)| shared > 0)
+            .max();
+        let Some((shared, i)) = best else {
+            return Ok(Session {
+                tokens: Vec::new(),
+                cache: KvCache::default(),
+            });
+        };
+        let mut session = match self.0.get(i) {
+            Some(kept) if shared < kept.tokens.len() => Session {
+                tokens: kept.tokens[..shared].to_vec(),
+                cache: kept.cache.prefix(shared),
+            },
+            _ => self.0.remove(i),
+        };
+        session.cache.truncate(shared)?;
+        session.tokens.truncate(shared);
+        if session.cache.len() != session.tokens.len() {
+            session = Session {
+                tokens: Vec::new(),
+                cache: KvCache::default(),
+            };
+        }
+        Ok(session)
+    }
+
+    /// Keeps `session` as the most recent, dropping the least recently
+    /// used beyond [`SESSIONS`].
+    fn keep(&mut self, session: Session) {
+        self.0.push(session);
+        if self.0.len() > SESSIONS {
+            self.0.remove(0);
+        }
+    }
 }
 
 struct Inner {
@@ -268,7 +340,7 @@ struct Inner {
     context_length: usize,
     options: LocalOptions,
     name: String,
-    session: Mutex<Option<Session>>,
+    sessions: Mutex<Sessions>,
     calls: AtomicU64,
     /// The K-quant matrices were mapped from the file of repacked weights.
     mapped: bool,
@@ -323,6 +395,8 @@ struct Generated {
     /// How the last call was completed, if the output limit cut it short.
     repair: Option<String>,
     completion_tokens: u64,
+    /// Prompt tokens whose keys and values came from an earlier call.
+    reused: u64,
     finish: FinishReason,
 }
 
@@ -442,7 +516,7 @@ impl LocalModel {
                 context_length,
                 options,
                 name,
-                session: Mutex::new(None),
+                sessions: Mutex::new(Sessions::default()),
                 calls: AtomicU64::new(0),
                 mapped,
             }),
@@ -481,15 +555,15 @@ impl LocalModel {
         self.inner.template.render(&self.inner.tokenizer, request)
     }
 
-    /// Forgets the key/value cache of the previous call, so the next
-    /// prompt is computed from scratch (the answer is the same either way).
+    /// Forgets the key/value caches of earlier calls, so the next prompt
+    /// is computed from scratch (the answer is the same either way).
     pub fn reset_cache(&self) {
-        let mut session = self
+        let mut sessions = self
             .inner
-            .session
+            .sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *session = None;
+        *sessions = Sessions::default();
     }
 
     /// Answers `request` on the calling thread (what
@@ -553,7 +627,7 @@ impl Inner {
         let usage = TokenUsage {
             prompt_tokens: prompt_len as u64,
             completion_tokens: generated.completion_tokens,
-            cached_tokens: None,
+            cached_tokens: Some(generated.reused),
             estimated: false,
         };
         let mut response = ChatResponse {
@@ -612,31 +686,16 @@ impl Inner {
         stop: &[String],
         single_call: bool,
     ) -> Result<Generated, LocalError> {
+        // Held for the whole call: two calls at once would only share the
+        // same cores.
         let mut guard = self
-            .session
+            .sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (mut cache, mut seen) = match guard.take() {
-            Some(session) => {
-                let shared = session
-                    .tokens
-                    .iter()
-                    .zip(prompt)
-                    .take_while(|(a, b)| a == b)
-                    .count()
-                    .min(prompt.len().saturating_sub(1));
-                let mut cache = session.cache;
-                cache.truncate(shared)?;
-                let mut tokens = session.tokens;
-                tokens.truncate(shared);
-                (cache, tokens)
-            }
-            None => (KvCache::default(), Vec::new()),
-        };
-        if cache.len() != seen.len() {
-            cache = KvCache::default();
-            seen.clear();
-        }
+        let Session {
+            mut cache,
+            tokens: mut seen,
+        } = guard.take_for(prompt)?;
         let reused = seen.len();
         let prefill_started = Instant::now();
         // In chunks, so attention scores stay small for long prompts.
@@ -813,7 +872,7 @@ impl Inner {
         // next prompt renders them anew anyway.
         seen.truncate(prompt.len());
         cache.truncate(prompt.len())?;
-        *guard = Some(Session {
+        guard.keep(Session {
             tokens: seen,
             cache,
         });
@@ -860,6 +919,7 @@ impl Inner {
             calls,
             repair,
             completion_tokens: produced,
+            reused: reused as u64,
             finish,
         })
     }

@@ -215,7 +215,11 @@ async fn greedy_generation_is_deterministic() {
     let third = model.complete(&request).await.unwrap();
     assert_eq!(first.content, second.content);
     assert_eq!(first.content, third.content);
-    assert_eq!(first.usage, second.usage);
+    assert_eq!(first.usage.prompt_tokens, second.usage.prompt_tokens);
+    assert_eq!(
+        first.usage.completion_tokens,
+        second.usage.completion_tokens
+    );
     assert!(!first.usage.estimated);
     assert_eq!(
         first.usage.prompt_tokens,
@@ -229,6 +233,58 @@ async fn greedy_generation_is_deterministic() {
         "prompt_tokens": first.usage.prompt_tokens,
         "completion_tokens": first.usage.completion_tokens,
     }));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_call_in_between_keeps_the_cache_of_the_conversation() {
+    // Its own model: the shared one's caches see the other tests' calls.
+    let Some(path) = model_path() else {
+        return;
+    };
+    let model = LocalModel::load(&path, LocalOptions::default()).unwrap();
+    let conversation = |turn: &str| {
+        ChatRequest::new(vec![
+            Message::system("You are a careful assistant who writes Python for data tasks."),
+            Message::user("Read the CSV file and print the mean of its second column."),
+            Message::assistant(turn),
+            Message::user("Now print the median as well."),
+        ])
+        .with_max_tokens(4)
+    };
+    let aside = ChatRequest::new(vec![
+        Message::system("Answer with comma-separated search terms."),
+        Message::user("Task: extract tables from a PDF."),
+    ])
+    .with_max_tokens(4);
+    let first = model.complete(&conversation("import csv")).await.unwrap();
+    assert_eq!(first.usage.cached_tokens, Some(0));
+    let between = model.complete(&aside).await.unwrap();
+    // Only the chat template's opening is shared with the conversation.
+    assert!(
+        between.usage.cached_tokens.unwrap() < 8,
+        "{:?}",
+        between.usage
+    );
+    let again = model
+        .complete(&conversation("import pandas"))
+        .await
+        .unwrap();
+    // Everything up to the assistant's turn, which differs, is reused.
+    let shared = model
+        .prompt_tokens(&conversation("import csv"))
+        .iter()
+        .zip(model.prompt_tokens(&conversation("import pandas")))
+        .take_while(|(a, b)| **a == *b)
+        .count() as u64;
+    assert!(shared > 20, "{shared}");
+    assert_eq!(again.usage.cached_tokens, Some(shared), "{:?}", again.usage);
+    model.reset_cache();
+    let cold = model
+        .complete(&conversation("import pandas"))
+        .await
+        .unwrap();
+    assert_eq!(cold.usage.cached_tokens, Some(0));
+    assert_eq!(cold.content, again.content);
 }
 
 #[tokio::test(flavor = "current_thread")]
