@@ -86,6 +86,28 @@ impl KvCache {
         Ok(())
     }
 
+    /// A cache of `len` positions in one layer, each position's values
+    /// all equal to its index (for tests of what is kept).
+    #[cfg(test)]
+    pub(crate) fn numbered(len: usize) -> KvCache {
+        let layer: Vec<f32> = (0..len).flat_map(|i| [i as f32; 2]).collect();
+        KvCache {
+            keys: vec![layer.clone()],
+            values: vec![layer],
+            width: 2,
+            len,
+        }
+    }
+
+    /// The first value of each position of the first layer's keys.
+    #[cfg(test)]
+    pub(crate) fn positions(&self) -> Vec<f32> {
+        self.keys
+            .first()
+            .map(|layer| layer.iter().step_by(self.width).copied().collect())
+            .unwrap_or_default()
+    }
+
     /// A copy of the first `len` tokens (all of them if there are fewer).
     pub(crate) fn prefix(&self, len: usize) -> KvCache {
         let len = len.min(self.len);

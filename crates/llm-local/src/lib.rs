@@ -322,10 +322,13 @@ impl Sessions {
     }
 
     /// Keeps `session` as the most recent, dropping the least recently
-    /// used beyond [`SESSIONS`].
-    fn keep(&mut self, session: Session) {
+    /// used beyond [`SESSIONS`] or beyond two context windows of positions
+    /// in all (the window is sized so that one full cache takes at most a
+    /// quarter of the memory; `memory.rs`).
+    fn keep(&mut self, session: Session, window: usize) {
         self.0.push(session);
-        if self.0.len() > SESSIONS {
+        let positions = |kept: &[Session]| kept.iter().map(|s| s.tokens.len()).sum::<usize>();
+        while self.0.len() > SESSIONS || (self.0.len() > 1 && positions(&self.0) > 2 * window) {
             self.0.remove(0);
         }
     }
@@ -872,10 +875,13 @@ impl Inner {
         // next prompt renders them anew anyway.
         seen.truncate(prompt.len());
         cache.truncate(prompt.len())?;
-        guard.keep(Session {
-            tokens: seen,
-            cache,
-        });
+        guard.keep(
+            Session {
+                tokens: seen,
+                cache,
+            },
+            self.context_length,
+        );
         drop(guard);
 
         let cut_short = |rest: &[u8], produced: &mut u64| {
@@ -996,6 +1002,53 @@ impl CountTokens for LocalTokenCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn session(tokens: &[u32]) -> Session {
+        Session {
+            tokens: tokens.to_vec(),
+            cache: KvCache::numbered(tokens.len()),
+        }
+    }
+
+    #[test]
+    fn a_prompt_that_extends_a_kept_one_takes_it_and_a_partial_match_copies() {
+        let mut sessions = Sessions::default();
+        sessions.keep(session(&[1, 2, 3, 4]), 100);
+        sessions.keep(session(&[1, 9, 9]), 100);
+        // Shares [1, 2] with the first: copied, both stay kept.
+        let copy = sessions.take_for(&[1, 2, 7, 7]).unwrap();
+        assert_eq!(copy.tokens, [1, 2]);
+        assert_eq!(copy.cache.positions(), [0.0, 1.0]);
+        assert_eq!(sessions.0.len(), 2);
+        // Extends the first: taken out (not copied), cut to all but the
+        // prompt's last token.
+        let taken = sessions.take_for(&[1, 2, 3, 4, 5]).unwrap();
+        assert_eq!(taken.tokens, [1, 2, 3, 4]);
+        assert_eq!(sessions.0.len(), 1);
+        let whole = sessions.take_for(&[1, 9, 9]).unwrap();
+        assert_eq!(whole.tokens, [1, 9]);
+        assert_eq!(whole.cache.len(), 2);
+        // Nothing shared: a fresh session.
+        sessions.keep(session(&[3, 3]), 100);
+        assert!(sessions.take_for(&[4, 4]).unwrap().tokens.is_empty());
+    }
+
+    #[test]
+    fn kept_sessions_are_bounded_in_number_and_positions() {
+        let mut sessions = Sessions::default();
+        for first in 1..=5 {
+            sessions.keep(session(&[first, 0]), 100);
+        }
+        let firsts: Vec<u32> = sessions.0.iter().map(|s| s.tokens[0]).collect();
+        assert_eq!(firsts, [3, 4, 5]);
+        // A window of 3: six positions in all at most; the newest stays
+        // even alone past it.
+        sessions.keep(session(&[6, 0, 0, 0]), 3);
+        let firsts: Vec<u32> = sessions.0.iter().map(|s| s.tokens[0]).collect();
+        assert_eq!(firsts, [5, 6]);
+        sessions.keep(session(&[7; 9]), 3);
+        assert_eq!(sessions.0.len(), 1);
+    }
 
     #[test]
     fn stop_sequences_are_found() {
