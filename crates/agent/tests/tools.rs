@@ -306,6 +306,110 @@ async fn file_tools_view_write_and_edit() -> TestResult {
     Ok(())
 }
 
+/// Measured with the embedded model (GitTaskBench Eparse_01): a package's
+/// module run by its path, five turns running, failing on its relative
+/// imports; and the module has no `__main__` block, only a console script.
+#[tokio::test]
+async fn a_package_module_run_by_path_runs_as_the_package_means() -> TestResult {
+    let fixture = Fixture::new()?;
+    let repo = fixture.repo();
+    std::fs::write(
+        repo.join("textstats/report.py"),
+        "import sys\nfrom .core import WordCounter\n\n\ndef main():\n    print('top', WordCounter().feed(' '.join(sys.argv[1:])).top(1))\n    return 0\n",
+    )?;
+    std::fs::write(
+        repo.join("textstats/summary.py"),
+        "from .core import WordCounter\n\nif __name__ == '__main__':\n    print('summary', WordCounter().feed('b b').top(1))\n",
+    )?;
+    std::fs::write(
+        repo.join("pyproject.toml"),
+        "[project]\nname = \"textstats\"\n\n[project.scripts]\ntextstats-report = \"textstats.report:main\"\n",
+    )?;
+    let prepared = agent::prepare(&fixture.task(), &config()).await?;
+    let report = repo.join("textstats/report.py").display().to_string();
+    let dir = repo.display().to_string();
+    // (arguments, what the reply says, what it must not say)
+    let cases = [
+        (
+            json!({"path": report, "args": ["a", "b", "a"]}),
+            vec![
+                "exit code 0",
+                "top [('a', 2)]",
+                "console script `textstats-report = textstats.report:main`",
+            ],
+            "relative import",
+        ),
+        (
+            json!({"args": ["python", "textstats/summary.py"], "code": "", "path": dir}),
+            vec![
+                "exit code 0",
+                "summary [('b', 2)]",
+                "ran as `python -m textstats.summary`",
+            ],
+            "Traceback",
+        ),
+        (
+            json!({"args": ["python", "-m", "textstats.report", "x"]}),
+            vec!["exit code 0", "top [('x', 1)]"],
+            "Traceback",
+        ),
+        // A module with its own `__main__` block and absolute imports runs
+        // as the file it is (here failing on its missing input).
+        (
+            json!({"args": ["python", "textstats/cli.py", "missing.txt", "out.csv"], "path": dir}),
+            vec!["textstats/cli.py\", line", "FileNotFoundError"],
+            "python -m",
+        ),
+    ];
+    for (arguments, says, never) in cases {
+        let out = call(&prepared, "run_python", arguments.clone()).await;
+        assert!(!out.is_error, "{arguments}: {}", out.text);
+        for text in says {
+            assert!(out.text.contains(text), "{arguments}: {}", out.text);
+        }
+        assert!(!out.text.contains(never), "{arguments}: {}", out.text);
+    }
+    // A script guessed at the repository's top (PyPDF2_01, Eparse_02):
+    // the reply names the file of that name, and neither it nor a shell
+    // command line is then written out as a file.
+    let guessed = repo.join("report.py").display().to_string();
+    let out = call(&prepared, "run_python", json!({"path": guessed})).await;
+    assert!(out.is_error, "{}", out.text);
+    assert!(
+        out.text
+            .contains("textstats/report.py (the console script `textstats-report`)"),
+        "{}",
+        out.text
+    );
+    let output = fixture.out().join("output.txt").display().to_string();
+    let out = call(
+        &prepared,
+        "write_file",
+        json!({"path": output, "content": out.text}),
+    )
+    .await;
+    assert!(
+        out.is_error
+            && out
+                .text
+                .contains("repeats the error an earlier call returned"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        &prepared,
+        "write_file",
+        json!({"path": guessed, "content": format!("python {guessed} scan --file in.xlsx")}),
+    )
+    .await;
+    assert!(
+        out.is_error && out.text.contains("shell command line"),
+        "{}",
+        out.text
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn run_tools_use_the_sandbox_in_the_working_directory() -> TestResult {
     let (fixture, p) = setup().await?;
@@ -337,8 +441,8 @@ async fn run_tools_use_the_sandbox_in_the_working_directory() -> TestResult {
     assert!(out.is_error, "{}", out.text);
     // Code with `path` naming a directory (the repository, meant as where
     // to run it; measured with the embedded model): the code runs and the
-    // reply says the path was ignored. A file path with code stays an
-    // error: which one to run is not clear.
+    // reply says the path was ignored; so with a file path (NeuroKit_01:
+    // a module of the repository, refused four turns running).
     let repo = fixture.repo().display().to_string();
     // (arguments, is an error, what the reply says, what it must not say)
     let cases = [
@@ -350,8 +454,8 @@ async fn run_tools_use_the_sandbox_in_the_working_directory() -> TestResult {
         ),
         (
             json!({"code": "print('ran')", "path": "textstats/core.py"}),
-            true,
-            vec!["not both"],
+            false,
+            vec!["ran", "`code` ran and `path` was ignored"],
             "",
         ),
         // Empty strings for the arguments not meant, and a whole command

@@ -20,6 +20,20 @@ use regex::Regex;
 
 use super::policy::{PathPolicy, RootKind};
 
+/// What a failed connection prints (Python's resolver and sockets,
+/// urllib3, curl, git).
+/// Measured (GitTaskBench NeuroKit_02/_03, PyPDF2_02, tuning half): the
+/// model loaded a README's sample dataset from the web, then ran `pip
+/// install` (8.7 s of retries), turn after turn.
+const NETWORK_FAILURES: &[&str] = &[
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Network is unreachable",
+    "Failed to establish a new connection",
+    "Could not resolve host",
+    "nodename nor servname provided",
+];
+
 /// Most entries of the working directory looked at for outputs written
 /// there: a larger directory is not scanned (a hint is not worth it).
 const MAX_SCANNED_ENTRIES: usize = 10_000;
@@ -65,18 +79,28 @@ impl OutputsInWorkDir {
     }
 }
 
-/// The hints for a run whose combined output is `output`; `before` and
-/// `after` are the working directory's outputs around the run. Empty when
-/// nothing was missed.
+/// The hints for a run of `code` (when it was inline source) whose
+/// combined output is `output`; `before` and `after` are the working
+/// directory's outputs around the run. Empty when nothing was missed.
 pub(crate) fn after_run(
     policy: &PathPolicy,
     output: &str,
+    code: Option<&str>,
     before: &OutputsInWorkDir,
     after: &OutputsInWorkDir,
 ) -> Vec<String> {
     let mut hints = Vec::new();
     let base = policy.base();
-    for missing in missing_relative_paths(output) {
+    let mut missing_paths = missing_relative_paths(output);
+    for literal in code
+        .map(|c| relative_input_literals(policy, c))
+        .unwrap_or_default()
+    {
+        if !missing_paths.contains(&literal) {
+            missing_paths.push(literal);
+        }
+    }
+    for missing in missing_paths {
         let name = Path::new(&missing).file_name();
         let input = policy
             .roots_of(RootKind::Input)
@@ -95,6 +119,26 @@ pub(crate) fn after_run(
         if !hints.contains(&hint) {
             hints.push(hint);
         }
+    }
+    if NETWORK_FAILURES
+        .iter()
+        .any(|marker| output.contains(marker))
+    {
+        let inputs: Vec<String> = policy
+            .roots_of(RootKind::Input)
+            .take(3)
+            .map(|p| p.display().to_string())
+            .collect();
+        let use_inputs = if inputs.is_empty() {
+            String::new()
+        } else {
+            format!(" Read the task's input from {}.", inputs.join(", "))
+        };
+        hints.push(format!(
+            "The sandbox has no network: downloads (pip install, sample datasets, pretrained \
+             models, URLs) fail, and retrying will not help. The environment already has the \
+             repository's dependencies.{use_inputs}"
+        ));
     }
     let written = after.written_since(before);
     if let (false, Some(out)) = (
@@ -117,6 +161,42 @@ pub(crate) fn after_run(
         ));
     }
     hints
+}
+
+/// Relative paths written as string literals in `code` that name one of
+/// the task's inputs by its file name and do not exist from the working
+/// directory. Measured (GitTaskBench InvisibleWatermark_03, embedded Qwen
+/// 1.5B, tuning half): `cv2.imread('input/x.png')` does not raise, it
+/// warns in its own words and returns `None`, and the model read the
+/// `AttributeError` that followed three turns running; no library's error
+/// text is needed to see the path is wrong.
+fn relative_input_literals(policy: &PathPolicy, code: &str) -> Vec<String> {
+    static LITERAL: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r#"['"]([^'"\n]{1,512})['"]"#).ok());
+    let Some(literal) = &*LITERAL else {
+        return Vec::new();
+    };
+    let base = policy.base();
+    let mut found: Vec<String> = Vec::new();
+    for caps in literal.captures_iter(code) {
+        let text = caps[1].trim();
+        let path = Path::new(text);
+        if text.is_empty() || path.is_absolute() || found.iter().any(|f| f == text) {
+            continue;
+        }
+        let names_an_input = path.file_name().is_some_and(|name| {
+            policy
+                .roots_of(RootKind::Input)
+                .any(|input| input.file_name() == Some(name))
+        });
+        if names_an_input && !base.join(path).exists() {
+            found.push(text.to_owned());
+        }
+        if found.len() == 8 {
+            break;
+        }
+    }
+    found
 }
 
 /// The relative paths that output says do not exist: Python's
@@ -166,11 +246,52 @@ mod tests {
         let policy = policy(dir.path());
         let output = "Traceback (most recent call last):\n  File \"<string>\", line 5\nFileNotFoundError: [Errno 2] No such file or directory: 'input.txt'\n";
         let none = OutputsInWorkDir::default();
-        let hints = after_run(&policy, output, &none, &none);
+        let hints = after_run(&policy, output, None, &none, &none);
         let input = dir.path().canonicalize().unwrap().join("input.txt");
         assert_eq!(hints.len(), 1, "{hints:?}");
         assert!(
             hints[0].contains(&format!("the task's input is {}", input.display())),
+            "{hints:?}"
+        );
+    }
+
+    #[test]
+    fn a_relative_input_path_in_the_code_gets_the_inputs_absolute_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = policy(dir.path());
+        // OpenCV's words for a file it cannot open: no Python error.
+        let output = "[ WARN:0@4.6] global loadsave.cpp:278 findDecoder imread_('input/input.txt'): can't open/read file\nAttributeError: 'NoneType' object has no attribute 'shape'\n";
+        let code =
+            "import cv2\nimg = cv2.imread('input/input.txt')\nopen(\"notes.md\")\nprint('done')";
+        let none = OutputsInWorkDir::default();
+        let hints = after_run(&policy, output, Some(code), &none, &none);
+        let input = dir.path().canonicalize().unwrap().join("input.txt");
+        assert_eq!(hints.len(), 1, "{hints:?}");
+        assert!(
+            hints[0].starts_with("`input/input.txt` is not in the working directory"),
+            "{hints:?}"
+        );
+        assert!(hints[0].contains(&input.display().to_string()), "{hints:?}");
+        // A relative path that exists from the working directory is right.
+        std::fs::write(dir.path().join("work/input.txt"), "copy").unwrap();
+        assert!(after_run(&policy, "", Some("open('input.txt')"), &none, &none).is_empty());
+    }
+
+    #[test]
+    fn a_refused_download_says_there_is_no_network_and_where_the_input_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = policy(dir.path());
+        let output = "urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>\n";
+        let none = OutputsInWorkDir::default();
+        let hints = after_run(&policy, output, None, &none, &none);
+        let input = dir.path().canonicalize().unwrap().join("input.txt");
+        assert_eq!(hints.len(), 1, "{hints:?}");
+        assert!(
+            hints[0].starts_with("The sandbox has no network"),
+            "{hints:?}"
+        );
+        assert!(
+            hints[0].contains(&format!("input from {}", input.display())),
             "{hints:?}"
         );
     }
@@ -181,7 +302,7 @@ mod tests {
         let policy = policy(dir.path());
         let output = "cat: data/notes.md: No such file or directory\nls: cannot access 'x.csv': No such file or directory\n";
         let none = OutputsInWorkDir::default();
-        let hints = after_run(&policy, output, &none, &none);
+        let hints = after_run(&policy, output, None, &none, &none);
         assert_eq!(hints.len(), 2, "{hints:?}");
         assert!(hints[0].starts_with("`data/notes.md` is relative to the working directory"));
         assert!(hints[1].starts_with("`x.csv` is relative"));
@@ -189,6 +310,7 @@ mod tests {
         let quiet = after_run(
             &policy,
             "No such file or directory: '/abs/input.txt'\nall good",
+            None,
             &none,
             &none,
         );
@@ -204,7 +326,7 @@ mod tests {
         std::fs::write(dir.path().join("work/output.csv"), "word,count").unwrap();
         std::fs::write(dir.path().join("work/notes.txt"), "not an output").unwrap();
         let after = OutputsInWorkDir::scan(&policy);
-        let hints = after_run(&policy, "", &before, &after);
+        let hints = after_run(&policy, "", None, &before, &after);
         assert_eq!(hints.len(), 1, "{hints:?}");
         let out = dir.path().canonicalize().unwrap().join("out/output.csv");
         assert!(
@@ -225,6 +347,6 @@ mod tests {
         let before = OutputsInWorkDir::scan(&policy);
         std::fs::write(work.join("output.csv"), "x").unwrap();
         let after = OutputsInWorkDir::scan(&policy);
-        assert!(after_run(&policy, "", &before, &after).is_empty());
+        assert!(after_run(&policy, "", None, &before, &after).is_empty());
     }
 }

@@ -20,8 +20,10 @@ use sandbox::{PythonScript, Sandbox};
 
 mod args;
 mod hints;
+mod launch;
 pub mod policy;
 mod schema;
+mod traceback;
 
 pub use args::{
     CallGraphArgs, DependencyPathArgs, Direction, EXPLORATION_TOOLS, EditFileArgs, FinishArgs,
@@ -114,7 +116,17 @@ pub struct Tools {
     options: ToolOptions,
     policy: policy::PathPolicy,
     redactor: crate::redact::Redactor,
+    /// The first lines of the last [`KEPT_ERRORS`] error replies, which
+    /// `write_file` refuses to write out as a result.
+    recent_errors: std::sync::Mutex<std::collections::VecDeque<String>>,
 }
+
+/// Error replies remembered for `write_file`'s check.
+const KEPT_ERRORS: usize = 16;
+
+/// Shortest error line looked for in written content: a short one could
+/// be a real result's words.
+const MIN_ERROR_LINE: usize = 24;
 
 impl std::fmt::Debug for Tools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -145,6 +157,7 @@ impl Tools {
             options,
             policy,
             redactor: crate::redact::Redactor::default(),
+            recent_errors: std::sync::Mutex::default(),
         }
     }
 
@@ -200,7 +213,10 @@ impl Tools {
         };
         let (mut text, is_error, finish) = match result {
             Ok(Done { text, finish }) => (text, false, finish),
-            Err(Fail(message)) => (format!("Error: {message}"), true, None),
+            Err(Fail(message)) => {
+                self.remember_error(&message);
+                (format!("Error: {message}"), true, None)
+            }
         };
         if let Some(repair) = &call.repair {
             text = format!(
@@ -218,6 +234,32 @@ impl Tools {
             finish,
             ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         }
+    }
+
+    fn remember_error(&self, message: &str) {
+        let line = message.lines().next().unwrap_or("").trim();
+        if line.len() < MIN_ERROR_LINE {
+            return;
+        }
+        let mut kept = self
+            .recent_errors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.push_back(line.to_owned());
+        if kept.len() > KEPT_ERRORS {
+            kept.pop_front();
+        }
+    }
+
+    /// The remembered error line `content` repeats, if any.
+    fn repeated_error(&self, content: &str) -> Option<String> {
+        let kept = self
+            .recent_errors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.iter()
+            .find(|line| content.contains(line.as_str()))
+            .cloned()
     }
 
     /// Runs a parsed tool.
@@ -650,6 +692,27 @@ impl Tools {
     fn write_file(&self, args: &WriteFileArgs) -> ToolResult {
         let path = self.policy.write(&args.path)?;
         let content = args.content.as_str();
+        // Measured (GitTaskBench Eparse_02, PyPDF2_01, tuning half): the
+        // model wrote the error reply it had just been given into the
+        // output file and called `finish`.
+        if let Some(error) = self.repeated_error(content) {
+            return Err(Fail(format!(
+                "not written: the content repeats the error an earlier call returned (`{error}`); \
+                 a result is what the task asks for: fix what the error says and run it again"
+            )));
+        }
+        // Measured (GitTaskBench Eparse_03, embedded Qwen 1.5B): told that
+        // the script it ran did not exist, the model wrote its own shell
+        // command line into that .py file, then ran it, twice.
+        if path.extension().is_some_and(|e| e == "py")
+            && let Some(command) = launch::shell_command_line(content)
+        {
+            return Err(Fail(format!(
+                "not written: the content is a shell command line (`{command}`), not Python \
+                 source; run a command with run_shell, or run an existing script with run_python \
+                 (`path` and `args`)"
+            )));
+        }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Fail(format!("cannot create {}: {e}", parent.display())))?;
@@ -693,15 +756,20 @@ impl Tools {
 
     /// The observation of a run: its status, its output (reduced by
     /// information selection) and the [hints](hints) its output calls
-    /// for; `before` is the working directory's outputs before the run.
+    /// for; `code` is the inline source run, if it was; `before` is the
+    /// working directory's outputs before the run.
     fn exec_report(
         &self,
         result: &sandbox::ExecResult,
+        code: Option<&str>,
         before: &hints::OutputsInWorkDir,
     ) -> String {
         let output = result.combined_output();
         let after = hints::OutputsInWorkDir::scan(&self.policy);
-        let hints = hints::after_run(&self.policy, &output, before, &after);
+        let hints = hints::after_run(&self.policy, &output, code, before, &after);
+        let mut roots: Vec<&Path> = self.graphs.iter().map(RepoGraph::root).collect();
+        roots.push(self.policy.base());
+        let output = traceback::compact(&output, &roots);
         let output = if self.options.info_selection {
             select::log(&self.counter, &output, &self.options.select).text
         } else {
@@ -734,7 +802,7 @@ impl Tools {
             _ => false,
         };
         let rewritten = no_script
-            .then(|| command_line_script(args.args.as_deref().unwrap_or_default()))
+            .then(|| command_line_script(args.args.as_deref().unwrap_or_default(), &self.graphs))
             .flatten();
         let args = match rewritten {
             Some(args) => {
@@ -762,23 +830,51 @@ impl Tools {
                 ));
                 PythonScript::code(code)
             }
+            // Measured (GitTaskBench NeuroKit_01, tuning half): code with
+            // `path` naming a module of the repository, refused four turns
+            // running until the time ran out. The code is what was written
+            // this turn: it runs, and the reply says what was ignored.
+            (Some(code), Some(path)) => {
+                note = Some(format!(
+                    "both `code` and `path` ({path}) were given: `code` ran and `path` was \
+                     ignored; give `path` without `code` only to run a .py file"
+                ));
+                PythonScript::code(code)
+            }
             (None, Some(path)) => {
                 let path = self.policy.read(path).map_err(|e| match e {
-                    policy::PathError::Missing(p) => Fail(format!(
-                        "{p} does not exist; write it first with write_file"
-                    )),
+                    // Measured (GitTaskBench Eparse_02/_03): the model
+                    // guessed `<repo>/cli.py` for `<repo>/eparse/cli.py`,
+                    // and "write it first" made it write one.
+                    policy::PathError::Missing(p) => {
+                        match launch::same_name_in_repositories(&self.graphs, Path::new(&p)) {
+                            found if found.is_empty() => Fail(format!(
+                                "{p} does not exist; give the path of an existing script, or \
+                                 write your own script first with write_file"
+                            )),
+                            found => Fail(format!(
+                                "{p} does not exist; the repository has {}: run that (`path`)",
+                                found.join(", ")
+                            )),
+                        }
+                    }
                     other => Fail::from(other),
                 })?;
                 if !path.is_file() {
                     return Err(Fail(format!("{} is not a file", path.display())));
                 }
-                PythonScript::file(path)
-            }
-            (Some(_), Some(_)) => {
-                return Err(Fail(
-                    "give either code or path, not both: `code` runs inline, `path` runs a .py file"
-                        .into(),
-                ));
+                let package = launch::PackageModule::of_file(&self.graphs, &path);
+                match package.as_ref().and_then(|m| Some((m, m.launch()?))) {
+                    Some((module, how)) => {
+                        let ran = module.note(&how, &format!("`{}`", path.display()));
+                        note = Some(match note {
+                            Some(first) => format!("{first}\nNote: {ran}"),
+                            None => ran,
+                        });
+                        PythonScript::code(module.code(&how))
+                    }
+                    None => PythonScript::file(path),
+                }
             }
             (None, None) => {
                 return Err(Fail(
@@ -796,7 +892,7 @@ impl Tools {
             .run_python(script, run_args)
             .await
             .map_err(|e| Fail(format!("the sandbox could not run Python: {e}")))?;
-        let mut report = self.exec_report(&result, &before);
+        let mut report = self.exec_report(&result, args.code.as_deref(), &before);
         if let Some(note) = note {
             if !report.ends_with('\n') {
                 report.push('\n');
@@ -815,7 +911,7 @@ impl Tools {
             .run_shell(command)
             .await
             .map_err(|e| Fail(format!("the sandbox could not run the command: {e}")))?;
-        Ok(self.exec_report(&result, &before))
+        Ok(self.exec_report(&result, None, &before))
     }
 }
 
@@ -910,9 +1006,11 @@ impl Tools {
 }
 
 /// The script a Python command line in `run_python`'s `args` means:
-/// `python -c CODE ARGS...`, `python FILE.py ARGS...` or the same without
-/// the interpreter; `None` for anything else.
-fn command_line_script(args: &[String]) -> Option<RunPythonArgs> {
+/// `python -c CODE ARGS...`, `python FILE.py ARGS...`, `python -m MODULE
+/// ARGS...` (a module of `graphs` through its console script when it has
+/// no `__main__` block, see [`launch`]) or the same without the
+/// interpreter; `None` for anything else.
+fn command_line_script(args: &[String], graphs: &[RepoGraph]) -> Option<RunPythonArgs> {
     let is_python = |word: &str| {
         let name = word.rsplit('/').next().unwrap_or(word);
         name == "python"
@@ -935,6 +1033,19 @@ fn command_line_script(args: &[String]) -> Option<RunPythonArgs> {
             path: Some(file.clone()),
             args: Some(more.to_vec()),
         }),
+        [flag, name, more @ ..] if flag == "-m" && launch::is_module_name(name) => {
+            // Known: from its import root, and through its console script
+            // when it has no `__main__` block.
+            let code = match launch::PackageModule::by_name(graphs, name) {
+                Some(module) => module.code(&module.launch().unwrap_or(launch::Launch::Module)),
+                None => launch::as_main(name),
+            };
+            Some(RunPythonArgs {
+                code: Some(code),
+                path: None,
+                args: Some(more.to_vec()),
+            })
+        }
         _ => None,
     }
 }
