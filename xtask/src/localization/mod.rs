@@ -938,36 +938,15 @@ fn report(
             " --- |".repeat(Row::ALL.len())
         );
     };
-    header(&mut out, "budget");
-    for &budget in &options.budgets {
-        let cells: Vec<String> = Row::ALL
-            .iter()
-            .map(|&row| {
-                if rows.contains(&row) {
-                    share(&cell(measures, row, budget, |_| true))
-                } else {
-                    "skipped".into()
-                }
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "| {} | {} |",
-            thousands(u64::from(budget)),
-            cells.join(" | ")
-        );
-    }
-    if zh > 0 && zh < tasks.len() {
-        let _ = writeln!(out, "\nBy language (English / Chinese tasks):\n");
-        header(&mut out, "budget");
+    // One table row per budget, one cell per row of the comparison.
+    let budget_table = |out: &mut String, cell_text: &dyn Fn(Row, u32) -> String| {
+        header(out, "budget");
         for &budget in &options.budgets {
             let cells: Vec<String> = Row::ALL
                 .iter()
                 .map(|&row| {
                     if rows.contains(&row) {
-                        let en = cell(measures, row, budget, |t| tasks[t].lang != "zh");
-                        let zh = cell(measures, row, budget, |t| tasks[t].lang == "zh");
-                        format!("{} / {}", share(&en), share(&zh))
+                        cell_text(row, budget)
                     } else {
                         "skipped".into()
                     }
@@ -980,6 +959,17 @@ fn report(
                 cells.join(" | ")
             );
         }
+    };
+    budget_table(&mut out, &|row, budget| {
+        share(&cell(measures, row, budget, |_| true))
+    });
+    if zh > 0 && zh < tasks.len() {
+        let _ = writeln!(out, "\nBy language (English / Chinese tasks):\n");
+        budget_table(&mut out, &|row, budget| {
+            let en = cell(measures, row, budget, |t| tasks[t].lang != "zh");
+            let zh = cell(measures, row, budget, |t| tasks[t].lang == "zh");
+            format!("{} / {}", share(&en), share(&zh))
+        });
     }
     let counted = measures.iter().any(|m| m.tokens.is_some());
     if counted {
