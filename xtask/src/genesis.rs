@@ -31,7 +31,9 @@ const USAGE: &str = "usage: cargo xtask bench repogenesis --generate [--root DIR
     --tasks A,B           these tasks only (default: every repo/<task>/README.md)\n  \
     --out DIR             output directory (default: target/repogenesis-generate/<UTC timestamp>):\n                        \
     generated/<task>/, trajectories/<task>.jsonl, logs/<task>.log, generation.jsonl,\n                        \
-    evaluation/ (the harness's results), generate-report.md, generate-report.json\n\n\
+    evaluation/ (the harness's results), generate-report.md, generate-report.json\n  \
+    --resume              with an --out that holds a run: keep the tasks its generation.jsonl records,\n                        \
+    generate the others (also passed to bench-harness)\n\n\
     Passed to `repo-agent generate`:\n  \
     --model NAME --base-url URL   an OpenAI-compatible server (default: OPENAI_BASE_URL, REPO_AGENT_MODEL;\n                        \
     without them the embedded Qwen2.5-Coder-1.5B runs; --model smollm2 picks the 135M demo model)\n  \
@@ -86,12 +88,20 @@ pub(crate) fn run_generate(rest: &[&str]) -> anyhow::Result<()> {
     };
     let started = Instant::now();
     let tasks = tasks(&options.root, options.tasks.as_deref())?;
-    if options.out.join("generation.jsonl").exists() {
-        bail!(
-            "{} already holds a run (generation.jsonl); choose another --out",
+    let resume = options.evaluation.iter().any(|a| a == "--resume");
+    let journal_path = options.out.join("generation.jsonl");
+    // A run of hours on a small machine is stopped and taken up again: with
+    // --resume the tasks the journal already records keep their record (and
+    // their generated repository); the others are generated afresh.
+    let earlier = match (journal_path.exists(), resume) {
+        (false, _) => BTreeMap::new(),
+        (true, true) => read_journal(&journal_path)?,
+        (true, false) => bail!(
+            "{} already holds a run (generation.jsonl); choose another --out, or pass --resume \
+             to keep its generated tasks and generate the rest",
             options.out.display()
-        );
-    }
+        ),
+    };
 
     let agent = release_binary("agent", "repo-agent")?;
     let harness = release_binary("bench-harness", "bench-harness")?;
@@ -110,7 +120,6 @@ pub(crate) fn run_generate(rest: &[&str]) -> anyhow::Result<()> {
         options.root.display(),
         out.display()
     );
-    let journal_path = out.join("generation.jsonl");
     let mut journal = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -118,6 +127,22 @@ pub(crate) fn run_generate(rest: &[&str]) -> anyhow::Result<()> {
         .with_context(|| format!("cannot open {}", journal_path.display()))?;
     let mut generation = Vec::new();
     for (i, task) in tasks.iter().enumerate() {
+        if let Some(record) = earlier.get(task) {
+            eprintln!(
+                "[{}/{}] {task}: kept from the journal: {}",
+                i + 1,
+                tasks.len(),
+                outcome_line(record)
+            );
+            generation.push(record.clone());
+            continue;
+        }
+        // What an interrupted generation left behind is not this run's.
+        let partial = out.join("generated").join(task);
+        if partial.exists() {
+            std::fs::remove_dir_all(&partial)
+                .with_context(|| format!("cannot remove {}", partial.display()))?;
+        }
         eprintln!("[{}/{}] generating {task}", i + 1, tasks.len());
         let record = generate_task(&agent, &options, task)?;
         eprintln!(
@@ -444,6 +469,19 @@ fn generate_task(agent: &Path, options: &Options, task: &str) -> anyhow::Result<
         record["stderr_tail"] = json!(tail.join("\n"));
     }
     Ok(record)
+}
+
+/// The records of an earlier run's journal by task; a line that does not
+/// parse (a run killed while writing it) is left out, so its task is
+/// generated again.
+fn read_journal(path: &Path) -> anyhow::Result<BTreeMap<String, Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|record| Some((record.get("task")?.as_str()?.to_owned(), record)))
+        .collect())
 }
 
 /// Copies a task's stderr to its log and, prefixed, to ours; returns its
@@ -1109,6 +1147,22 @@ mod tests {
         assert!(parse(&["--generate", "--generated", "x"]).is_err());
         assert!(parse(&["--generate", "--max-iterations", "many"]).is_err());
         assert!(parse(&["--generate", "--timeout", "0"]).is_err());
+    }
+
+    #[test]
+    fn a_resumed_run_keeps_the_journal_tasks_and_skips_a_torn_line() {
+        let dir = std::env::temp_dir().join(format!("xtask-journal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("generation.jsonl");
+        std::fs::write(
+            &path,
+            "{\"task\":\"flask\",\"exit_code\":0}\n{\"task\":\"eve\",\"exit_code\":3}\n{\"task\":\"Blo",
+        )
+        .unwrap();
+        let kept = read_journal(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(kept.keys().collect::<Vec<_>>(), ["eve", "flask"]);
+        assert_eq!(kept["eve"]["exit_code"], 3);
     }
 
     #[test]
