@@ -57,6 +57,7 @@ mod install;
 mod kernels;
 mod memory;
 mod repacked;
+mod repetition;
 mod sampler;
 mod template;
 mod tokenizer;
@@ -89,6 +90,7 @@ use self::engine::{KvCache, Pass, Repacking, TensorFile, Weights};
 use self::gguf::Meta;
 use self::grammar::{CALL_OPEN, CallGrammar, TaggedCalls, ToolSet};
 use self::repacked::{Repacked, Writer};
+use self::repetition::{LoopGuard, MAX_REWINDS};
 use self::sampler::Sampler;
 use self::template::{ChatTemplate, ToolFormat};
 use llm::ChatModel;
@@ -192,6 +194,11 @@ pub struct LocalOptions {
     /// later loads; default: yes. The first load writes it; when the
     /// directory cannot be written, every load interleaves in memory.
     pub keep_repacked: bool,
+    /// Whether a reply that falls into a loop (a block of tokens written
+    /// again and again, as greedy decoding does) is sent back to where the
+    /// repeat began and made to take another token there; default: yes.
+    /// After a few loops the reply ends at the start of the last one.
+    pub loop_guard: bool,
 }
 
 impl Default for LocalOptions {
@@ -205,6 +212,7 @@ impl Default for LocalOptions {
             name: None,
             expected_sha256: None,
             keep_repacked: true,
+            loop_guard: true,
         }
     }
 }
@@ -232,6 +240,12 @@ impl LocalOptions {
     /// ([`LocalOptions::keep_repacked`]).
     pub fn with_keep_repacked(mut self, keep: bool) -> Self {
         self.keep_repacked = keep;
+        self
+    }
+
+    /// Sets whether looping replies are rewound ([`LocalOptions::loop_guard`]).
+    pub fn with_loop_guard(mut self, on: bool) -> Self {
+        self.loop_guard = on;
         self
     }
 
@@ -714,6 +728,7 @@ impl Inner {
             "prompt processed"
         );
 
+        #[derive(Clone)]
         enum Mode {
             /// Free text; with tagged calls offered, until `<tool_call>`.
             Text,
@@ -755,6 +770,13 @@ impl Inner {
         let mut finish = FinishReason::Length;
         // Where the call (or calls) begin in `text`.
         let mut call_start = 0usize;
+        // Each generated token's state before it, to go back to the start
+        // of a loop: the mode, `text`'s length and `call_start`.
+        let mut before: Vec<(Mode, usize, usize)> = Vec::new();
+        let mut loops = LoopGuard::new();
+        // Set when a reply looped again after its last rewind: it ends at
+        // the start of that loop.
+        let mut looped = false;
         for _ in 0..budget {
             if let Mode::Json(grammar) = &mode
                 && grammar.is_complete()
@@ -799,7 +821,11 @@ impl Inner {
                         }
                     }
                 };
-                sampler.pick(&logits, allowed)
+                let position = loops.len();
+                // A token the grammar requires is taken even if banned.
+                sampler
+                    .pick(&logits, |id| !loops.is_banned(position, id) && allowed(id))
+                    .or_else(|| sampler.pick(&logits, allowed))
             };
             let Some(id) = next else {
                 // Nothing allowed: only possible if the vocabulary cannot
@@ -813,6 +839,7 @@ impl Inner {
                 break;
             }
             produced += 1;
+            before.push((mode.clone(), text.len(), call_start));
             let bytes = tok.token_bytes(id);
             match &mut mode {
                 Mode::Text => {
@@ -867,6 +894,35 @@ impl Inner {
                 finish = FinishReason::ToolCalls;
                 break;
             }
+            if self.options.loop_guard
+                && let Some(start) = loops.push(id)
+                && let Some((kept_mode, kept_text, kept_call)) = before.get(start).cloned()
+            {
+                // Back to where the repeat began: one copy stays.
+                mode = kept_mode;
+                text.truncate(kept_text);
+                call_start = kept_call;
+                before.truncate(start);
+                if loops.rewinds() >= MAX_REWINDS {
+                    looped = true;
+                    break;
+                }
+                loops.rewind(start);
+                debug!(
+                    start,
+                    rewinds = loops.rewinds(),
+                    "the reply looped; rewound"
+                );
+                // The logits that chose the token at `start` again, from
+                // the token before it (`start` is past one copy, so > 0).
+                let kept = prompt.len() + start;
+                let last = seen.get(kept - 1).copied().unwrap_or(id);
+                seen.truncate(kept - 1);
+                cache.truncate(kept - 1)?;
+                logits = self.weights.forward(&[last], &mut cache, Pass::Generate)?;
+                seen.push(last);
+                continue;
+            }
             logits = self.weights.forward(&[id], &mut cache, Pass::Generate)?;
             seen.push(id);
         }
@@ -886,8 +942,13 @@ impl Inner {
 
         let cut_short = |rest: &[u8], produced: &mut u64| {
             *produced += tok.encode(&String::from_utf8_lossy(rest)).len() as u64;
+            let why = if looped {
+                "the call began to repeat itself and was cut where the repeat began"
+            } else {
+                "the output limit cut the call short"
+            };
             format!(
-                "the output limit cut the call short; it was completed with `{}`",
+                "{why}; it was completed with `{}`",
                 String::from_utf8_lossy(rest)
             )
         };

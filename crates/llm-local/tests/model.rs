@@ -555,3 +555,66 @@ async fn long_prompts_run_in_chunks() {
     assert!(answer.usage.prompt_tokens > 600, "{:?}", answer.usage);
     assert!(answer.usage.completion_tokens <= 2);
 }
+
+/// A block of at least `min` bytes written three times in a row.
+fn tripled_block(text: &str, min: usize) -> Option<&str> {
+    let bytes = text.as_bytes();
+    for len in min..=bytes.len() / 3 {
+        for start in 0..=bytes.len() - 3 * len {
+            let block = &bytes[start..start + len];
+            if &bytes[start + len..start + 2 * len] == block
+                && &bytes[start + 2 * len..start + 3 * len] == block
+            {
+                return text.get(start..start + len);
+            }
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_looping_reply_is_rewound_to_one_copy_and_goes_on() {
+    let Some(path) = model_path() else {
+        return;
+    };
+    // The same model without the guard shows each prompt makes it loop.
+    let plain = LocalModel::load(&path, LocalOptions::default().with_loop_guard(false)).unwrap();
+    let guarded = LocalModel::load(&path, LocalOptions::default()).unwrap();
+    let ask = |prompt: &str| {
+        ChatRequest::new(vec![
+            Message::system("You are a helpful coding assistant."),
+            Message::user(prompt),
+        ])
+        .with_max_tokens(300)
+    };
+
+    // Code that falls into a loop inside an f-string.
+    let code = ask(
+        "Continue this Python code:\nfrom stegano.lsb import hide\nfrom stegano.lsb import reveal\n\
+         from stegano.lsb import encode_pixel\nfrom stegano.lsb import hide\nfrom stegano.lsb import reveal\n\
+         from stegano.lsb import encode_pixel\n",
+    );
+    let looped = plain.complete(&code).await.unwrap();
+    let looped = looped.content.unwrap_or_default();
+    let block = tripled_block(&looped, 20).expect("without the guard the model loops");
+    let before = &looped[..looped.find(block).unwrap()];
+    let answer = guarded.complete(&code).await.unwrap();
+    let text = answer.content.unwrap_or_default();
+    assert_eq!(tripled_block(&text, 20), None, "{text}");
+    assert!(
+        text.starts_with(before),
+        "the same reply up to the loop:\n{text}"
+    );
+    assert!(
+        text.len() > before.len() + 100,
+        "the reply goes on:\n{text}"
+    );
+
+    // A list that ends in one word forever: the reply ends instead.
+    let list = ask("Complete the list: red, green, blue, red, green, blue, red, green, blue, red,");
+    let looped = plain.complete(&list).await.unwrap();
+    assert_eq!(looped.finish_reason, FinishReason::Length);
+    let answer = guarded.complete(&list).await.unwrap();
+    assert_eq!(answer.finish_reason, FinishReason::Stop);
+    assert!(answer.usage.completion_tokens < 150, "{answer:?}");
+}
