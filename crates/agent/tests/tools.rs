@@ -410,6 +410,58 @@ async fn a_package_module_run_by_path_runs_as_the_package_means() -> TestResult 
     Ok(())
 }
 
+/// Two shapes from the tuning half's trajectories (run 5): a one-liner
+/// with `; for` (PyPDF2_02) and the model searching the repository for its
+/// own tool after a failed run (PyPDF2_02, NeuroKit_02: four turns each).
+#[tokio::test]
+async fn one_liners_run_as_meant_and_tools_are_not_code() -> TestResult {
+    let (fixture, prepared) = setup().await?;
+    let dir = fixture.repo().display().to_string();
+    let line = "from textstats.core import WordCounter; c = WordCounter().feed('a b a'); \
+                for word, n in c.top(2): print(word, n)";
+    for arguments in [
+        json!({"args": ["python", "-c", line], "code": "", "path": dir}),
+        json!({"code": line}),
+    ] {
+        let out = call(&prepared, "run_python", arguments.clone()).await;
+        assert!(!out.is_error, "{arguments}: {}", out.text);
+        for says in ["exit code 0", "a 2\nb 1", "cannot follow `;`"] {
+            assert!(out.text.contains(says), "{arguments}: {}", out.text);
+        }
+        assert!(!out.text.contains("SyntaxError"), "{}", out.text);
+    }
+    // Code Python accepts runs as written, without the note.
+    let out = call(
+        &prepared,
+        "run_python",
+        json!({"code": "a = 1; print(a + 1)"}),
+    )
+    .await;
+    assert!(
+        out.text.contains('2') && !out.text.contains("cannot follow"),
+        "{}",
+        out.text
+    );
+
+    let out = call(&prepared, "search_code", json!({"query": "run_python"})).await;
+    assert!(
+        out.text
+            .contains("`run_python` is one of your tools, not code of the repository"),
+        "{}",
+        out.text
+    );
+    let out = call(&prepared, "find_callers", json!({"name": "run_python"})).await;
+    assert!(
+        out.is_error && out.text.contains("one of your tools"),
+        "{}",
+        out.text
+    );
+    // A name the repository does not have and no tool has: the usual advice.
+    let out = call(&prepared, "search_code", json!({"query": "zzz_nothing"})).await;
+    assert!(out.text.contains("Try other words"), "{}", out.text);
+    Ok(())
+}
+
 #[tokio::test]
 async fn run_tools_use_the_sandbox_in_the_working_directory() -> TestResult {
     let (fixture, p) = setup().await?;

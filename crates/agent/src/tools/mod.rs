@@ -21,6 +21,7 @@ use sandbox::{PythonScript, Sandbox};
 mod args;
 mod hints;
 mod launch;
+mod oneliner;
 pub mod policy;
 mod schema;
 mod traceback;
@@ -493,6 +494,9 @@ impl Tools {
             }
         }
         if count == 0 && total == 0 {
+            if let Some(note) = tool_not_code(query) {
+                return Ok(format!("No matches for `{query}`. {note}"));
+            }
             return Ok(format!(
                 "No matches for `{query}`. Try other words, a shorter name, or list_directory."
             ));
@@ -559,9 +563,12 @@ impl Tools {
         }
         match matches.as_slice() {
             [one] => Ok(*one),
-            [] => Err(Fail(format!(
-                "no function or class named `{name}`; use search_code to find its qualified name"
-            ))),
+            [] => Err(Fail(match tool_not_code(name) {
+                Some(note) => format!("no function or class named `{name}`. {note}"),
+                None => format!(
+                    "no function or class named `{name}`; use search_code to find its qualified name"
+                ),
+            })),
             many => {
                 let names: Vec<&str> = many.iter().take(10).map(|(g, e)| g.qualname(*e)).collect();
                 Err(Fail(format!(
@@ -815,7 +822,12 @@ impl Tools {
             }
             None => std::borrow::Cow::Borrowed(args),
         };
-        let script = match (args.code.as_deref(), args.path.as_deref()) {
+        let split = args
+            .code
+            .as_deref()
+            .and_then(oneliner::split_compound_statements);
+        let code = split.as_deref().or(args.code.as_deref());
+        let script = match (code, args.path.as_deref()) {
             (Some(code), None) => PythonScript::code(code),
             // Measured (GitTaskBench Eparse_03, embedded Qwen 1.5B): code
             // with `path` naming the repository's directory, meant as
@@ -892,7 +904,15 @@ impl Tools {
             .run_python(script, run_args)
             .await
             .map_err(|e| Fail(format!("the sandbox could not run Python: {e}")))?;
-        let mut report = self.exec_report(&result, args.code.as_deref(), &before);
+        let mut report = self.exec_report(&result, code, &before);
+        if split.is_some() {
+            let split_note = "a compound statement (`for`, `if`, `with`, ...) cannot follow `;`: \
+                              it ran on a line of its own; write code on separate lines";
+            note = Some(match note {
+                Some(first) => format!("{first}\nNote: {split_note}"),
+                None => split_note.to_owned(),
+            });
+        }
         if let Some(note) = note {
             if !report.ends_with('\n') {
                 report.push('\n');
@@ -1048,4 +1068,22 @@ fn command_line_script(args: &[String], graphs: &[RepoGraph]) -> Option<RunPytho
         }
         _ => None,
     }
+}
+
+/// When a name looked up in the repository is one of the agent's own tools
+/// (a small model, after a failed run, searches the code for `run_python`),
+/// what to tell it instead of "try other words".
+fn tool_not_code(name: &str) -> Option<String> {
+    let name = name.trim().trim_end_matches("()").trim_matches('`');
+    let tool = ToolName::ALL.iter().find(|t| t.as_str() == name)?;
+    let how = match tool {
+        ToolName::RunPython | ToolName::RunShell => {
+            " with the code or command itself, and read its reply"
+        }
+        _ => "",
+    };
+    Some(format!(
+        "`{name}` is one of your tools, not code of the repository: call it directly{how}. \
+         To look into the repository, search for the names of its functions, classes or files."
+    ))
 }

@@ -1,0 +1,169 @@
+//! Python one-liners that Python rejects only because a compound statement
+//! follows `;`.
+//!
+//! Measured (GitTaskBench PyPDF2_02, embedded Qwen 1.5B): `from pypdf import
+//! PdfReader; reader = PdfReader('...'); for page in reader.pages:
+//! print(page.extract_text())`, right but for the `; for`, a SyntaxError. A
+//! `;` joins simple statements only, so a `;` at the top level of a line
+//! followed by `for`, `while`, `if`, `with`, `try`, `def`, `class` or
+//! `async` can only be a mistake: putting what follows on a line of its own
+//! (with the line's indentation) turns code Python refuses into the code
+//! that was meant, and never changes code Python accepts.
+
+/// Statements that cannot follow `;`.
+const COMPOUND: &[&str] = &["for", "while", "if", "with", "try", "def", "class", "async"];
+
+/// `code` with every `; <compound statement>` put on a line of its own;
+/// `None` when there is none.
+pub(crate) fn split_compound_statements(code: &str) -> Option<String> {
+    let bytes = code.as_bytes();
+    let mut out = String::with_capacity(code.len() + 16);
+    let mut copied = 0;
+    let mut line_start = 0;
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                line_start = i + 1;
+                i += 1;
+            }
+            b'#' => {
+                // A comment runs to the end of the line.
+                i = bytes[i..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(bytes.len(), |n| i + n);
+            }
+            quote @ (b'"' | b'\'') => {
+                let triple = bytes.get(i..i + 3) == Some(&[quote; 3][..]);
+                i = string_end(bytes, i, quote, triple);
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b';' if depth == 0 => {
+                let rest = &code[i + 1..];
+                let after = rest.trim_start_matches([' ', '\t']);
+                if starts_compound(after) {
+                    let indent: String = code[line_start..]
+                        .chars()
+                        .take_while(|c| *c == ' ' || *c == '\t')
+                        .collect();
+                    out.push_str(code[copied..i].trim_end_matches([' ', '\t']));
+                    out.push('\n');
+                    out.push_str(&indent);
+                    copied = code.len() - after.len();
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&code[copied..]);
+    Some(out)
+}
+
+/// Whether `text` begins with a compound statement's keyword.
+fn starts_compound(text: &str) -> bool {
+    COMPOUND.iter().any(|keyword| {
+        text.strip_prefix(keyword).is_some_and(|after| {
+            !after
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    })
+}
+
+/// The index just past the string that opens at `start`; the end of the
+/// code for a string that never closes.
+fn string_end(bytes: &[u8], start: usize, quote: u8, triple: bool) -> usize {
+    let mut i = start + if triple { 3 } else { 1 };
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'\n' if !triple => return i,
+            b if b == quote => {
+                if !triple {
+                    return i + 1;
+                }
+                if bytes.get(i..i + 3) == Some(&[quote; 3][..]) {
+                    return i + 3;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loop_after_a_semicolon_gets_its_own_line() {
+        let code = "from pypdf import PdfReader; reader = PdfReader('in.pdf'); for page in reader.pages: print(page.extract_text())";
+        assert_eq!(
+            split_compound_statements(code).as_deref(),
+            Some(
+                "from pypdf import PdfReader; reader = PdfReader('in.pdf')\n\
+                 for page in reader.pages: print(page.extract_text())"
+            )
+        );
+        // Indented: the new line keeps the indentation.
+        assert_eq!(
+            split_compound_statements("def f():\n    x = 1; if x: print(x)\n").as_deref(),
+            Some("def f():\n    x = 1\n    if x: print(x)\n")
+        );
+        assert_eq!(
+            split_compound_statements("import os;with open('a') as f: pass; async def g(): pass")
+                .as_deref(),
+            Some("import os\nwith open('a') as f: pass\nasync def g(): pass")
+        );
+    }
+
+    #[test]
+    fn code_python_accepts_is_left_alone() {
+        for code in [
+            "a = 1; b = 2",
+            "for p in pages: print(p); print('done')",
+            "x = 'a; for b'; y = \"c; if d\"",
+            "print(f(a, b); for_each)",
+            "s = '''one; for\ntwo''' ; formatted = 1",
+            "items = [1; for]",
+            "# a; for comment\nx = 1",
+            "total = 0; format_it = str(total); iffy = 1",
+            "",
+        ] {
+            assert_eq!(split_compound_statements(code), None, "{code}");
+        }
+    }
+
+    #[test]
+    fn unclosed_strings_and_brackets_do_not_panic() {
+        for code in [
+            "'abc; for",
+            "\"\"\"; for x",
+            "((; for x in y: pass",
+            "x = '\\",
+            ";",
+        ] {
+            let _ = split_compound_statements(code);
+        }
+        assert_eq!(
+            split_compound_statements(")); for x in y: pass").as_deref(),
+            Some("))\nfor x in y: pass")
+        );
+    }
+}
