@@ -22,6 +22,11 @@ const MAX_TERM_CHARS: usize = 48;
 /// over, and a reply of megabytes is not split and scanned whole.
 const MAX_REPLY_BYTES: usize = 4 * 1024;
 
+/// The worked example's task (in Chinese, as GitTaskBench writes its
+/// tasks) and its answer.
+const EXAMPLE_TASK: &str = "把这张照片变成黑白的，保存为新文件";
+const EXAMPLE_TERMS: &str = "grayscale, black and white, ImageOps.grayscale, Image.convert, mode L";
+
 /// Asks `model` for search terms for `task` in the repository `repo`. A
 /// failed call is no failure of the run: the context is then built from
 /// the task alone, and the event says why.
@@ -31,23 +36,38 @@ pub async fn search_terms(
     repo: &str,
 ) -> (Vec<String>, SetupEvent) {
     let meter = UsageMeter::default();
+    let ask = |repo: &str, task: &str| {
+        format!(
+            "Repository: {repo}\nTask: {task}\n\nList 3 to 10 English search terms and the \
+             function, class or module names the code that does this task is likely to have."
+        )
+    };
+    // The example is a turn of its own, from a library none of the
+    // benchmarks uses: written inline in the question ("for example:
+    // extract, html to text, ..."), the embedded 1.5B model copied it into
+    // its answers for unrelated tasks (localization bench, 2026-11-27).
     let request = ChatRequest::new(vec![
         Message::system(
             "You turn a task into search terms for finding code in a repository. Answer with \
              one line of comma-separated terms and nothing else.",
         ),
-        Message::user(format!(
-            "Repository: {repo}\nTask: {task}\n\nList 3 to 10 English search terms and the \
-             function, class or module names the code that does this task is likely to have \
-             (for example: extract, html to text, extract_text, Extractor)."
-        )),
+        Message::user(ask("Pillow", EXAMPLE_TASK)),
+        Message::assistant(EXAMPLE_TERMS),
+        Message::user(ask(repo, task)),
     ])
     .with_temperature(0.0)
     .with_max_tokens(120);
     let (terms, result) = match model.complete(&request).await {
         Ok(response) => {
             meter.record_response(model.model_name(), &response);
-            let terms = parse_terms(response.content.as_deref().unwrap_or(""));
+            let mut terms = parse_terms(response.content.as_deref().unwrap_or(""));
+            // The example's terms, copied into an answer about something
+            // else, would rank the repository's image code first.
+            let example = parse_terms(EXAMPLE_TERMS);
+            terms.retain(|t| {
+                !example.iter().any(|e| e.eq_ignore_ascii_case(t))
+                    || task.to_lowercase().contains(&t.to_lowercase())
+            });
             let result = if terms.is_empty() {
                 "the answer held no usable terms".to_owned()
             } else {
@@ -123,6 +143,37 @@ mod tests {
         assert!(parse_terms(&long).is_empty());
         let many: Vec<String> = (0..50).map(|i| format!("term{i}")).collect();
         assert_eq!(parse_terms(&many.join(",")).len(), MAX_TERMS);
+    }
+
+    #[test]
+    fn the_example_is_a_turn_of_its_own_and_its_terms_are_not_kept() {
+        let model = llm::Scripted::new()
+            .then_text("pdfplumber, grayscale, extract_text, Image.convert, Page.extract_text");
+        let (terms, event) = block_on(search_terms(
+            &model,
+            "提取这个 PDF 每一页的文字",
+            "pdfplumber",
+        ));
+        assert_eq!(terms, ["pdfplumber", "extract_text", "Page.extract_text"]);
+        assert_eq!(event.result, "pdfplumber, extract_text, Page.extract_text");
+        let asked = &model.requests()[0].messages;
+        assert_eq!(asked.len(), 4, "system, the example's two turns, the task");
+        let last = format!("{:?}", asked[3]);
+        assert!(
+            last.contains("pdfplumber") && !last.contains("grayscale"),
+            "{last}"
+        );
+        // A task that names an example term keeps it.
+        let model = llm::Scripted::new().then_text("grayscale, gray");
+        let (terms, _) = block_on(search_terms(&model, "make it grayscale", "p"));
+        assert_eq!(terms, ["grayscale", "gray"]);
+    }
+
+    fn block_on<F: std::future::Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+            .block_on(future)
     }
 
     #[test]
