@@ -586,9 +586,18 @@ async fn a_second_finish_without_outputs_ends_the_episode() -> TestResult {
 #[tokio::test]
 async fn a_relative_input_path_gets_a_hint_and_a_repeated_failure_is_named() -> TestResult {
     let fx = Fixture::new()?;
+    // Written to a file and run by path: code sent in `code` has its
+    // relative input literals made absolute before it runs (tools.rs).
     let code = "from textstats.io import read_text\nprint(read_text('input.txt'))\n";
-    let run = |id: &str| call(id, "run_python", json!({ "code": code }), 100);
+    let script = fx.out().join("read.py").display().to_string();
+    let run = |id: &str| call(id, "run_python", json!({ "path": script }), 100);
     let model = Scripted::new()
+        .then(call(
+            "w1",
+            "write_file",
+            json!({"path": script, "content": code}),
+            100,
+        ))
         .then(run("r1"))
         .then(run("r2"))
         .then(call("f1", "finish", json!({"summary": "gave up"}), 100))
@@ -623,14 +632,14 @@ async fn a_relative_input_path_gets_a_hint_and_a_repeated_failure_is_named() -> 
         observations[0]
     );
     assert!(
-        observations[1].contains("this is the same call as in turn 1, with the same result"),
+        observations[1].contains("this is the same call as in turn 2, with the same result"),
         "{}",
         observations[1]
     );
     let temperatures: Vec<Option<f32>> = model.requests().iter().map(|r| r.temperature).collect();
     assert_eq!(
         temperatures,
-        [None, None, Some(agent::REPEAT_TEMPERATURE), None],
+        [None, None, None, Some(agent::REPEAT_TEMPERATURE), None],
         "only the request after the repeat samples"
     );
     let recorded: Vec<Option<f32>> = trajectory

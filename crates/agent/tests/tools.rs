@@ -370,16 +370,62 @@ async fn a_package_module_run_by_path_runs_as_the_package_means() -> TestResult 
         assert!(!out.text.contains(never), "{arguments}: {}", out.text);
     }
     // A script guessed at the repository's top (PyPDF2_01, Eparse_02):
-    // the reply names the file of that name, and neither it nor a shell
-    // command line is then written out as a file.
+    // the repository's only file of that name runs, as its package means.
     let guessed = repo.join("report.py").display().to_string();
+    let out = call(
+        &prepared,
+        "run_python",
+        json!({"path": guessed, "args": ["q"]}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    for says in [
+        "top [('q', 1)]",
+        "the repository's only file of that name",
+        "textstats/report.py, ran instead",
+    ] {
+        assert!(out.text.contains(says), "{}", out.text);
+    }
+    // With two files of that name, the reply names both, and neither it
+    // nor a shell command line is then written out as a file.
+    std::fs::create_dir_all(repo.join("tools"))?;
+    std::fs::write(repo.join("tools/report.py"), "print('other report')\n")?;
+    let prepared = agent::prepare(&fixture.task(), &config()).await?;
     let out = call(&prepared, "run_python", json!({"path": guessed})).await;
     assert!(out.is_error, "{}", out.text);
     assert!(
         out.text
-            .contains("textstats/report.py (the console script `textstats-report`)"),
+            .contains("textstats/report.py (the console script `textstats-report`)")
+            && out.text.contains("tools/report.py"),
         "{}",
         out.text
+    );
+    // The same guess through the shell gets the same facts as a hint.
+    let shell = call(
+        &prepared,
+        "run_shell",
+        json!({"command": format!("python3 {guessed} x")}),
+    )
+    .await;
+    assert!(
+        shell.text.contains("Hint:") && shell.text.contains("textstats/report.py"),
+        "{}",
+        shell.text
+    );
+    // A package's module run by path through the shell: a hint says how.
+    let shell = call(
+        &prepared,
+        "run_shell",
+        json!({"command": format!("python3 {report} x")}),
+    )
+    .await;
+    assert!(
+        shell.text.contains("attempted relative import")
+            && shell
+                .text
+                .contains("is the module `textstats.report` of a package"),
+        "{}",
+        shell.text
     );
     let output = fixture.out().join("output.txt").display().to_string();
     let out = call(
@@ -430,6 +476,29 @@ async fn one_liners_run_as_meant_and_tools_are_not_code() -> TestResult {
         }
         assert!(!out.text.contains("SyntaxError"), "{}", out.text);
     }
+    // A relative path naming the task's input (InvisibleWatermark_03's
+    // `cv2.imread('input/x.png')`) runs as that input's absolute path.
+    let input = fixture.input();
+    let first_line = std::fs::read_to_string(&input)?
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let out = call(
+        &prepared,
+        "run_python",
+        json!({"code": "print(open('data/input.txt').read().splitlines()[0])"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    for says in [
+        first_line.as_str(),
+        "naming the task's inputs were made absolute",
+        &format!("`data/input.txt` ran as {}", input.display()),
+    ] {
+        assert!(out.text.contains(says), "{}", out.text);
+    }
+    assert!(!out.text.contains("FileNotFoundError"), "{}", out.text);
     // Code Python accepts runs as written, without the note.
     let out = call(
         &prepared,
@@ -459,6 +528,47 @@ async fn one_liners_run_as_meant_and_tools_are_not_code() -> TestResult {
     // A name the repository does not have and no tool has: the usual advice.
     let out = call(&prepared, "search_code", json!({"query": "zzz_nothing"})).await;
     assert!(out.text.contains("Try other words"), "{}", out.text);
+    Ok(())
+}
+
+/// A click-style usage error (`Try '... --help' for help.`) comes back with
+/// the program's help (Eparse_01, tuning half of run 8: five identical
+/// calls with arguments the command does not take).
+#[tokio::test]
+async fn a_usage_error_comes_with_the_programs_help() -> TestResult {
+    let fixture = Fixture::new()?;
+    let tool = fixture.repo().join("tool.sh");
+    let shown = tool.display().to_string();
+    std::fs::write(
+        &tool,
+        format!(
+            "if [ \"$1\" = --help ]; then echo 'Options:'; echo '  --file PATH  the sheet to read'; exit 0; fi\n\
+             echo 'Usage: sh {shown} [OPTIONS]'; echo \"Try 'sh {shown} --help' for help.\"; echo\n\
+             echo 'Error: Got unexpected extra arguments (1 sheet)' >&2; exit 2\n"
+        ),
+    )?;
+    let prepared = agent::prepare(&fixture.task(), &config()).await?;
+    let out = call(
+        &prepared,
+        "run_shell",
+        json!({"command": format!("sh {shown} 1 sheet")}),
+    )
+    .await;
+    for says in [
+        "unexpected extra arguments",
+        "The usage error's help",
+        "--file PATH  the sheet to read",
+    ] {
+        assert!(out.text.contains(says), "{}", out.text);
+    }
+    // A run that succeeds gets no help appended.
+    let out = call(
+        &prepared,
+        "run_shell",
+        json!({"command": format!("sh {shown} --help")}),
+    )
+    .await;
+    assert!(!out.text.contains("The usage error's help"), "{}", out.text);
     Ok(())
 }
 

@@ -170,6 +170,91 @@ pub(crate) fn after_run(
 /// warns in its own words and returns `None`, and the model read the
 /// `AttributeError` that followed three turns running; no library's error
 /// text is needed to see the path is wrong.
+/// The command a command-line program's usage error says to run for its
+/// help (click and typer print `Try 'python -m pkg.cli scan --help' for
+/// help.`), when it is a plain command: words of letters, digits and
+/// `_ . / - : =` only, so running it can do nothing but print help.
+///
+/// Measured (GitTaskBench Eparse_01, tuning half, run 8): `python -m
+/// eparse.cli scan 1 sheet tables`, five times over, each answered `Got
+/// unexpected extra arguments`; click's usage line shows `[OPTIONS]`, not
+/// the options, and the model never asked for `--help`.
+pub(crate) fn help_command(output: &str) -> Option<String> {
+    static TRY: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"(?m)^Try '([^'\n]{1,200}) --help' for help\.?\s*$").ok());
+    if !output.contains("Error:") {
+        return None;
+    }
+    let command = TRY.as_ref()?.captures(output)?.get(1)?.as_str().trim();
+    let plain = command.split_whitespace().all(|word| {
+        word.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./-:=".contains(c))
+            && !word.starts_with("--help")
+    });
+    (plain && !command.is_empty()).then(|| format!("{command} --help"))
+}
+
+/// The script `python` could not open (`python: can't open file
+/// '/repo/cli.py': [Errno 2] No such file or directory`), as an absolute
+/// path.
+pub(crate) fn unopened_script(output: &str) -> Option<PathBuf> {
+    static CANT_OPEN: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"can't open file '([^'\n]{1,4096})': \[Errno 2\]").ok());
+    let path = PathBuf::from(CANT_OPEN.as_ref()?.captures(output)?.get(1)?.as_str());
+    path.is_absolute().then_some(path)
+}
+
+/// The script run by path whose relative import failed (`ImportError:
+/// attempted relative import with no known parent package`): the
+/// traceback's first file.
+pub(crate) fn relative_import_failure(output: &str) -> Option<PathBuf> {
+    static FRAME: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r#"File "([^"\n]{1,4096})", line \d+, in <module>"#).ok());
+    if !output.contains("attempted relative import with no known parent package") {
+        return None;
+    }
+    let path = PathBuf::from(FRAME.as_ref()?.captures(output)?.get(1)?.as_str());
+    path.is_absolute().then_some(path)
+}
+
+/// `code` with each relative path literal that names one of the task's
+/// inputs by its file name, and does not exist from the working directory,
+/// replaced by that input's absolute path; with the replacements made.
+/// `None` when there is none.
+///
+/// Measured (GitTaskBench InvisibleWatermark_03, tuning half, runs 5 and
+/// 8): `cv2.imread('input/InvisibleWatermark_03_input.png')`, the hint
+/// with the absolute path, then a `cp` of the input into the repository
+/// and the same code again, three times. A relative path whose file name
+/// is the task's input means that input.
+pub(crate) fn with_task_paths(
+    policy: &PathPolicy,
+    code: &str,
+) -> Option<(String, Vec<(String, PathBuf)>)> {
+    let mut out = code.to_owned();
+    let mut made = Vec::new();
+    for text in relative_input_literals(policy, code) {
+        let name = Path::new(&text).file_name();
+        let mut inputs = policy
+            .roots_of(RootKind::Input)
+            .filter(|input| input.file_name() == name);
+        let (Some(input), None) = (inputs.next(), inputs.next()) else {
+            continue;
+        };
+        let Some(absolute) = input.to_str().filter(|p| !p.contains(['\'', '"', '\\'])) else {
+            continue;
+        };
+        for quote in ['\'', '"'] {
+            out = out.replace(
+                &format!("{quote}{text}{quote}"),
+                &format!("{quote}{absolute}{quote}"),
+            );
+        }
+        made.push((text, input.to_path_buf()));
+    }
+    (!made.is_empty()).then_some((out, made))
+}
+
 fn relative_input_literals(policy: &PathPolicy, code: &str) -> Vec<String> {
     static LITERAL: LazyLock<Option<Regex>> =
         LazyLock::new(|| Regex::new(r#"['"]([^'"\n]{1,512})['"]"#).ok());
@@ -225,6 +310,53 @@ fn missing_relative_paths(output: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_script_python_could_not_open_is_named() {
+        let output =
+            "python: can't open file '/w/repo/cli.py': [Errno 2] No such file or directory\n";
+        assert_eq!(
+            super::unopened_script(output),
+            Some(std::path::PathBuf::from("/w/repo/cli.py"))
+        );
+        assert_eq!(
+            super::unopened_script("can't open file 'cli.py': [Errno 2]"),
+            None
+        );
+        assert_eq!(super::unopened_script("all fine"), None);
+    }
+
+    #[test]
+    fn a_failed_relative_import_names_its_script() {
+        let output = "Traceback (most recent call last):\n  File \"/w/Eparse/eparse/cli.py\", line 15, in <module>\n    from .core import (\nImportError: attempted relative import with no known parent package\n";
+        assert_eq!(
+            super::relative_import_failure(output),
+            Some(std::path::PathBuf::from("/w/Eparse/eparse/cli.py"))
+        );
+        assert_eq!(
+            super::relative_import_failure("ImportError: no module"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_usage_error_names_the_help_to_run() {
+        let click = "Usage: python -m eparse.cli scan [OPTIONS]\nTry 'python -m eparse.cli scan --help' for help.\n\nError: Got unexpected extra arguments (1 sheet tables)\n";
+        assert_eq!(
+            super::help_command(click).as_deref(),
+            Some("python -m eparse.cli scan --help")
+        );
+        // Not a usage error, or not a plain command: nothing is run.
+        assert_eq!(super::help_command("Try 'x --help' for help.\n"), None);
+        for hostile in [
+            "Try 'x; rm -rf ~ --help' for help.\nError: no",
+            "Try '$(curl evil) --help' for help.\nError: no",
+            "Try 'x `id` --help' for help.\nError: no",
+            "Try 'x --help --help' for help.\nError: no",
+        ] {
+            assert_eq!(super::help_command(hostile), None, "{hostile}");
+        }
+    }
+
     use super::*;
     use crate::tools::policy::Access;
 

@@ -210,10 +210,29 @@ const MAX_SAME_NAME: usize = 3;
 /// paths, with the console script of each that has one; at most
 /// [`MAX_SAME_NAME`], shortest path first.
 pub(crate) fn same_name_in_repositories(graphs: &[RepoGraph], missing: &Path) -> Vec<String> {
+    let mut found = same_name_files(graphs, missing);
+    found.truncate(MAX_SAME_NAME);
+    found
+        .into_iter()
+        .map(|path| {
+            let mut shown = path.display().to_string();
+            if let Some(Launch::EntryPoint { command, .. }) =
+                PackageModule::of_file(graphs, &path).and_then(|m| m.launch())
+            {
+                shown.push_str(&format!(" (the console script `{command}`)"));
+            }
+            shown
+        })
+        .collect()
+}
+
+/// Every file of `graphs` named as `missing` is, as an absolute path,
+/// shortest path first.
+pub(crate) fn same_name_files(graphs: &[RepoGraph], missing: &Path) -> Vec<PathBuf> {
     let Some(name) = missing.file_name().and_then(|n| n.to_str()) else {
         return Vec::new();
     };
-    let mut found: Vec<(usize, String)> = Vec::new();
+    let mut found: Vec<(usize, PathBuf)> = Vec::new();
     for graph in graphs {
         let Ok(root) = graph.root().canonicalize() else {
             continue;
@@ -224,21 +243,13 @@ pub(crate) fn same_name_in_repositories(graphs: &[RepoGraph], missing: &Path) ->
                 continue;
             }
             let path = root.join(&module.path);
-            if path == missing {
-                continue;
+            if path != missing {
+                found.push((module.path.len(), path));
             }
-            let mut shown = path.display().to_string();
-            if let Some(Launch::EntryPoint { command, .. }) =
-                PackageModule::of_file(graphs, &path).and_then(|m| m.launch())
-            {
-                shown.push_str(&format!(" (the console script `{command}`)"));
-            }
-            found.push((module.path.len(), shown));
         }
     }
     found.sort();
-    found.truncate(MAX_SAME_NAME);
-    found.into_iter().map(|(_, shown)| shown).collect()
+    found.into_iter().map(|(_, path)| path).collect()
 }
 
 /// The first line of `content` when it is a shell command line rather

@@ -125,6 +125,10 @@ pub struct Tools {
 /// Error replies remembered for `write_file`'s check.
 const KEPT_ERRORS: usize = 16;
 
+/// Lines of a program's `--help` added after its usage error: the options
+/// of a command fit, a manual does not.
+const USAGE_HELP_LINES: usize = 40;
+
 /// Shortest error line looked for in written content: a short one could
 /// be a real result's words.
 const MIN_ERROR_LINE: usize = 24;
@@ -801,7 +805,8 @@ impl Tools {
         // Measured (GitTaskBench Eparse_01, embedded Qwen 1.5B): a whole
         // command line in `args` (`["python", "-c", "import x"]`) and no
         // code, sent turn after turn. Its meaning is plain: run it.
-        let mut note = None;
+        // What the reply says was done differently from the call, in order.
+        let mut notes: Vec<String> = Vec::new();
         // With `path` naming a directory (where to run it, Eparse_02) too.
         let no_script = match (args.code.as_deref(), args.path.as_deref()) {
             (None, None) => true,
@@ -813,7 +818,7 @@ impl Tools {
             .flatten();
         let args = match rewritten {
             Some(args) => {
-                note = Some(
+                notes.push(
                     "`args` held a whole Python command line, and it ran as one; `args` is only \
                      for the script's own arguments: put code in `code` or a .py file in `path`"
                         .to_owned(),
@@ -827,6 +832,20 @@ impl Tools {
             .as_deref()
             .and_then(oneliner::split_compound_statements);
         let code = split.as_deref().or(args.code.as_deref());
+        let with_inputs = code.and_then(|c| hints::with_task_paths(&self.policy, c));
+        if let Some((_, made)) = &with_inputs {
+            let shown: Vec<String> = made
+                .iter()
+                .map(|(text, input)| format!("`{text}` ran as {}", input.display()))
+                .collect();
+            notes.push(format!(
+                "relative paths naming the task's inputs were made absolute (the code runs in \
+                 {}): {}; write absolute paths",
+                self.policy.base().display(),
+                shown.join(", ")
+            ));
+        }
+        let code = with_inputs.as_ref().map(|(c, _)| c.as_str()).or(code);
         let script = match (code, args.path.as_deref()) {
             (Some(code), None) => PythonScript::code(code),
             // Measured (GitTaskBench Eparse_03, embedded Qwen 1.5B): code
@@ -835,7 +854,7 @@ impl Tools {
             // cannot be the script, so the code runs and the reply says
             // what was ignored.
             (Some(code), Some(path)) if self.policy.read(path).is_ok_and(|p| p.is_dir()) => {
-                note = Some(format!(
+                notes.push(format!(
                     "`path` ({path}) is a directory, not a script: it was ignored and `code` ran \
                      in the working directory (the repositories are importable from anywhere); \
                      give `path` only to run a .py file"
@@ -847,31 +866,50 @@ impl Tools {
             // running until the time ran out. The code is what was written
             // this turn: it runs, and the reply says what was ignored.
             (Some(code), Some(path)) => {
-                note = Some(format!(
+                notes.push(format!(
                     "both `code` and `path` ({path}) were given: `code` ran and `path` was \
                      ignored; give `path` without `code` only to run a .py file"
                 ));
                 PythonScript::code(code)
             }
             (None, Some(path)) => {
-                let path = self.policy.read(path).map_err(|e| match e {
+                let path = match self.policy.read(path) {
+                    Ok(path) => path,
                     // Measured (GitTaskBench Eparse_02/_03): the model
                     // guessed `<repo>/cli.py` for `<repo>/eparse/cli.py`,
-                    // and "write it first" made it write one.
-                    policy::PathError::Missing(p) => {
-                        match launch::same_name_in_repositories(&self.graphs, Path::new(&p)) {
-                            found if found.is_empty() => Fail(format!(
-                                "{p} does not exist; give the path of an existing script, or \
-                                 write your own script first with write_file"
-                            )),
-                            found => Fail(format!(
-                                "{p} does not exist; the repository has {}: run that (`path`)",
-                                found.join(", ")
-                            )),
+                    // and "write it first" made it write one; told the
+                    // right path (run 8, Eparse_02), it sent the guess
+                    // again, turn after turn. With one file of that name
+                    // the meaning is plain: that file runs.
+                    Err(policy::PathError::Missing(p)) => {
+                        let missing = Path::new(&p);
+                        match launch::same_name_files(&self.graphs, missing).as_slice() {
+                            [only] => {
+                                let only = self.policy.read(&only.display().to_string())?;
+                                notes.push(format!(
+                                    "{p} does not exist; the repository's only file of that \
+                                     name, {}, ran instead",
+                                    only.display()
+                                ));
+                                only
+                            }
+                            [] => {
+                                return Err(Fail(format!(
+                                    "{p} does not exist; give the path of an existing script, \
+                                     or write your own script first with write_file"
+                                )));
+                            }
+                            _ => {
+                                return Err(Fail(format!(
+                                    "{p} does not exist; the repository has {}: run that (`path`)",
+                                    launch::same_name_in_repositories(&self.graphs, missing)
+                                        .join(", ")
+                                )));
+                            }
                         }
                     }
-                    other => Fail::from(other),
-                })?;
+                    Err(other) => return Err(Fail::from(other)),
+                };
                 if !path.is_file() {
                     return Err(Fail(format!("{} is not a file", path.display())));
                 }
@@ -879,10 +917,7 @@ impl Tools {
                 match package.as_ref().and_then(|m| Some((m, m.launch()?))) {
                     Some((module, how)) => {
                         let ran = module.note(&how, &format!("`{}`", path.display()));
-                        note = Some(match note {
-                            Some(first) => format!("{first}\nNote: {ran}"),
-                            None => ran,
-                        });
+                        notes.push(ran);
                         PythonScript::code(module.code(&how))
                     }
                     None => PythonScript::file(path),
@@ -905,15 +940,13 @@ impl Tools {
             .await
             .map_err(|e| Fail(format!("the sandbox could not run Python: {e}")))?;
         let mut report = self.exec_report(&result, code, &before);
+        self.add_usage_help(&mut report, &result).await;
         if split.is_some() {
             let split_note = "a compound statement (`for`, `if`, `with`, ...) cannot follow `;`: \
                               it ran on a line of its own; write code on separate lines";
-            note = Some(match note {
-                Some(first) => format!("{first}\nNote: {split_note}"),
-                None => split_note.to_owned(),
-            });
+            notes.push(split_note.to_owned());
         }
-        if let Some(note) = note {
+        for note in notes {
             if !report.ends_with('\n') {
                 report.push('\n');
             }
@@ -931,7 +964,72 @@ impl Tools {
             .run_shell(command)
             .await
             .map_err(|e| Fail(format!("the sandbox could not run the command: {e}")))?;
-        Ok(self.exec_report(&result, None, &before))
+        let mut report = self.exec_report(&result, None, &before);
+        self.add_usage_help(&mut report, &result).await;
+        let output = result.combined_output();
+        // Measured (GitTaskBench Eparse_03, run 8): `cd <repo> && python
+        // eparse/cli.py ...`, a relative import's ImportError.
+        if let Some(script) = hints::relative_import_failure(&output)
+            && let Some(module) = launch::PackageModule::of_file(&self.graphs, &script)
+        {
+            if !report.ends_with('\n') {
+                report.push('\n');
+            }
+            let _ = writeln!(
+                report,
+                "Hint: {} is the module `{}` of a package and cannot run by its path: run it \
+                 with run_python (`path`, and its arguments in `args`), which runs it as its \
+                 package means, or as `python -m {}`",
+                script.display(),
+                module.name,
+                module.name
+            );
+        }
+        // Measured (GitTaskBench Eparse_02, run 8): `cd <repo> && python
+        // cli.py ...` for `<repo>/eparse/cli.py`, three times.
+        if let Some(missing) = hints::unopened_script(&output) {
+            let found = launch::same_name_in_repositories(&self.graphs, &missing);
+            if !found.is_empty() {
+                if !report.ends_with('\n') {
+                    report.push('\n');
+                }
+                let _ = writeln!(
+                    report,
+                    "Hint: {} does not exist; the repository has {}: run it with run_python \
+                     (`path`), which runs a package's module as its package means",
+                    missing.display(),
+                    found.join(", ")
+                );
+            }
+        }
+        Ok(report)
+    }
+
+    /// After a command-line program's usage error, its help, run in the
+    /// sandbox like any other command ([`hints::help_command`]).
+    async fn add_usage_help(&self, report: &mut String, result: &sandbox::ExecResult) {
+        if result.exit_code == Some(0) {
+            return;
+        }
+        let Some(command) = hints::help_command(&result.combined_output()) else {
+            return;
+        };
+        let Ok(help) = self.sandbox.run_shell(&command).await else {
+            return;
+        };
+        let text = help.combined_output();
+        let lines: Vec<&str> = text.lines().take(USAGE_HELP_LINES).collect();
+        if help.exit_code != Some(0) || lines.is_empty() {
+            return;
+        }
+        if !report.ends_with('\n') {
+            report.push('\n');
+        }
+        let _ = writeln!(
+            report,
+            "The usage error's help, `{command}` (run for you):\n{}",
+            lines.join("\n")
+        );
     }
 }
 
