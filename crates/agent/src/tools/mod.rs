@@ -940,7 +940,8 @@ impl Tools {
             .await
             .map_err(|e| Fail(format!("the sandbox could not run Python: {e}")))?;
         let mut report = self.exec_report(&result, code, &before);
-        self.add_usage_help(&mut report, &result).await;
+        self.add_usage_help(&mut report, &result.combined_output(), result.exit_code)
+            .await;
         if split.is_some() {
             let split_note = "a compound statement (`for`, `if`, `with`, ...) cannot follow `;`: \
                               it ran on a line of its own; write code on separate lines";
@@ -965,8 +966,9 @@ impl Tools {
             .await
             .map_err(|e| Fail(format!("the sandbox could not run the command: {e}")))?;
         let mut report = self.exec_report(&result, None, &before);
-        self.add_usage_help(&mut report, &result).await;
         let output = result.combined_output();
+        self.add_usage_help(&mut report, &output, result.exit_code)
+            .await;
         // Measured (GitTaskBench Eparse_03, run 8): `cd <repo> && python
         // eparse/cli.py ...`, a relative import's ImportError.
         if let Some(script) = hints::relative_import_failure(&output)
@@ -1007,11 +1009,11 @@ impl Tools {
 
     /// After a command-line program's usage error, its help, run in the
     /// sandbox like any other command ([`hints::help_command`]).
-    async fn add_usage_help(&self, report: &mut String, result: &sandbox::ExecResult) {
-        if result.exit_code == Some(0) {
+    async fn add_usage_help(&self, report: &mut String, output: &str, exit_code: Option<i32>) {
+        if exit_code == Some(0) {
             return;
         }
-        let Some(command) = hints::help_command(&result.combined_output()) else {
+        let Some(command) = hints::help_command(output) else {
             return;
         };
         let Ok(help) = self.sandbox.run_shell(&command).await else {
