@@ -33,7 +33,9 @@ const USAGE: &str = "usage: cargo xtask bench repogenesis --generate [--root DIR
     generated/<task>/, trajectories/<task>.jsonl, logs/<task>.log, generation.jsonl,\n                        \
     evaluation/ (the harness's results), generate-report.md, generate-report.json\n  \
     --resume              with an --out that holds a run: keep the tasks its generation.jsonl records,\n                        \
-    generate the others (also passed to bench-harness)\n\n\
+    generate the others (also passed to bench-harness)\n  \
+    --binaries DIR        run DIR/repo-agent and DIR/bench-harness instead of building them (to measure a\n                        \
+    fixed build, copied aside, while the work tree changes)\n\n\
     Passed to `repo-agent generate`:\n  \
     --model NAME --base-url URL   an OpenAI-compatible server (default: OPENAI_BASE_URL, REPO_AGENT_MODEL;\n                        \
     without them the embedded Qwen2.5-Coder-1.5B runs; --model smollm2 picks the 135M demo model)\n  \
@@ -77,6 +79,8 @@ struct Options {
     isolation: Option<String>,
     /// Everything else, for `bench-harness repogenesis`, in order.
     evaluation: Vec<String>,
+    /// `--binaries`: prebuilt `repo-agent` and `bench-harness`.
+    binaries: Option<PathBuf>,
 }
 
 /// Runs the command; `rest` is what followed `bench repogenesis`, `--generate`
@@ -103,8 +107,21 @@ pub(crate) fn run_generate(rest: &[&str]) -> anyhow::Result<()> {
         ),
     };
 
-    let agent = release_binary("agent", "repo-agent")?;
-    let harness = release_binary("bench-harness", "bench-harness")?;
+    let (agent, harness) = match &options.binaries {
+        Some(dir) => {
+            let pair = (dir.join("repo-agent"), dir.join("bench-harness"));
+            for binary in [&pair.0, &pair.1] {
+                if !binary.is_file() {
+                    bail!("--binaries: {} is not a file", binary.display());
+                }
+            }
+            pair
+        }
+        None => (
+            release_binary("agent", "repo-agent")?,
+            release_binary("bench-harness", "bench-harness")?,
+        ),
+    };
     check_harness_flags(&harness, &options.evaluation)?;
     let build_ms = started.elapsed().as_millis() as u64;
     let generation_started = Instant::now();
@@ -230,6 +247,7 @@ fn parse(rest: &[&str]) -> anyhow::Result<Option<Options>> {
     let mut timeout = None;
     let mut isolation = None;
     let mut evaluation = Vec::new();
+    let mut binaries = None;
     let mut it = rest.iter();
     while let Some(&arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -247,6 +265,7 @@ fn parse(rest: &[&str]) -> anyhow::Result<Option<Options>> {
             "-h" | "--help" => return Ok(None),
             "--root" => root = Some(absolute(&value()?)?),
             "--out" => out = Some(absolute(&value()?)?),
+            "--binaries" => binaries = Some(absolute(&value()?)?),
             "--tasks" => {
                 let list: Vec<String> = value()?
                     .split(',')
@@ -317,6 +336,7 @@ fn parse(rest: &[&str]) -> anyhow::Result<Option<Options>> {
         timeout,
         isolation,
         evaluation,
+        binaries,
     }))
 }
 
@@ -1121,9 +1141,12 @@ mod tests {
             "process",
             "--no-dynamic-checks",
             "--resume",
+            "--binaries",
+            "/opt/run1",
         ])
         .unwrap()
         .unwrap();
+        assert_eq!(options.binaries.as_deref(), Some(Path::new("/opt/run1")));
         assert_eq!(
             options.tasks.as_deref(),
             Some(&["flask".to_owned(), "SimpleFastPyAPI".to_owned()][..])
