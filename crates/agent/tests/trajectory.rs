@@ -261,9 +261,8 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
         // The first answer is refused (no JSON): the blueprint is asked again.
         .then(text("I will plan it.", 300, 5))
         .then(text(&format!("```json\n{blueprint}\n```"), 400, 120))
-        .then(text("flask\n", 200, 2))
+        // requirements.txt and start.sh follow from app.py's facts: no call.
         .then(text(&format!("```python\n{app}```"), 250, 60))
-        .then(text("```sh\n#!/bin/sh\nexec python app.py\n```", 260, 8))
         .then(call(
             "r1",
             "edit_file",
@@ -305,7 +304,7 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
         summary.rounds
     );
     assert_eq!(model.remaining(), 0);
-    assert_eq!(summary.model_calls, 8);
+    assert_eq!(summary.model_calls, 6);
     let (first, retry) = (
         model.requests()[0].max_tokens,
         model.requests()[1].max_tokens,
@@ -316,7 +315,7 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
     );
     assert_eq!(
         summary.total_tokens,
-        300 + 5 + 400 + 120 + 200 + 2 + 250 + 60 + 260 + 8 + 2 * 110
+        300 + 5 + 400 + 120 + 250 + 60 + 2 * 110
     );
 
     let read = Trajectory::read(&path)?;
@@ -357,10 +356,19 @@ async fn a_generation_trajectory_matches_the_documentation() -> TestResult {
             "prompt {prompt} + answer {max} overflow the window"
         );
     }
+    // The scaffold, from the facts of app.py: Flask's runner on the
+    // specification's port, and the pinned import.
+    let start = std::fs::read_to_string(out.join("start.sh"))?;
+    assert!(
+        start.contains("exec python3 -m flask --app app:app run --host 0.0.0.0 --port 5000"),
+        "{start}"
+    );
+    let requirements = std::fs::read_to_string(out.join("requirements.txt"))?;
+    assert!(requirements.ends_with("\nFlask==3.0.3\n"), "{requirements}");
     // Retrieval: one step per file; app.py's prompt held the reference's code.
     assert_eq!(report.retrieved.len(), 1, "{:?}", report.retrieved);
     assert!(report.retrieved[0].1.ends_with("reference/app.py"));
-    let app_prompt = model.requests()[4].messages[1]
+    let app_prompt = model.requests()[3].messages[1]
         .text()
         .unwrap_or("")
         .to_owned();

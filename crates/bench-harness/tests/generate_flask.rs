@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! `repo-agent generate` end to end on the RepoGenesis `flask` task with a
-//! scripted model: the model answers with a blueprint, three files and one
+//! scripted model: the model answers with a blueprint and two files, with one
 //! deliberate bug (the echo endpoint answers `len` instead of `length`).
 //! The dynamic check finds the bug through the failing endpoint call, the
 //! repair round fixes it with `edit_file`, the second verification passes,
@@ -41,12 +41,13 @@ const BLUEPRINT: &str = r#"```json
   "files": [
     {"path": "app.py", "purpose": "The Flask application serving every endpoint on port 5000.", "exports": ["app"]},
     {"path": "requirements.txt", "purpose": "Python requirements."},
+    {"path": "client.py", "purpose": "A command-line client of the service.", "depends_on": ["app.py"]},
     {"path": "start.sh", "purpose": "Starts the service in the foreground.", "depends_on": ["app.py"]}
   ],
   "dependencies": ["flask"],
   "start": {"command": "python app.py"},
   "verification": ["every endpoint answers as specified"],
-  "build_order": ["requirements.txt", "app.py", "start.sh"]
+  "build_order": ["requirements.txt", "app.py", "client.py", "start.sh"]
 }
 ```"#;
 
@@ -85,6 +86,8 @@ if __name__ == "__main__":
     app.run(host="0.0.0.0", port=5000)
 ```"#;
 
+const CLIENT: &str = "```python\nimport sys\nimport urllib.request\n\nprint(urllib.request.urlopen(sys.argv[1]).read().decode())\n```";
+
 fn usage(prompt: u64, completion: u64) -> TokenUsage {
     TokenUsage::new(prompt, completion)
 }
@@ -112,9 +115,9 @@ fn a_bug_found_by_an_endpoint_call_is_repaired_and_the_golden_tests_pass() {
     let app_path = out.join("app.py");
     let model = Scripted::new()
         .then(ChatResponse::text(BLUEPRINT).with_usage(usage(1_200, 700)))
-        .then(ChatResponse::text("```\nflask\n```").with_usage(usage(900, 5)))
         .then(ChatResponse::text(APP).with_usage(usage(950, 300)))
-        .then(ChatResponse::text("```bash\n#!/bin/bash\nexec python app.py\n```").with_usage(usage(1_000, 12)))
+        .then(ChatResponse::text(CLIENT).with_usage(usage(1_000, 12)))
+        // requirements.txt and start.sh are written from the code's facts.
         .then(
             ChatResponse::with_tool_calls(vec![llm::ToolCall::new(
                 "call-1",
@@ -189,9 +192,14 @@ fn a_bug_found_by_an_endpoint_call_is_repaired_and_the_golden_tests_pass() {
 
     // Every model call is counted once: the run's totals are the script's,
     // and the steps' usage adds up to them.
-    assert_eq!(s.model_calls, 6);
-    assert_eq!(s.prompt_tokens, 1_200 + 900 + 950 + 1_000 + 2_000 + 2_100);
-    assert_eq!(s.completion_tokens, 700 + 5 + 300 + 12 + 40 + 15);
+    assert_eq!(s.model_calls, 5);
+    assert_eq!(s.prompt_tokens, 1_200 + 950 + 1_000 + 2_000 + 2_100);
+    assert_eq!(s.completion_tokens, 700 + 300 + 12 + 40 + 15);
+    // app.py's own `__main__` block serves the README's port: it is run.
+    let start = std::fs::read_to_string(out.join("start.sh")).unwrap();
+    assert!(start.ends_with("\nexec python3 app.py\n"), "{start}");
+    let requirements = std::fs::read_to_string(out.join("requirements.txt")).unwrap();
+    assert!(requirements.ends_with("\nFlask==3.0.3\n"), "{requirements}");
     let events = trajectory.events();
     let steps: Vec<&agent::generate::StepEvent> = events
         .iter()
@@ -207,6 +215,7 @@ fn a_bug_found_by_an_endpoint_call_is_repaired_and_the_golden_tests_pass() {
         phases,
         [
             GeneratePhase::Blueprint,
+            GeneratePhase::WriteFile,
             GeneratePhase::WriteFile,
             GeneratePhase::WriteFile,
             GeneratePhase::WriteFile,
@@ -228,10 +237,10 @@ fn a_bug_found_by_an_endpoint_call_is_repaired_and_the_golden_tests_pass() {
         .filter(|e| matches!(e, TrajectoryEvent::Summary(_)))
         .count();
     assert_eq!(episode_summaries, 1);
-    // Code memory: the start script's context held app.py's entry (its
-    // routes, from repo-graph's facts), never app.py's code.
-    let start_request = &model.requests()[3];
-    let prompt = start_request.messages[1].text().unwrap();
+    // Code memory: the client's context held app.py's entry (its routes,
+    // from repo-graph's facts), never app.py's code.
+    let client_request = &model.requests()[2];
+    let prompt = client_request.messages[1].text().unwrap();
     assert!(
         prompt.contains("Routes: ") && prompt.contains("GET /health -> app.health"),
         "{prompt}"

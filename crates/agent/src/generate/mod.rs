@@ -39,6 +39,7 @@ pub mod probe;
 mod prompts;
 pub mod report;
 pub mod retrieve;
+mod scaffold;
 pub mod verify;
 
 use std::collections::HashMap;
@@ -209,6 +210,9 @@ const MAX_REPAIR_FILE_BYTES: u64 = 256 * 1024;
 
 /// Largest `requirements.txt` read to tell whether it changed (bytes).
 const MAX_REQUIREMENTS_BYTES: u64 = 1 << 20;
+
+/// Files written from the code's facts when they suffice ([`scaffold`]).
+const SCAFFOLD_FILES: [&str; 2] = ["requirements.txt", "start.sh"];
 
 /// The agent's own directory inside the output.
 pub const AGENT_DIR: &str = ".repo-agent";
@@ -425,6 +429,7 @@ impl<'a> Run<'a> {
         while self.checks.iter().any(|c| !c.passed) && iteration < self.config.max_iterations {
             iteration += 1;
             self.repair_round(&blueprint, iteration).await?;
+            self.refresh_requirements(&blueprint)?;
             self.verify_round(&blueprint, iteration).await?;
         }
         Ok(if self.checks.iter().all(|c| c.passed) {
@@ -717,9 +722,42 @@ impl<'a> Run<'a> {
         };
         let order = blueprint.build_order.clone();
         let total = order.len();
+        // `requirements.txt` and `start.sh` follow from the code once it is
+        // written (its imports, its app object), so they come last and,
+        // where the facts suffice, without the model.
+        let (deferred, order): (Vec<String>, Vec<String>) = order
+            .into_iter()
+            .partition(|p| SCAFFOLD_FILES.contains(&p.as_str()));
         for (i, path) in order.iter().enumerate() {
+            self.write_planned(blueprint, path, (i + 1, total), references.as_ref())
+                .await?;
+        }
+        let left = self.write_scaffold(blueprint, &deferred)?;
+        for (i, path) in left.iter().enumerate() {
+            self.write_planned(
+                blueprint,
+                path,
+                (order.len() + deferred.len() - left.len() + i + 1, total),
+                references.as_ref(),
+            )
+            .await?;
+        }
+        self.times.write_ms = millis(started.elapsed());
+        Ok(())
+    }
+
+    /// Asks the model for one planned file and writes it, with its memory
+    /// entry.
+    async fn write_planned(
+        &mut self,
+        blueprint: &Blueprint,
+        path: &str,
+        (position, total): (usize, usize),
+        references: Option<&retrieve::References>,
+    ) -> Result<(), Stop> {
+        {
             let Some(plan) = blueprint.file(path).cloned() else {
-                continue;
+                return Ok(());
             };
             let mut context = blueprint.render();
             let deps: Vec<&MemoryEntry> = plan
@@ -733,7 +771,7 @@ impl<'a> Run<'a> {
                     context.push_str(&entry.render());
                 }
             }
-            if let Some(refs) = &references {
+            if let Some(refs) = references {
                 let before = self.meter.summary();
                 let retrieve_started = Instant::now();
                 let found = refs.for_file(
@@ -760,7 +798,7 @@ impl<'a> Run<'a> {
                         "\n# Reference code ({}); adapt, do not copy blindly\n```\n{}\n```\n",
                         r.source, r.text
                     );
-                    self.retrieved.push((path.clone(), r.source));
+                    self.retrieved.push((path.to_owned(), r.source));
                 }
             }
             if blueprint.origin == BlueprintOrigin::Facts {
@@ -782,7 +820,7 @@ impl<'a> Run<'a> {
                     format!("It must export: {}\n", plan.exports.join(", "))
                 }
             );
-            self.say(&format!("[write {}/{total}] {path}", i + 1));
+            self.say(&format!("[write {position}/{total}] {path}"));
             let messages = vec![Message::system(prompts::CODER), Message::user(context)];
             let Ok((answer, before, call_started)) = self
                 .call_step(
@@ -794,7 +832,7 @@ impl<'a> Run<'a> {
                 )
                 .await?
             else {
-                continue;
+                return Ok(());
             };
             let content = file_content(&answer);
             self.write(path, &content)?;
@@ -807,8 +845,8 @@ impl<'a> Run<'a> {
                 entry.interface.len(),
                 entry.routes.len()
             );
-            self.memory.insert(path.clone(), entry);
-            self.written.push(path.clone());
+            self.memory.insert(path.to_owned(), entry);
+            self.written.push(path.to_owned());
             self.step(
                 GeneratePhase::WriteFile,
                 Some(path),
@@ -818,8 +856,116 @@ impl<'a> Run<'a> {
                 Vec::new(),
             )?;
         }
-        self.times.write_ms = millis(started.elapsed());
         Ok(())
+    }
+
+    /// Writes the scaffold files of `paths` that the written code's facts
+    /// determine (see [`scaffold`]); returns those left to the model.
+    fn write_scaffold(
+        &mut self,
+        blueprint: &Blueprint,
+        paths: &[String],
+    ) -> Result<Vec<String>, Stop> {
+        let started = Instant::now();
+        let graph = self.analyze()?;
+        let facts = scaffold::CodeFacts::of(&graph);
+        let mut left = Vec::new();
+        let mut needs: Vec<&'static str> = Vec::new();
+        let port = blueprint.service.as_ref().map(|s| s.port);
+        if paths.iter().any(|p| p == "start.sh") {
+            match port.and_then(|port| facts.start_script(port)) {
+                Some(start) => {
+                    self.write("start.sh", &start.text)?;
+                    self.scaffold_step("start.sh", started, format!("from facts: {}", start.how))?;
+                    self.written.push("start.sh".into());
+                    needs = start.needs;
+                }
+                None => left.push("start.sh".to_owned()),
+            }
+        }
+        if paths.iter().any(|p| p == "requirements.txt") {
+            let requirements = facts.requirements(&blueprint.dependencies, &needs);
+            self.write("requirements.txt", &requirements.text())?;
+            let mut result = format!("from imports: {}", requirements.lines.join(", "));
+            if !requirements.unknown.is_empty() {
+                let _ = write!(
+                    result,
+                    "; left out (neither pinned nor planned): {}",
+                    requirements.unknown.join(", ")
+                );
+            }
+            self.scaffold_step("requirements.txt", started, result)?;
+            self.written.push("requirements.txt".into());
+        }
+        for path in ["requirements.txt", "start.sh"] {
+            if self.written.iter().any(|w| w == path) {
+                self.memory
+                    .insert(path.to_owned(), MemoryEntry::plain(path, blueprint));
+            }
+        }
+        Ok(left)
+    }
+
+    /// After a repair: the requirements of the code as it now is, with the
+    /// lines the repair added kept.
+    fn refresh_requirements(&mut self, blueprint: &Blueprint) -> Result<(), Stop> {
+        if !self.written.iter().any(|w| w == "requirements.txt") {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let existing = self
+            .policy
+            .read("requirements.txt")
+            .ok()
+            .and_then(|path| {
+                repo_graph::read_in_tree(&self.out, &path, MAX_REQUIREMENTS_BYTES).ok()
+            })
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default();
+        let graph = self.analyze()?;
+        let facts = scaffold::CodeFacts::of(&graph);
+        let start = self
+            .policy
+            .read("start.sh")
+            .ok()
+            .and_then(|path| {
+                repo_graph::read_in_tree(&self.out, &path, MAX_REQUIREMENTS_BYTES).ok()
+            })
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default();
+        let needs: &[&str] = if start.contains("uvicorn") {
+            &["uvicorn"]
+        } else {
+            &[]
+        };
+        let derived = facts
+            .requirements(&blueprint.dependencies, needs)
+            .merged(&existing);
+        if derived.text() != existing {
+            self.write("requirements.txt", &derived.text())?;
+            self.scaffold_step(
+                "requirements.txt",
+                started,
+                format!(
+                    "after the repair, from imports: {}",
+                    derived.lines.join(", ")
+                ),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn scaffold_step(&mut self, path: &str, started: Instant, result: String) -> Result<(), Stop> {
+        self.say(&format!("[write] {path}: {result}"));
+        let before = self.meter.summary();
+        self.step(
+            GeneratePhase::WriteFile,
+            Some(path),
+            &before,
+            started,
+            result,
+            Vec::new(),
+        )
     }
 
     /// Writes a generated file inside the output directory (never through

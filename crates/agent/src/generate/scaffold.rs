@@ -1,0 +1,621 @@
+//! Deterministic scaffolding (issue 28, item 7): the files a generated
+//! service needs that follow from facts alone, written without a model.
+//!
+//! - `requirements.txt` lists the distributions the generated code imports
+//!   (repo-graph's external imports, outside `try` blocks), pinned from a
+//!   table of versions that resolve together on CPython 3.11; an import the
+//!   table lacks is listed unpinned only when the blueprint planned it, since
+//!   one unknown name (an unresolved local module, say) fails the whole
+//!   `pip install -r`.
+//! - `start.sh` starts the app object the code defines (`X = Flask(...)`,
+//!   `X = FastAPI(...)`, a Django `manage.py`) on the port the specification
+//!   states. A module whose `__main__` block already runs the server on that
+//!   port is run as it is, so the setup it does there (creating tables, say)
+//!   still happens.
+//!
+//! When the code defines no app the facts can name, `start.sh` is left to
+//! the model, as before.
+
+use std::collections::BTreeSet;
+
+/// Pinned distributions by top-level import name: `(module, distribution,
+/// version)`. Checked together with `pip install --dry-run` on CPython 3.11
+/// (2026-11-27); Eve 2.1.0 resolves with these Flask and pymongo pins.
+const PINS: &[(&str, &str, &str)] = &[
+    ("aiofiles", "aiofiles", "24.1.0"),
+    ("bcrypt", "bcrypt", "4.2.0"),
+    ("bson", "pymongo", "4.10.1"),
+    ("cryptography", "cryptography", "43.0.1"),
+    ("dateutil", "python-dateutil", "2.9.0.post0"),
+    ("django", "Django", "5.1.2"),
+    ("dotenv", "python-dotenv", "1.0.1"),
+    ("email_validator", "email-validator", "2.2.0"),
+    ("eve", "Eve", "2.1.0"),
+    ("fastapi", "fastapi", "0.115.0"),
+    ("flask", "Flask", "3.0.3"),
+    ("flask_cors", "Flask-Cors", "5.0.0"),
+    ("flask_jwt_extended", "Flask-JWT-Extended", "4.6.0"),
+    ("flask_login", "Flask-Login", "0.6.3"),
+    ("flask_restful", "Flask-RESTful", "0.3.10"),
+    ("flask_socketio", "Flask-SocketIO", "5.4.1"),
+    ("flask_sqlalchemy", "Flask-SQLAlchemy", "3.1.1"),
+    ("httpx", "httpx", "0.27.2"),
+    ("itsdangerous", "itsdangerous", "2.2.0"),
+    ("jinja2", "Jinja2", "3.1.4"),
+    ("jose", "python-jose", "3.3.0"),
+    ("jwt", "PyJWT", "2.9.0"),
+    ("markdown", "Markdown", "3.7"),
+    ("marshmallow", "marshmallow", "3.22.0"),
+    ("multipart", "python-multipart", "0.0.12"),
+    ("passlib", "passlib", "1.7.4"),
+    ("PIL", "Pillow", "10.4.0"),
+    ("pydantic", "pydantic", "2.9.2"),
+    ("pymongo", "pymongo", "4.10.1"),
+    ("pytest", "pytest", "8.3.3"),
+    ("redis", "redis", "5.1.1"),
+    ("requests", "requests", "2.32.3"),
+    ("rest_framework", "djangorestframework", "3.15.2"),
+    ("socketio", "python-socketio", "5.11.4"),
+    ("sqlalchemy", "SQLAlchemy", "2.0.35"),
+    ("uvicorn", "uvicorn", "0.30.6"),
+    ("websockets", "websockets", "13.1"),
+    ("werkzeug", "Werkzeug", "3.0.4"),
+    ("yaml", "PyYAML", "6.0.2"),
+];
+
+/// Import names that come with a distribution already pinned for another
+/// name: listing them again would pin a second, possibly conflicting version.
+const BUNDLED: &[(&str, &str)] = &[("starlette", "fastapi")];
+
+/// CPython 3.11's `sys.stdlib_module_names`, without the private ones.
+#[rustfmt::skip]
+const STDLIB: &[&str] = &[
+    "abc", "aifc", "antigravity", "argparse", "array", "ast", "asynchat", "asyncio",
+    "asyncore", "atexit", "audioop", "base64", "bdb", "binascii", "bisect", "builtins", "bz2",
+    "cProfile", "calendar", "cgi", "cgitb", "chunk", "cmath", "cmd", "code", "codecs",
+    "codeop", "collections", "colorsys", "compileall", "concurrent", "configparser",
+    "contextlib", "contextvars", "copy", "copyreg", "crypt", "csv", "ctypes", "curses",
+    "dataclasses", "datetime", "dbm", "decimal", "difflib", "dis", "distutils", "doctest",
+    "email", "encodings", "ensurepip", "enum", "errno", "faulthandler", "fcntl", "filecmp",
+    "fileinput", "fnmatch", "fractions", "ftplib", "functools", "gc", "genericpath", "getopt",
+    "getpass", "gettext", "glob", "graphlib", "grp", "gzip", "hashlib", "heapq", "hmac",
+    "html", "http", "idlelib", "imaplib", "imghdr", "imp", "importlib", "inspect", "io",
+    "ipaddress", "itertools", "json", "keyword", "lib2to3", "linecache", "locale", "logging",
+    "lzma", "mailbox", "mailcap", "marshal", "math", "mimetypes", "mmap", "modulefinder",
+    "msilib", "msvcrt", "multiprocessing", "netrc", "nis", "nntplib", "nt", "ntpath",
+    "nturl2path", "numbers", "opcode", "operator", "optparse", "os", "ossaudiodev", "pathlib",
+    "pdb", "pickle", "pickletools", "pipes", "pkgutil", "platform", "plistlib", "poplib",
+    "posix", "posixpath", "pprint", "profile", "pstats", "pty", "pwd", "py_compile", "pyclbr",
+    "pydoc", "pydoc_data", "pyexpat", "queue", "quopri", "random", "re", "readline", "reprlib",
+    "resource", "rlcompleter", "runpy", "sched", "secrets", "select", "selectors", "shelve",
+    "shlex", "shutil", "signal", "site", "smtpd", "smtplib", "sndhdr", "socket",
+    "socketserver", "spwd", "sqlite3", "sre_compile", "sre_constants", "sre_parse", "ssl",
+    "stat", "statistics", "string", "stringprep", "struct", "subprocess", "sunau", "symtable",
+    "sys", "sysconfig", "syslog", "tabnanny", "tarfile", "telnetlib", "tempfile", "termios",
+    "textwrap", "this", "threading", "time", "timeit", "tkinter", "token", "tokenize",
+    "tomllib", "trace", "traceback", "tracemalloc", "tty", "turtle", "turtledemo", "types",
+    "typing", "unicodedata", "unittest", "urllib", "uu", "uuid", "venv", "warnings", "wave",
+    "weakref", "webbrowser", "winreg", "winsound", "wsgiref", "xdrlib", "xml", "xmlrpc",
+    "zipapp", "zipfile", "zipimport", "zlib", "zoneinfo",
+    "__future__", "__main__",
+];
+
+/// The pinned `name==version` line for an import name, if the table has it.
+fn pin(module: &str) -> Option<String> {
+    PINS.iter()
+        .find(|(m, _, _)| *m == module)
+        .map(|(_, dist, version)| format!("{dist}=={version}"))
+}
+
+/// A distribution or import name as pip compares them (PEP 503).
+fn normalized(name: &str) -> String {
+    name.trim().to_ascii_lowercase().replace(['_', '.'], "-")
+}
+
+/// The requirement name of a `requirements.txt` line (`Flask>=2 ; ...` ->
+/// `flask`), if the line names one.
+fn requirement_name(line: &str) -> Option<String> {
+    let line = line.split('#').next().unwrap_or("").trim();
+    if line.is_empty() || line.starts_with('-') {
+        return None;
+    }
+    let end = line
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .unwrap_or(line.len());
+    (end > 0).then(|| normalized(&line[..end]))
+}
+
+/// The `requirements.txt` the generated code needs, and what was left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Requirements {
+    /// The file's lines, sorted.
+    pub lines: Vec<String>,
+    /// Third-party imports neither in the table nor planned: left out.
+    pub unknown: Vec<String>,
+}
+
+impl Requirements {
+    /// The file's text.
+    pub fn text(&self) -> String {
+        let mut text = String::from(
+            "# Written by repo-agent from the generated code's imports (pinned versions).\n",
+        );
+        for line in &self.lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+        text
+    }
+}
+
+impl Requirements {
+    /// These requirements with the lines of `existing` (a
+    /// `requirements.txt` someone edited) that name other distributions
+    /// kept; a line naming a standard-library module is dropped, since pip
+    /// cannot install it.
+    pub fn merged(mut self, existing: &str) -> Requirements {
+        let mine: BTreeSet<String> = self
+            .lines
+            .iter()
+            .filter_map(|l| requirement_name(l))
+            .collect();
+        for line in existing.lines() {
+            let Some(name) = requirement_name(line) else {
+                continue;
+            };
+            let stdlib = STDLIB.iter().any(|m| normalized(m) == name);
+            if !stdlib && !mine.contains(&name) {
+                self.lines
+                    .push(line.split('#').next().unwrap_or("").trim().to_owned());
+            }
+        }
+        self.lines.sort();
+        self.lines.dedup();
+        self
+    }
+}
+
+/// What the generated code shows, read from repo-graph's facts of it.
+pub(crate) struct CodeFacts<'a> {
+    /// Every Python module: its path, source and imports.
+    pub modules: Vec<ModuleFacts<'a>>,
+    /// Top-level names of the repository's own files and directories.
+    pub local: BTreeSet<String>,
+}
+
+/// One generated Python module.
+pub(crate) struct ModuleFacts<'a> {
+    /// Path relative to the root (`app/main.py`).
+    pub path: &'a str,
+    /// Its dotted name (`app.main`).
+    pub name: &'a str,
+    /// Its source text.
+    pub source: &'a str,
+    /// Top-level names of its absolute imports outside `try` blocks.
+    pub imports: Vec<String>,
+    /// What its `from` imports name, as `module.name` (`fastapi.Form`).
+    pub names: Vec<String>,
+}
+
+impl<'a> CodeFacts<'a> {
+    /// The facts of the Python modules of `graph`.
+    pub fn of(graph: &'a repo_graph::RepoGraph) -> CodeFacts<'a> {
+        let mut modules = Vec::new();
+        let mut local = BTreeSet::new();
+        for (index, module) in graph.modules().iter().enumerate() {
+            if let Some(first) = module.path.split('/').next() {
+                local.insert(first.trim_end_matches(".py").to_owned());
+            }
+            if module.language != repo_graph::Language::Python {
+                continue;
+            }
+            let Ok(id) = u32::try_from(index).map(repo_graph::ModuleId) else {
+                break;
+            };
+            let imports = module
+                .imports
+                .iter()
+                .filter(|i| i.level == 0 && !i.in_try)
+                .filter_map(|i| match &i.target {
+                    repo_graph::ImportTarget::External(name) => {
+                        name.split('.').next().map(str::to_owned)
+                    }
+                    _ => None,
+                })
+                .collect();
+            let names = module
+                .imports
+                .iter()
+                .filter(|i| i.level == 0)
+                .filter_map(|i| Some(format!("{}.{}", i.module, i.name.as_deref()?)))
+                .collect();
+            modules.push(ModuleFacts {
+                path: &module.path,
+                name: &module.name,
+                source: graph.module_source(id).unwrap_or(""),
+                imports,
+                names,
+            });
+        }
+        CodeFacts { modules, local }
+    }
+
+    /// The requirements of the code: every third-party import, plus what
+    /// its use of a framework needs without importing it (FastAPI's forms
+    /// need `python-multipart`, `EmailStr` needs `email-validator`, the
+    /// start script's `uvicorn`). `planned` is the blueprint's list;
+    /// `extra` are import names the start script needs.
+    pub fn requirements(&self, planned: &[String], extra: &[&str]) -> Requirements {
+        let planned: BTreeSet<String> =
+            planned.iter().filter_map(|p| requirement_name(p)).collect();
+        let mut names: BTreeSet<String> = self
+            .modules
+            .iter()
+            .flat_map(|m| m.imports.iter().cloned())
+            .collect();
+        names.extend(extra.iter().map(|e| (*e).to_owned()));
+        let uses = |name: &str| {
+            self.modules
+                .iter()
+                .any(|m| m.names.iter().any(|n| n == name))
+        };
+        if uses("fastapi.Form") || uses("fastapi.File") || uses("fastapi.UploadFile") {
+            names.insert("multipart".into());
+        }
+        if uses("pydantic.EmailStr") {
+            names.insert("email_validator".into());
+        }
+        let mut lines = BTreeSet::new();
+        let mut unknown = Vec::new();
+        for name in &names {
+            if STDLIB.contains(&name.as_str()) || self.local.contains(name) {
+                continue;
+            }
+            if let Some((_, with)) = BUNDLED.iter().find(|(m, _)| m == name)
+                && names.contains(*with)
+            {
+                continue;
+            }
+            match pin(name) {
+                Some(line) => {
+                    lines.insert(line);
+                }
+                None if planned.contains(&normalized(name)) => {
+                    lines.insert(normalized(name));
+                }
+                None => unknown.push(name.clone()),
+            }
+        }
+        Requirements {
+            lines: lines.into_iter().collect(),
+            unknown,
+        }
+    }
+
+    /// The start script for the app the code defines, served on `port`;
+    /// `None` when no app object or Django project is found.
+    pub fn start_script(&self, port: u16) -> Option<StartScript> {
+        if self.modules.iter().any(|m| m.path == "manage.py") {
+            return Some(StartScript::new(
+                "Django project (manage.py)",
+                &format!(
+                    "python3 manage.py migrate --noinput || exit 1\nexec python3 manage.py runserver 0.0.0.0:{port} --noreload"
+                ),
+                &["django"],
+            ));
+        }
+        let mut apps: Vec<(&ModuleFacts, AppKind, String)> = Vec::new();
+        for module in &self.modules {
+            for (kind, object) in app_objects(module.source) {
+                apps.push((module, kind, object));
+            }
+        }
+        // The module whose `__main__` block runs the server on the right
+        // port wins: it may set things up there first.
+        for (module, kind, _) in &apps {
+            if let Some(main_port) = main_block_port(module.source, *kind)
+                && main_port == port
+            {
+                return Some(StartScript::new(
+                    &format!(
+                        "{} app in {}, run by its own __main__ block",
+                        kind.label(),
+                        module.path
+                    ),
+                    &format!("exec python3 {}", module.path),
+                    kind.imports(),
+                ));
+            }
+        }
+        // Otherwise the framework's own runner; an app in a file named like
+        // an entry point is preferred over one in a helper module.
+        let (module, kind, object) = apps.iter().min_by_key(|(m, _, _)| {
+            let stem = m.path.rsplit('/').next().unwrap_or(m.path);
+            let entry = matches!(
+                stem,
+                "app.py" | "main.py" | "server.py" | "run.py" | "wsgi.py" | "asgi.py"
+            );
+            (!entry, m.path.matches('/').count(), m.path.to_owned())
+        })?;
+        let target = format!("{}:{object}", module.name);
+        let command = match kind {
+            AppKind::Flask => {
+                format!("exec python3 -m flask --app {target} run --host 0.0.0.0 --port {port}")
+            }
+            AppKind::FastApi => {
+                format!("exec python3 -m uvicorn {target} --host 0.0.0.0 --port {port}")
+            }
+        };
+        let mut needs: Vec<&str> = kind.imports().to_vec();
+        if *kind == AppKind::FastApi {
+            needs.push("uvicorn");
+        }
+        Some(StartScript::new(
+            &format!(
+                "{} app `{target}`, started by the framework's runner",
+                kind.label()
+            ),
+            &command,
+            &needs,
+        ))
+    }
+}
+
+/// A web framework whose app object the code defines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AppKind {
+    Flask,
+    FastApi,
+}
+
+impl AppKind {
+    fn label(self) -> &'static str {
+        match self {
+            AppKind::Flask => "Flask",
+            AppKind::FastApi => "FastAPI",
+        }
+    }
+
+    fn imports(self) -> &'static [&'static str] {
+        match self {
+            AppKind::Flask => &["flask"],
+            AppKind::FastApi => &["fastapi"],
+        }
+    }
+
+    /// The port its server takes when none is given.
+    fn default_port(self) -> u16 {
+        match self {
+            AppKind::Flask => 5000,
+            AppKind::FastApi => 8000,
+        }
+    }
+}
+
+/// The app objects a module assigns at its top level (`app = Flask(__name__)`,
+/// `api = fastapi.FastAPI()`), in source order.
+fn app_objects(source: &str) -> Vec<(AppKind, String)> {
+    let mut found = Vec::new();
+    for line in source.lines() {
+        if line.starts_with([' ', '\t']) {
+            continue;
+        }
+        let Some((left, right)) = line.split_once('=') else {
+            continue;
+        };
+        let name = left.trim().split(':').next().unwrap_or("").trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let call = right.trim_start();
+        let kind = if call.starts_with("Flask(") || call.starts_with("flask.Flask(") {
+            AppKind::Flask
+        } else if call.starts_with("FastAPI(") || call.starts_with("fastapi.FastAPI(") {
+            AppKind::FastApi
+        } else {
+            continue;
+        };
+        found.push((kind, name.to_owned()));
+    }
+    found
+}
+
+/// The port the module's `if __name__ == "__main__":` block serves on, when
+/// that block starts a server (`app.run(...)`, `uvicorn.run(...)`): the
+/// `port=` literal, or the framework's default when none is given.
+fn main_block_port(source: &str, kind: AppKind) -> Option<u16> {
+    let mut lines = source.lines();
+    lines.find(|l| {
+        let l = l.trim_end();
+        !l.starts_with([' ', '\t'])
+            && l.starts_with("if __name__")
+            && l.contains("__main__")
+            && l.ends_with(':')
+    })?;
+    let block: Vec<&str> = lines
+        .take_while(|l| l.trim().is_empty() || l.starts_with([' ', '\t']))
+        .collect();
+    let run = block.iter().find(|l| l.contains(".run("))?;
+    // The call may span lines: read from `.run(` to the end of the block.
+    let at = block.iter().position(|l| std::ptr::eq(*l, *run))?;
+    let call = block[at..].join("\n");
+    match call.find("port") {
+        Some(i) => {
+            let rest = call[i + 4..].trim_start().strip_prefix('=')?.trim_start();
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        }
+        None => Some(kind.default_port()),
+    }
+}
+
+/// A start script written from facts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StartScript {
+    /// What it starts, in words (for the trajectory).
+    pub how: String,
+    /// The script's text.
+    pub text: String,
+    /// Import names the command needs installed.
+    pub needs: Vec<&'static str>,
+}
+
+impl StartScript {
+    fn new(how: &str, command: &str, needs: &[&'static str]) -> StartScript {
+        StartScript {
+            how: how.to_owned(),
+            text: format!(
+                "#!/bin/sh\n# Written by repo-agent: {how}.\ncd \"$(dirname \"$0\")\" || exit 1\n{command}\n"
+            ),
+            needs: needs.to_vec(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts_of(files: &[(&str, &str)]) -> (tempfile::TempDir, repo_graph::RepoGraph) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let graph = repo_graph::Analyzer::new(dir.path()).analyze().unwrap();
+        (dir, graph)
+    }
+
+    #[test]
+    fn requirements_come_from_third_party_imports_pinned() {
+        let (_dir, graph) = facts_of(&[
+            (
+                "app.py",
+                "import os, json\nfrom flask import Flask, jsonify\nimport jwt\nfrom models import User\nfrom .x import y\ntry:\n    import ujson\nexcept ImportError:\n    ujson = None\napp = Flask(__name__)\n",
+            ),
+            (
+                "models.py",
+                "from flask_sqlalchemy import SQLAlchemy\nimport stripe\nimport leftpad\n",
+            ),
+        ]);
+        let facts = CodeFacts::of(&graph);
+        let req = facts.requirements(&["Stripe>=5".into(), "sqlite3".into()], &[]);
+        assert_eq!(
+            req.lines,
+            [
+                "Flask-SQLAlchemy==3.1.1",
+                "Flask==3.0.3",
+                "PyJWT==2.9.0",
+                "stripe"
+            ]
+        );
+        // Neither pinned nor planned: left out, named.
+        assert_eq!(req.unknown, ["leftpad"]);
+        assert!(req.text().ends_with("stripe\n"));
+    }
+
+    #[test]
+    fn fastapi_forms_and_email_fields_bring_what_they_need() {
+        let (_dir, graph) = facts_of(&[(
+            "main.py",
+            "from fastapi import FastAPI, Form\nfrom starlette.responses import JSONResponse\nfrom pydantic import BaseModel, EmailStr\napp = FastAPI()\n",
+        )]);
+        let facts = CodeFacts::of(&graph);
+        let start = facts.start_script(8000).unwrap();
+        let req = facts.requirements(&[], &start.needs);
+        assert_eq!(
+            req.lines,
+            [
+                "email-validator==2.2.0",
+                "fastapi==0.115.0",
+                "pydantic==2.9.2",
+                "python-multipart==0.0.12",
+                "uvicorn==0.30.6"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_main_block_on_the_right_port_is_run_as_written() {
+        let source = "from flask import Flask\napp = Flask(__name__)\n\nif __name__ == '__main__':\n    db.create_all()\n    app.run(host='0.0.0.0',\n            port=8082)\n";
+        let (_dir, graph) = facts_of(&[("service/app.py", source)]);
+        let facts = CodeFacts::of(&graph);
+        let start = facts.start_script(8082).unwrap();
+        assert!(
+            start.text.contains("exec python3 service/app.py\n"),
+            "{}",
+            start.text
+        );
+        // On another port, the framework's runner serves the right one.
+        let start = facts.start_script(9000).unwrap();
+        assert!(
+            start
+                .text
+                .contains("python3 -m flask --app service.app:app run --host 0.0.0.0 --port 9000"),
+            "{}",
+            start.text
+        );
+    }
+
+    #[test]
+    fn the_default_port_counts_and_entry_files_win() {
+        let (_dir, graph) = facts_of(&[
+            (
+                "helpers.py",
+                "from flask import Flask\ntest_app = Flask('t')\n",
+            ),
+            (
+                "app.py",
+                "import flask\nserver = flask.Flask(__name__)\nif __name__ == \"__main__\":\n    server.run(debug=False)\n",
+            ),
+        ]);
+        let facts = CodeFacts::of(&graph);
+        assert!(
+            facts
+                .start_script(5000)
+                .unwrap()
+                .text
+                .contains("exec python3 app.py")
+        );
+        let other = facts.start_script(5001).unwrap();
+        assert!(
+            other.text.contains("--app app:server run"),
+            "{}",
+            other.text
+        );
+    }
+
+    #[test]
+    fn django_runs_migrations_then_the_server_and_no_app_means_no_script() {
+        let (_dir, graph) = facts_of(&[
+            ("manage.py", "import django\n"),
+            ("site/settings.py", "DEBUG = False\n"),
+        ]);
+        let start = CodeFacts::of(&graph).start_script(8000).unwrap();
+        assert!(start.text.contains("migrate --noinput"));
+        assert!(start.text.contains("runserver 0.0.0.0:8000 --noreload"));
+        let (_dir, graph) = facts_of(&[("tool.py", "print('hi')\n")]);
+        assert_eq!(CodeFacts::of(&graph).start_script(8000), None);
+    }
+
+    #[test]
+    fn a_repairs_own_lines_are_kept_and_stdlib_lines_dropped() {
+        let derived = Requirements {
+            lines: vec!["Flask==3.0.3".into()],
+            unknown: Vec::new(),
+        };
+        let merged = derived.merged("flask>=2\nsqlite3\nstripe==5.0 # payments\n");
+        assert_eq!(merged.lines, ["Flask==3.0.3", "stripe==5.0"]);
+    }
+
+    #[test]
+    fn requirement_names_are_read_like_pip_reads_them() {
+        assert_eq!(
+            requirement_name("Flask_SQLAlchemy>=3 # db").as_deref(),
+            Some("flask-sqlalchemy")
+        );
+        assert_eq!(requirement_name("  # only a comment"), None);
+        assert_eq!(requirement_name("-r other.txt"), None);
+    }
+}
