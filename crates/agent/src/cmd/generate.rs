@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agent::generate::{GenerateConfig, GenerateRequest};
+use agent::generate::{BlueprintSource, GenerateConfig, GenerateRequest};
 use agent::{AnalysisCache, Trajectory};
 use anyhow::Context as _;
 
@@ -43,6 +43,13 @@ pub struct Args {
     /// Tokens of reference code offered per file.
     #[arg(long, default_value_t = 1_500)]
     retrieval_budget: usize,
+    /// Where the blueprint comes from: `model`, `facts` (the
+    /// specification's endpoints and port, no model call, when it states
+    /// endpoints), or `auto`: facts for an in-process model, whose
+    /// planned blueprint (every endpoint restated with examples) takes
+    /// most of a run's time on a CPU.
+    #[arg(long, value_enum, default_value_t = BlueprintArg::Auto)]
+    blueprint: BlueprintArg,
     /// Skip installing, starting and calling the service (static checks only).
     #[arg(long)]
     no_dynamic_checks: bool,
@@ -57,6 +64,14 @@ pub struct Args {
     json: bool,
     #[command(flatten)]
     sandbox: super::SandboxArgs,
+}
+
+/// `--blueprint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum BlueprintArg {
+    Auto,
+    Model,
+    Facts,
 }
 
 /// `generate`'s default wall-clock limit: an hour, for the blueprint,
@@ -88,6 +103,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         spec_budget: args.spec_budget,
         retrieval_budget: args.retrieval_budget,
         startup_timeout: Duration::from_secs(args.startup_timeout.max(1)),
+        blueprint_source: match (args.blueprint, model.context_window) {
+            (BlueprintArg::Model, _) | (BlueprintArg::Auto, None) => BlueprintSource::Model,
+            (BlueprintArg::Facts, _) | (BlueprintArg::Auto, Some(_)) => BlueprintSource::Facts,
+        },
         ..GenerateConfig::default()
     };
     config.budgets.max_turns = args.max_turns;

@@ -62,6 +62,21 @@ pub enum BlueprintOrigin {
     Facts,
 }
 
+/// Where a run's [`Blueprint`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlueprintSource {
+    /// The model plans it (checked and corrected against the facts).
+    #[default]
+    Model,
+    /// Built from the specification's facts ([`Blueprint::from_facts`])
+    /// when it states endpoints, without a model call; the model's plan
+    /// otherwise. For a model whose plan costs more than the run can
+    /// spend: a planned blueprint restates every endpoint with examples,
+    /// thousands of tokens at the few tokens a second of a CPU model.
+    Facts,
+}
+
 /// A web service's contract.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServiceSpec {

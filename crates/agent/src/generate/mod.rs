@@ -53,7 +53,7 @@ use context_pack::spec::SpecDocument;
 use llm::{ChatModel, ChatRequest, LlmError, Message, Metered, Usage, UsageMeter};
 use sandbox::{Isolation, Sandbox, SandboxConfig};
 
-pub use blueprint::{Blueprint, BlueprintError, BlueprintOrigin, SpecFacts};
+pub use blueprint::{Blueprint, BlueprintError, BlueprintOrigin, BlueprintSource, SpecFacts};
 pub use memory::MemoryEntry;
 pub use report::{
     GeneratePhase, GenerateReport, GenerateStartEvent, GenerateStatus, GenerateSummary, PhaseTimes,
@@ -117,6 +117,8 @@ pub struct GenerateConfig {
     pub retrieval_budget: usize,
     /// Blueprint answers asked for before falling back (default 3).
     pub blueprint_attempts: u32,
+    /// Where the blueprint comes from (default: the model).
+    pub blueprint_source: BlueprintSource,
     /// Most completion tokens of one file (default 8,000).
     pub file_max_tokens: u32,
     /// Time the service gets to listen (default 30 s).
@@ -146,6 +148,7 @@ impl Default for GenerateConfig {
             spec_budget: 12_000,
             retrieval_budget: 1_500,
             blueprint_attempts: 3,
+            blueprint_source: BlueprintSource::Model,
             file_max_tokens: 8_000,
             startup_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(10),
@@ -604,7 +607,14 @@ impl<'a> Run<'a> {
         ];
         let mut last_error = String::new();
         let mut blueprint = None;
-        for attempt in 1..=self.config.blueprint_attempts.max(1) {
+        let attempts = match self.config.blueprint_source {
+            BlueprintSource::Facts if !self.facts.endpoints.is_empty() => {
+                last_error = "the blueprint comes from the specification's facts".into();
+                0
+            }
+            _ => self.config.blueprint_attempts.max(1),
+        };
+        for attempt in 1..=attempts {
             let (answer, before, call_started) = match self
                 .call_step(
                     GeneratePhase::Blueprint,
@@ -671,8 +681,25 @@ impl<'a> Run<'a> {
                     .out
                     .file_name()
                     .map_or("service".into(), |n| n.to_string_lossy().into_owned());
-                self.say("[blueprint] no valid blueprint from the model; one is built from the specification's endpoints");
-                Blueprint::from_facts(&project, &self.facts)
+                let b = Blueprint::from_facts(&project, &self.facts);
+                if attempts == 0 {
+                    let before = self.meter.summary();
+                    self.step(
+                        GeneratePhase::Blueprint,
+                        None,
+                        &before,
+                        started,
+                        format!(
+                            "from the specification's facts: {} endpoints, port {}; no model call",
+                            self.facts.endpoints.len(),
+                            b.service.as_ref().map_or(0, |s| s.port)
+                        ),
+                        Vec::new(),
+                    )?;
+                } else {
+                    self.say("[blueprint] no valid blueprint from the model; one is built from the specification's endpoints");
+                }
+                b
             }
             None => {
                 return Err(Stop::Status(
@@ -1397,6 +1424,63 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(root.join("pkg/mod.py")).unwrap(),
             "x = 1\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_facts_blueprint_costs_no_model_call_and_the_app_prompt_holds_the_spec() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("README.md");
+        std::fs::write(
+            &spec,
+            "# Notes\n\nListens on port 8090.\n\n## API\n\nGET /notes\n\nPOST /notes\n",
+        )
+        .unwrap();
+        let app = "from flask import Flask\napp = Flask(__name__)\n\n@app.get('/notes')\ndef notes():\n    return {'notes': []}\n\n@app.post('/notes')\ndef add():\n    return {}, 201\n";
+        let model = llm::Scripted::new().then_text(format!("```python\n{app}```"));
+        let config = GenerateConfig {
+            dynamic_checks: false,
+            max_iterations: 0,
+            isolation: Isolation::Process,
+            blueprint_source: BlueprintSource::Facts,
+            ..GenerateConfig::default()
+        };
+        let out = dir.path().join("out");
+        let mut trajectory = Trajectory::in_memory();
+        let report = generate(
+            &model,
+            &GenerateRequest::new(&spec, &out),
+            &config,
+            &mut trajectory,
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+        assert_eq!(report.summary.blueprint, Some(BlueprintOrigin::Facts));
+        assert_eq!(
+            report.summary.status,
+            GenerateStatus::Verified,
+            "{:#?}",
+            report.checks
+        );
+        // One call, app.py's, with the specification as its contract.
+        let requests = model.requests();
+        assert_eq!(requests.len(), 1);
+        let prompt = requests[0].messages[1].text().unwrap_or("");
+        assert!(
+            prompt.contains("# Write `app.py`") && prompt.contains("POST /notes"),
+            "{prompt}"
+        );
+        let start = std::fs::read_to_string(out.join("start.sh")).unwrap();
+        assert!(
+            start.contains("--app app:app run --host 0.0.0.0 --port 8090"),
+            "{start}"
+        );
+        // The blueprint step says where it came from.
+        assert!(
+            trajectory.events().iter().any(|e| matches!(e,
+            TrajectoryEvent::Step(s) if s.phase == GeneratePhase::Blueprint
+                && s.result.starts_with("from the specification's facts: 2 endpoints, port 8090")))
         );
     }
 
