@@ -30,7 +30,13 @@ pub(crate) struct PackageModule {
     imports_relatively: bool,
     /// The first console script that calls into it: (command, attribute).
     entry_point: Option<(String, String)>,
+    /// Its public top-level classes and functions, the first few in
+    /// source order: what running it as a file only defines.
+    defines: Vec<String>,
 }
+
+/// Most names [`PackageModule::defines`] keeps.
+const MAX_DEFINES_SHOWN: usize = 4;
 
 /// How the tool runs a [`PackageModule`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,13 +112,58 @@ impl PackageModule {
             .find(|e| e.module == name)
             .and_then(|e| Some((e.name.clone(), e.function.clone()?)));
         let imports_relatively = module.is_some_and(|m| m.imports.iter().any(|i| i.level > 0));
+        let top = repo_graph::EntityId::Module(id);
+        let mut defines: Vec<(u32, String)> = graph
+            .classes()
+            .iter()
+            .filter(|c| c.parent == top)
+            .map(|c| (c.span.start_line, c.name.clone()))
+            .chain(
+                graph
+                    .functions()
+                    .iter()
+                    .filter(|f| f.parent == top)
+                    .map(|f| (f.span.start_line, f.name.clone())),
+            )
+            .filter(|(_, n)| !n.starts_with('_'))
+            .collect();
+        defines.sort();
         PackageModule {
             name,
             import_root,
             has_main_block,
             imports_relatively,
             entry_point,
+            defines: defines
+                .into_iter()
+                .take(MAX_DEFINES_SHOWN)
+                .map(|(_, n)| n)
+                .collect(),
         }
+    }
+
+    /// Running it does nothing but define things: no `__main__` block and
+    /// no console script calls into it. Measured (GitTaskBench PyPDF2_01,
+    /// run 8): the model ran `pypdf/_reader.py` for the PDF's text, got
+    /// nothing back, and did not see why.
+    pub(crate) fn runs_nothing(&self) -> bool {
+        !self.has_main_block && self.entry_point.is_none()
+    }
+
+    /// What the reply says when it [`runs_nothing`](Self::runs_nothing).
+    pub(crate) fn library_note(&self, shown: &str) -> String {
+        let defines = if self.defines.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", self.defines.join(", "))
+        };
+        let example = self.defines.first().map_or(String::new(), |first| {
+            format!(": `from {} import {first}`", self.name)
+        });
+        format!(
+            "{shown} is the library module `{name}`: it has no `__main__` block and no command,              so running it only defines its classes and functions{defines} and prints nothing.              Import what you need in your own `code` instead{example}",
+            name = self.name
+        )
     }
 
     /// How to run it, when plain `python FILE` would not do what was
@@ -327,6 +378,15 @@ mod tests {
         assert_eq!(plain.launch(), None);
         let core = PackageModule::of_file(&graphs, &root.join("tool/core.py")).unwrap();
         assert_eq!(core.launch(), None);
+        // A library module: running it defines `work` and nothing else.
+        assert!(core.runs_nothing() && !cli.runs_nothing() && !plain.runs_nothing());
+        let note = core.library_note("`tool/core.py`");
+        assert!(
+            note.contains("library module `tool.core`")
+                && note.contains("(work)")
+                && note.ends_with("`from tool.core import work`"),
+            "{note}"
+        );
         // Not in a package, not in the repository.
         assert!(PackageModule::of_file(&graphs, &root.join("script.py")).is_none());
         assert!(PackageModule::of_file(&graphs, Path::new("/tmp/tool/cli.py")).is_none());
