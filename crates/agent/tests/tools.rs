@@ -282,6 +282,42 @@ async fn file_tools_view_write_and_edit() -> TestResult {
     .await;
     assert!(!out.is_error, "{}", out.text);
     assert_eq!(std::fs::read_to_string(&script)?, "x = 1\ny = 5\nx = 1\n");
+    // An edit that changes nothing is refused (RepoGenesis Blog, run 2).
+    let out = call(
+        &p,
+        "edit_file",
+        json!({"path": path, "old_text": "y = 5", "new_text": "y = 5"}),
+    )
+    .await;
+    assert!(
+        out.is_error && out.text.contains("nothing would change"),
+        "{}",
+        out.text
+    );
+    // A one-word fragment over a source file of ten lines or more is
+    // refused (RepoGenesis Chatroom, run 2: a working app overwritten with
+    // `app.py`); a short file, or real content, is written.
+    let source: String = (0..12).map(|i| format!("v{i} = {i}\n")).collect();
+    std::fs::write(&script, &source)?;
+    let out = call(&p, "write_file", json!({"path": path, "content": "s.py"})).await;
+    assert!(
+        out.is_error
+            && out
+                .text
+                .contains("would replace 12 lines of source with `s.py`"),
+        "{}",
+        out.text
+    );
+    assert_eq!(std::fs::read_to_string(&script)?, source);
+    let out = call(
+        &p,
+        "write_file",
+        json!({"path": path, "content": "print('all new')\nx = 2\n"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    let out = call(&p, "write_file", json!({"path": path, "content": "x = 3"})).await;
+    assert!(!out.is_error, "{}", out.text);
 
     let out = call(&p, "view_file", json!({"path": "/no/such/file"})).await;
     assert!(
@@ -351,6 +387,17 @@ async fn a_package_module_run_by_path_runs_as_the_package_means() -> TestResult 
         (
             json!({"args": ["python", "-m", "textstats.report", "x"]}),
             vec!["exit code 0", "top [('x', 1)]"],
+            "Traceback",
+        ),
+        // A library module (PyPDF2_01, run 8: `pypdf/_reader.py` run for a
+        // PDF's text): it runs, and the reply says it only defines things.
+        (
+            json!({"path": repo.join("textstats/core.py")}),
+            vec![
+                "exit code 0",
+                "library module `textstats.core`",
+                "`from textstats.core import WordCounter`",
+            ],
             "Traceback",
         ),
         // A module with its own `__main__` block and absolute imports runs

@@ -724,6 +724,18 @@ impl Tools {
                  (`path` and `args`)"
             )));
         }
+        // Measured (RepoGenesis Chatroom and Multilingual, repair rounds,
+        // run 2): a working app of 90-140 lines overwritten with `app.py`
+        // or `pytz`, a word from the error, in place of the file.
+        if let Some(lines) = self.fragment_over_source(&path, content) {
+            return Err(Fail(format!(
+                "not written: `{}` would replace {} lines of source with `{}`; write the file's \
+                 whole new content, or change part of it with edit_file",
+                path.display(),
+                lines,
+                content.trim()
+            )));
+        }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Fail(format!("cannot create {}: {e}", parent.display())))?;
@@ -737,6 +749,23 @@ impl Tools {
         ))
     }
 
+    /// The line count of the source file at `path` when `content` is a
+    /// fragment of one line (a word, a file name) that would replace ten
+    /// or more lines of it.
+    fn fragment_over_source(&self, path: &Path, content: &str) -> Option<usize> {
+        const SOURCE: &[&str] = &["py", "java", "js", "ts", "rs", "go", "rb", "sh"];
+        let source = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| SOURCE.contains(&e));
+        if !source || content.trim().lines().count() > 1 || content.trim().len() > 80 {
+            return None;
+        }
+        let existing = self.read_text(path).ok()?;
+        let lines = existing.lines().filter(|l| !l.trim().is_empty()).count();
+        (lines >= 10).then_some(lines)
+    }
+
     fn edit_file(&self, args: &EditFileArgs) -> ToolResult {
         let path = self.policy.write(&args.path)?;
         let old = args.old_text.as_str();
@@ -744,6 +773,15 @@ impl Tools {
         if old.is_empty() {
             return Err(Fail(
                 "old_text is empty; give the exact text to replace".into(),
+            ));
+        }
+        // Measured (RepoGenesis Blog, repair rounds, run 2): the same
+        // import line as old_text and new_text, "edited" turn after turn.
+        if old == new {
+            return Err(Fail(
+                "new_text is the same as old_text: nothing would change; put the corrected \
+                 text in new_text"
+                    .into(),
             ));
         }
         let text = self.read_text(&path)?;
@@ -916,11 +954,20 @@ impl Tools {
                 let package = launch::PackageModule::of_file(&self.graphs, &path);
                 match package.as_ref().and_then(|m| Some((m, m.launch()?))) {
                     Some((module, how)) => {
-                        let ran = module.note(&how, &format!("`{}`", path.display()));
-                        notes.push(ran);
+                        let shown = format!("`{}`", path.display());
+                        notes.push(if module.runs_nothing() {
+                            module.library_note(&shown)
+                        } else {
+                            module.note(&how, &shown)
+                        });
                         PythonScript::code(module.code(&how))
                     }
-                    None => PythonScript::file(path),
+                    None => {
+                        if let Some(module) = package.as_ref().filter(|m| m.runs_nothing()) {
+                            notes.push(module.library_note(&format!("`{}`", path.display())));
+                        }
+                        PythonScript::file(path)
+                    }
                 }
             }
             (None, None) => {
