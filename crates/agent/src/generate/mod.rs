@@ -40,6 +40,7 @@ mod prompts;
 pub mod report;
 pub mod retrieve;
 mod scaffold;
+mod snapshot;
 pub mod verify;
 
 use std::collections::HashMap;
@@ -127,8 +128,14 @@ pub struct GenerateConfig {
     pub request_timeout: Duration,
     /// Time of the repository's tests (default 300 s).
     pub test_timeout: Duration,
-    /// Time limit of one command of a repair round (default 120 s).
+    /// Time limit of one command of the checks (installs included;
+    /// default 120 s).
     pub exec_timeout: Duration,
+    /// Time limit of one command of a repair round (default 45 s). A
+    /// model that starts the service itself waits for the whole limit:
+    /// measured (RepoGenesis Data_Rank_Searcher, tuning half, run 2),
+    /// `python app.py` four times at 120 s each, the round's whole time.
+    pub repair_exec_timeout: Duration,
 }
 
 impl Default for GenerateConfig {
@@ -154,6 +161,7 @@ impl Default for GenerateConfig {
             request_timeout: Duration::from_secs(10),
             test_timeout: Duration::from_secs(300),
             exec_timeout: Duration::from_secs(120),
+            repair_exec_timeout: Duration::from_secs(45),
         }
     }
 }
@@ -213,6 +221,14 @@ const MAX_REPAIR_FILE_BYTES: u64 = 256 * 1024;
 
 /// Largest `requirements.txt` read to tell whether it changed (bytes).
 const MAX_REQUIREMENTS_BYTES: u64 = 1 << 20;
+
+/// The verified version of the repository that passed the most checks.
+struct Best {
+    round: u32,
+    passed: usize,
+    files: snapshot::Snapshot,
+    checks: Vec<Check>,
+}
 
 /// Files written from the code's facts when they suffice ([`scaffold`]).
 const SCAFFOLD_FILES: [&str; 2] = ["requirements.txt", "start.sh"];
@@ -428,13 +444,27 @@ impl<'a> Run<'a> {
         let blueprint = self.blueprint_phase().await?;
         self.write_phase(&blueprint).await?;
         self.verify_round(&blueprint, 0).await?;
+        let mut best = self.best_so_far(None, 0);
         let mut iteration = 0;
         while self.checks.iter().any(|c| !c.passed) && iteration < self.config.max_iterations {
             iteration += 1;
-            self.repair_round(&blueprint, iteration).await?;
-            self.refresh_requirements(&blueprint)?;
-            self.verify_round(&blueprint, iteration).await?;
+            let repaired = match self.repair_round(&blueprint, iteration).await {
+                Ok(()) => self.refresh_requirements(&blueprint),
+                Err(stop) => Err(stop),
+            };
+            let verified = match repaired {
+                Ok(()) => self.verify_round(&blueprint, iteration).await,
+                Err(stop) => Err(stop),
+            };
+            if let Err(stop) = verified {
+                // What the stopped repair changed was never checked: the
+                // best checked version is what the run leaves.
+                self.restore_best(best.as_ref(), true)?;
+                return Err(stop);
+            }
+            best = self.best_so_far(best, iteration);
         }
+        self.restore_best(best.as_ref(), false)?;
         Ok(if self.checks.iter().all(|c| c.passed) {
             GenerateStatus::Verified
         } else {
@@ -933,6 +963,94 @@ impl<'a> Run<'a> {
         Ok(left)
     }
 
+    /// `best` or the repository as it now is, whichever passed more
+    /// checks (the later one on a tie: it had the repair's work). `None`
+    /// when no copy could be kept (the run then leaves what it has).
+    fn best_so_far(&mut self, best: Option<Best>, round: u32) -> Option<Best> {
+        let passed = self.checks.iter().filter(|c| c.passed).count();
+        if best.as_ref().is_some_and(|b| b.passed > passed) {
+            return best;
+        }
+        match snapshot::Snapshot::take(&self.out) {
+            Ok(files) => Some(Best {
+                round,
+                passed,
+                files,
+                checks: self.checks.clone(),
+            }),
+            Err(error) => {
+                tracing::warn!(%error, "no copy of the repository kept");
+                self.say(&format!("[restore] no copy of round {round} kept: {error}"));
+                best
+            }
+        }
+    }
+
+    /// Puts back `best` when the repository now passes fewer checks, or
+    /// always with `stopped` (a repair stopped before its checks ran).
+    fn restore_best(&mut self, best: Option<&Best>, stopped: bool) -> Result<(), Stop> {
+        let Some(best) = best else {
+            return Ok(());
+        };
+        let passed = self.checks.iter().filter(|c| c.passed).count();
+        if !stopped && passed >= best.passed {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let changed = match best.files.restore(&self.out) {
+            Ok(changed) => changed,
+            Err(error) => {
+                self.say(&format!(
+                    "[restore] round {} not put back: {error}",
+                    best.round
+                ));
+                return Ok(());
+            }
+        };
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let why = if stopped {
+            "the repair was stopped before its checks ran".to_owned()
+        } else {
+            format!(
+                "the last round passed {passed} checks, round {} passed {}",
+                best.round, best.passed
+            )
+        };
+        let shown: Vec<String> = changed.iter().map(|p| p.display().to_string()).collect();
+        let result = format!(
+            "put back the files of round {} ({why}): {}",
+            best.round,
+            shown.join(", ")
+        );
+        self.say(&format!("[restore] {result}"));
+        self.checks = best.checks.clone();
+        let before = self.meter.summary();
+        self.step(
+            GeneratePhase::Restore,
+            None,
+            &before,
+            started,
+            result,
+            best.checks.clone(),
+        )
+    }
+
+    /// A generated text file as it now is (empty when it cannot be read:
+    /// the generated code ran since it was written, so it may be a pipe or
+    /// a link out of the tree by now).
+    fn read_generated(&self, relative: &str) -> String {
+        self.policy
+            .read(relative)
+            .ok()
+            .and_then(|path| {
+                repo_graph::read_in_tree(&self.out, &path, MAX_REQUIREMENTS_BYTES).ok()
+            })
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default()
+    }
+
     /// After a repair: the requirements of the code as it now is, with the
     /// lines the repair added kept.
     fn refresh_requirements(&mut self, blueprint: &Blueprint) -> Result<(), Stop> {
@@ -940,26 +1058,10 @@ impl<'a> Run<'a> {
             return Ok(());
         }
         let started = Instant::now();
-        let existing = self
-            .policy
-            .read("requirements.txt")
-            .ok()
-            .and_then(|path| {
-                repo_graph::read_in_tree(&self.out, &path, MAX_REQUIREMENTS_BYTES).ok()
-            })
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .unwrap_or_default();
+        let existing = self.read_generated("requirements.txt");
         let graph = self.analyze()?;
         let facts = scaffold::CodeFacts::of(&graph);
-        let start = self
-            .policy
-            .read("start.sh")
-            .ok()
-            .and_then(|path| {
-                repo_graph::read_in_tree(&self.out, &path, MAX_REQUIREMENTS_BYTES).ok()
-            })
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .unwrap_or_default();
+        let start = self.read_generated("start.sh");
         let needs: &[&str] = if start.contains("uvicorn") {
             &["uvicorn"]
         } else {
@@ -1042,6 +1144,7 @@ impl<'a> Run<'a> {
         let path = format!("{}:{}", venv.join("bin").display(), sandbox::DEFAULT_PATH);
         let builder = self
             .sandbox_builder()?
+            .timeout(self.config.repair_exec_timeout)
             .env("PATH", path)
             .env("VIRTUAL_ENV", venv.as_os_str())
             .python(python.as_os_str());
@@ -1481,6 +1584,85 @@ mod tests {
             trajectory.events().iter().any(|e| matches!(e,
             TrajectoryEvent::Step(s) if s.phase == GeneratePhase::Blueprint
                 && s.result.starts_with("from the specification's facts: 2 endpoints, port 8090")))
+        );
+    }
+
+    /// Measured (RepoGenesis Chatroom, tuning half, run 2): the first
+    /// repair overwrote a working app with its own file name.
+    #[tokio::test]
+    async fn a_repair_that_leaves_fewer_checks_passing_is_undone() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("README.md");
+        std::fs::write(
+            &spec,
+            "# Notes\n\nListens on port 8090.\n\n## API\n\nGET /notes\n\nPOST /notes\n\nGET /health\n",
+        )
+        .unwrap();
+        // Serves two of the three endpoints: one check fails.
+        let app = "from flask import Flask\napp = Flask(__name__)\n\n@app.get('/notes')\ndef notes():\n    return {'notes': []}\n\n@app.post('/notes')\ndef add():\n    return {}, 201\n";
+        let out = dir.path().join("out");
+        let call = |id: &str, name: &str, arguments: serde_json::Value| {
+            llm::ChatResponse::with_tool_calls(vec![llm::ToolCall::new(id, name, arguments)])
+        };
+        let model = llm::Scripted::new()
+            .then_text(format!("```python\n{app}```"))
+            .then(call(
+                "r1",
+                "write_file",
+                // A wreck that no longer parses.
+                serde_json::json!({"path": out.join("app.py"), "content": "app.py ("}),
+            ))
+            .then(call(
+                "r2",
+                "write_file",
+                serde_json::json!({"path": out.join("extra.py"), "content": "x = 1\n"}),
+            ))
+            .then(call(
+                "r3",
+                "finish",
+                serde_json::json!({"summary": "rewrote app.py"}),
+            ));
+        let config = GenerateConfig {
+            dynamic_checks: false,
+            max_iterations: 1,
+            isolation: Isolation::Process,
+            blueprint_source: BlueprintSource::Facts,
+            ..GenerateConfig::default()
+        };
+        let mut trajectory = Trajectory::in_memory();
+        let report = generate(
+            &model,
+            &GenerateRequest::new(&spec, &out),
+            &config,
+            &mut trajectory,
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+        assert_eq!(model.remaining(), 0);
+        let s = &report.summary;
+        assert_eq!(s.rounds.len(), 2);
+        assert!(s.rounds[1].passed < s.rounds[0].passed, "{:?}", s.rounds);
+        // The run ends with round 0's files and checks.
+        assert_eq!(std::fs::read_to_string(out.join("app.py")).unwrap(), app);
+        assert!(!out.join("extra.py").exists());
+        assert_eq!(s.checks_passed, s.rounds[0].passed);
+        assert_eq!(s.status, GenerateStatus::ChecksFailed);
+        let restore = trajectory
+            .events()
+            .iter()
+            .find_map(|e| match e {
+                TrajectoryEvent::Step(step) if step.phase == GeneratePhase::Restore => {
+                    Some(step.result.clone())
+                }
+                _ => None,
+            })
+            .unwrap();
+        assert!(
+            restore.starts_with("put back the files of round 0 (the last round passed")
+                && restore.contains("app.py")
+                && restore.contains("extra.py"),
+            "{restore}"
         );
     }
 

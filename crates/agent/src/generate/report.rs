@@ -26,6 +26,10 @@ pub enum GeneratePhase {
     /// A repair round with the edit tools (its turns are the episode
     /// events that follow).
     Repair,
+    /// The files of the round that passed the most checks put back,
+    /// because a later repair left fewer passing (or was stopped before
+    /// its checks ran).
+    Restore,
 }
 
 impl GeneratePhase {
@@ -38,6 +42,7 @@ impl GeneratePhase {
             GeneratePhase::StaticChecks => "static_checks",
             GeneratePhase::DynamicChecks => "dynamic_checks",
             GeneratePhase::Repair => "repair",
+            GeneratePhase::Restore => "restore",
         }
     }
 }
