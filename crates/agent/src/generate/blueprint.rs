@@ -668,7 +668,18 @@ impl Blueprint {
                 file("requirements.txt", "The Python requirements.", &[]),
                 file(
                     "app.py",
-                    &format!("The web application serving every endpoint on port {port}."),
+                    // The plan has this one module: a small model otherwise
+                    // imports a package layout it never writes. Measured
+                    // (RepoGenesis Customization, tuning half, run 2):
+                    // `from app.core import db, models` and `from
+                    // app.services import ...` in a one-file plan; the service
+                    // never started.
+                    &format!(
+                        "The whole web application in this one file, serving every endpoint \
+                         on port {port}. There is no other module of the project to import: \
+                         define every model, store and helper here (keep data in memory unless \
+                         the specification names a database)."
+                    ),
                     &[],
                 ),
                 file(
