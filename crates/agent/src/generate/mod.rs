@@ -1530,35 +1530,56 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn a_facts_blueprint_costs_no_model_call_and_the_app_prompt_holds_the_spec() {
-        let dir = tempfile::tempdir().unwrap();
-        let spec = dir.path().join("README.md");
+    /// An app serving `GET` and `POST /notes`.
+    const NOTES_APP: &str = "from flask import Flask\napp = Flask(__name__)\n\n@app.get('/notes')\ndef notes():\n    return {'notes': []}\n\n@app.post('/notes')\ndef add():\n    return {}, 201\n";
+
+    /// A specification of the notes service (port 8090) declaring
+    /// `endpoints` (lines like `GET /notes`).
+    fn notes_spec(dir: &Path, endpoints: &str) -> PathBuf {
+        let spec = dir.join("README.md");
         std::fs::write(
             &spec,
-            "# Notes\n\nListens on port 8090.\n\n## API\n\nGET /notes\n\nPOST /notes\n",
+            format!("# Notes\n\nListens on port 8090.\n\n## API\n\n{endpoints}"),
         )
         .unwrap();
-        let app = "from flask import Flask\napp = Flask(__name__)\n\n@app.get('/notes')\ndef notes():\n    return {'notes': []}\n\n@app.post('/notes')\ndef add():\n    return {}, 201\n";
-        let model = llm::Scripted::new().then_text(format!("```python\n{app}```"));
+        spec
+    }
+
+    /// Generates from `spec` into `out` with the facts blueprint and
+    /// static checks only.
+    async fn generate_static(
+        model: &llm::Scripted,
+        spec: &Path,
+        out: &Path,
+        max_iterations: u32,
+    ) -> (GenerateReport, Trajectory) {
         let config = GenerateConfig {
             dynamic_checks: false,
-            max_iterations: 0,
+            max_iterations,
             isolation: Isolation::Process,
             blueprint_source: BlueprintSource::Facts,
             ..GenerateConfig::default()
         };
-        let out = dir.path().join("out");
         let mut trajectory = Trajectory::in_memory();
         let report = generate(
-            &model,
-            &GenerateRequest::new(&spec, &out),
+            model,
+            &GenerateRequest::new(spec, out),
             &config,
             &mut trajectory,
             &mut |_| {},
         )
         .await
         .unwrap();
+        (report, trajectory)
+    }
+
+    #[tokio::test]
+    async fn a_facts_blueprint_costs_no_model_call_and_the_app_prompt_holds_the_spec() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = notes_spec(dir.path(), "GET /notes\n\nPOST /notes\n");
+        let model = llm::Scripted::new().then_text(format!("```python\n{NOTES_APP}```"));
+        let out = dir.path().join("out");
+        let (report, trajectory) = generate_static(&model, &spec, &out, 0).await;
         assert_eq!(report.summary.blueprint, Some(BlueprintOrigin::Facts));
         assert_eq!(
             report.summary.status,
@@ -1592,14 +1613,9 @@ mod tests {
     #[tokio::test]
     async fn a_repair_that_leaves_fewer_checks_passing_is_undone() {
         let dir = tempfile::tempdir().unwrap();
-        let spec = dir.path().join("README.md");
-        std::fs::write(
-            &spec,
-            "# Notes\n\nListens on port 8090.\n\n## API\n\nGET /notes\n\nPOST /notes\n\nGET /health\n",
-        )
-        .unwrap();
         // Serves two of the three endpoints: one check fails.
-        let app = "from flask import Flask\napp = Flask(__name__)\n\n@app.get('/notes')\ndef notes():\n    return {'notes': []}\n\n@app.post('/notes')\ndef add():\n    return {}, 201\n";
+        let spec = notes_spec(dir.path(), "GET /notes\n\nPOST /notes\n\nGET /health\n");
+        let app = NOTES_APP;
         let out = dir.path().join("out");
         let call = |id: &str, name: &str, arguments: serde_json::Value| {
             llm::ChatResponse::with_tool_calls(vec![llm::ToolCall::new(id, name, arguments)])
@@ -1622,23 +1638,7 @@ mod tests {
                 "finish",
                 serde_json::json!({"summary": "rewrote app.py"}),
             ));
-        let config = GenerateConfig {
-            dynamic_checks: false,
-            max_iterations: 1,
-            isolation: Isolation::Process,
-            blueprint_source: BlueprintSource::Facts,
-            ..GenerateConfig::default()
-        };
-        let mut trajectory = Trajectory::in_memory();
-        let report = generate(
-            &model,
-            &GenerateRequest::new(&spec, &out),
-            &config,
-            &mut trajectory,
-            &mut |_| {},
-        )
-        .await
-        .unwrap();
+        let (report, trajectory) = generate_static(&model, &spec, &out, 1).await;
         assert_eq!(model.remaining(), 0);
         let s = &report.summary;
         assert_eq!(s.rounds.len(), 2);
