@@ -21,6 +21,18 @@ const MAX_BYTES: u64 = 16 << 20;
 /// report, virtualenv) and caches.
 const SKIPPED_DIRS: &[&str] = &[super::AGENT_DIR, "__pycache__", ".git", ".pytest_cache"];
 
+/// The verified version of the repository that passed the most checks.
+pub(crate) struct Best {
+    /// The verification round it passed in.
+    pub(crate) round: u32,
+    /// Checks it passed.
+    pub(crate) passed: usize,
+    /// Its files.
+    pub(crate) files: Snapshot,
+    /// Its checks, restored with it.
+    pub(crate) checks: Vec<super::Check>,
+}
+
 /// Every regular file of the repository, by path relative to its root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Snapshot {
