@@ -283,7 +283,7 @@ pub async fn run_episode(
         Message::user(prompt::task_prompt(
             task,
             Some(&prepared.context),
-            prepared.first_step,
+            prepared.first_step.as_ref(),
         )),
     ];
     let context_tokens = tools.counter().count(&prepared.context);

@@ -10,6 +10,7 @@ use sandbox::{Isolation, Sandbox, SandboxConfig};
 
 use crate::Error;
 use crate::episode::{AgentConfig, AnalysisCache, SearchTerms, Summaries};
+use crate::prompt::FirstStep;
 use crate::redact::{RedactingModel, Redactor};
 use crate::summaries::ModelSummarizer;
 use crate::task::TaskSpec;
@@ -29,9 +30,10 @@ pub struct Prepared {
     /// Model calls made while preparing (search terms, module summaries),
     /// for the trajectory and the run's token totals.
     pub setup: Vec<SetupEvent>,
-    /// End the task prompt with the first step to take
+    /// End the task prompt with the first step to take, and the README
+    /// example to start from when one fits the task
     /// ([`AgentConfig::first_step`]).
-    pub first_step: bool,
+    pub first_step: Option<FirstStep>,
 }
 
 /// Analyses and ranks every repository of the task, builds the initial
@@ -154,6 +156,12 @@ pub async fn prepare_with_model(
     }
     // The repository wrote it: a README may hold anything.
     let context = redactor.redact_owned(contexts.join("\n\n"));
+    let first_step = config.first_step.then(|| FirstStep {
+        starter: starter(task, &keywords).map(|mut starter| {
+            starter.code = redactor.redact_owned(starter.code);
+            starter
+        }),
+    });
     std::fs::create_dir_all(&task.output_dir).map_err(|e| {
         Error::Task(format!(
             "cannot create the output directory {}: {e}",
@@ -237,8 +245,30 @@ pub async fn prepare_with_model(
         .with_redactor(redactor),
         context,
         setup,
-        first_step: config.first_step,
+        first_step,
     })
+}
+
+/// The primary repository's README example for the task, its paths
+/// replaced by the task's ([`context_pack::starter`]); the search terms
+/// count as the task's words (a task written in Chinese matches an
+/// English README through them).
+fn starter(task: &TaskSpec, keywords: &[String]) -> Option<context_pack::starter::Starter> {
+    let repo = task.primary_repo()?;
+    let query = format!("{} {}", task.description, keywords.join(" "));
+    let inputs: Vec<&Path> = task.inputs.iter().map(|i| i.path.as_path()).collect();
+    let starter =
+        context_pack::starter::readme_starter(&repo.path, &query, &inputs, &task.output_dir);
+    match &starter {
+        Some(s) => tracing::info!(
+            readme = %s.readme,
+            section = ?s.section,
+            swaps = s.swaps.len(),
+            "a README example to start from"
+        ),
+        None => tracing::info!("no README example fits the task"),
+    }
+    starter
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

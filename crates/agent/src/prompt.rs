@@ -2,7 +2,18 @@
 
 use std::fmt::Write as _;
 
+use context_pack::starter::{PathRole, Starter};
+
 use crate::task::TaskSpec;
+
+/// The step a small model is told to take first, at the end of its task
+/// prompt ([`AgentConfig::first_step`](crate::AgentConfig::first_step)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FirstStep {
+    /// The README's example closest to the task, with the task's paths put
+    /// in ([`context_pack::starter`]): the script to start from.
+    pub starter: Option<Starter>,
+}
 
 /// The system prompt: who the agent is and the rules it follows.
 pub fn system_prompt(exploration_tools: bool) -> String {
@@ -33,7 +44,11 @@ pub fn system_prompt(exploration_tools: bool) -> String {
 /// The task prompt in the style of the paper's listing 3, followed by the
 /// initial repository context (when there is one) and, with `first_step`,
 /// the step to take first.
-pub fn task_prompt(task: &TaskSpec, repo_context: Option<&str>, first_step: bool) -> String {
+pub fn task_prompt(
+    task: &TaskSpec,
+    repo_context: Option<&str>,
+    first_step: Option<&FirstStep>,
+) -> String {
     let mut s = String::new();
     let work_dir = task.effective_work_dir();
     let _ = writeln!(
@@ -91,8 +106,8 @@ pub fn task_prompt(task: &TaskSpec, repo_context: Option<&str>, first_step: bool
     if let Some(context) = repo_context.filter(|c| !c.trim().is_empty()) {
         let _ = write!(s, "\n# Repository context\n{context}\n");
     }
-    if first_step {
-        s.push_str(&first_step_text(task));
+    if let Some(step) = first_step {
+        s.push_str(&first_step_text(task, step.starter.as_ref()));
     }
     s
 }
@@ -102,7 +117,12 @@ pub fn task_prompt(task: &TaskSpec, repo_context: Option<&str>, first_step: bool
 /// GitTaskBench's tuning half, a model told to explore first spent its
 /// ten turns on `search_code` and `find_callers` (Eparse_01) and never
 /// wrote a script, though the README's usage was in its context.
-fn first_step_text(task: &TaskSpec) -> String {
+///
+/// With a starter (the README's example with the task's paths put in),
+/// the step is to adapt and run that script: a 1.5B model that has to
+/// carry a README's sample path over to the task's input on its own often
+/// keeps the sample's, or guesses one.
+fn first_step_text(task: &TaskSpec, starter: Option<&Starter>) -> String {
     let inputs: Vec<String> = task
         .inputs
         .iter()
@@ -113,14 +133,50 @@ fn first_step_text(task: &TaskSpec) -> String {
         [one] => format!(" on the input {one}"),
         many => format!(" on the inputs {}", many.join(", ")),
     };
-    format!(
+    let mut s = format!(
         "\n# First step\nWrite one Python script that does the task with the repository's own API, \
          as the usage above shows{read}, and saves the result in `{}` as `output` with the extension the \
          task needs. Run it with `run_python` (the script in `code`). If it fails, read the error, \
          look up what you need in the repository, fix the script and run it again. When the output \
          is written, call `finish`.\n",
         task.output_dir.display()
-    )
+    );
+    if let Some(starter) = starter {
+        s.push_str(&starter_text(starter));
+    }
+    s
+}
+
+/// The starter as the prompt shows it: where it comes from, what was put
+/// in, and the script.
+fn starter_text(starter: &Starter) -> String {
+    let mut s = format!("\nStart from the example in {}", starter.readme);
+    if !starter.section.is_empty() {
+        let _ = write!(s, " (section \"{}\")", starter.section.join(" > "));
+    }
+    let swaps: Vec<String> = starter
+        .swaps
+        .iter()
+        .map(|swap| {
+            let what = match swap.role {
+                PathRole::Input => "the input",
+                PathRole::Output => "the output",
+            };
+            format!("`{}` is now {what} `{}`", swap.written, swap.now.display())
+        })
+        .collect();
+    if swaps.is_empty() {
+        s.push_str(". Change what the task asks differently, then run it:\n");
+    } else {
+        let _ = write!(
+            s,
+            ", with the task's paths put in ({}). Change what the task asks differently \
+             (values, options, the output's format), then run it:\n",
+            swaps.join("; ")
+        );
+    }
+    let _ = writeln!(s, "```python\n{}```", starter.code);
+    s
 }
 
 #[cfg(test)]
@@ -131,7 +187,7 @@ mod tests {
     fn task_prompt_has_every_part() {
         let task = TaskSpec::new("Count the words.", "/r/textstats", "/o")
             .with_input("/in/a.txt", "a text");
-        let p = task_prompt(&task, Some("## README\nhello"), false);
+        let p = task_prompt(&task, Some("## README\nhello"), None);
         for needle in [
             "Count the words.",
             "/r/textstats",
@@ -155,7 +211,7 @@ mod tests {
         let task = TaskSpec::new("Count the words.", "/r/textstats", "/o")
             .with_input("/in/a.txt", "a text")
             .with_input("/in/b.txt", "another");
-        let p = task_prompt(&task, Some("## README\nhello"), true);
+        let p = task_prompt(&task, Some("## README\nhello"), Some(&FirstStep::default()));
         let step = p.find("# First step").expect("the step is there");
         assert!(
             step > p.find("## README").unwrap_or(usize::MAX),
@@ -166,7 +222,47 @@ mod tests {
             assert!(tail.contains(needle), "missing {needle:?} in\n{tail}");
         }
         let alone = TaskSpec::new("Make a file.", "/r/x", "/o");
-        let p = task_prompt(&alone, None, true);
+        let p = task_prompt(&alone, None, Some(&FirstStep::default()));
         assert!(p.contains("as the usage above shows, and saves"), "{p}");
+    }
+
+    #[test]
+    fn a_starter_is_shown_after_the_step_with_what_was_put_in() {
+        let task = TaskSpec::new("Hide a message.", "/r/stego", "/o").with_input("/in/a.png", "");
+        let starter = Starter {
+            readme: "README.md".into(),
+            section: vec!["Usage".into(), "Library".into()],
+            code:
+                "from stego import lsb\nlsb.hide(\"/in/a.png\", \"hi\").save(\"/o/output.png\")\n"
+                    .into(),
+            swaps: vec![
+                context_pack::starter::PathSwap {
+                    written: "Lenna.png".into(),
+                    now: "/in/a.png".into(),
+                    role: PathRole::Input,
+                },
+                context_pack::starter::PathSwap {
+                    written: "secret.png".into(),
+                    now: "/o/output.png".into(),
+                    role: PathRole::Output,
+                },
+            ],
+        };
+        let step = FirstStep {
+            starter: Some(starter),
+        };
+        let p = task_prompt(&task, Some("## README\nhello"), Some(&step));
+        let tail = &p[p.find("# First step").expect("the step")..];
+        let example =
+            tail.find("Start from the example in README.md (section \"Usage > Library\")");
+        assert!(example.is_some(), "{tail}");
+        for needle in [
+            "`Lenna.png` is now the input `/in/a.png`",
+            "`secret.png` is now the output `/o/output.png`",
+            "```python\nfrom stego import lsb\nlsb.hide(",
+        ] {
+            assert!(tail.contains(needle), "missing {needle:?} in\n{tail}");
+        }
+        assert!(tail.trim_end().ends_with("```"), "{tail}");
     }
 }

@@ -38,6 +38,7 @@ pub mod markdown;
 mod readme;
 pub mod select;
 pub mod spec;
+pub mod starter;
 mod summary;
 mod unread;
 mod usage;

@@ -163,6 +163,30 @@ pub(crate) fn after_run(
     hints
 }
 
+/// The reminder after a script that ran without error while the output
+/// directory still holds no `output*` file, when it is not the working
+/// directory (where every run's files land). A small model that prints
+/// the result it was asked to save reads a clean run as done.
+pub(crate) fn no_output_yet(policy: &PathPolicy) -> Option<String> {
+    let out = policy.roots_of(RootKind::OutputDir).next()?;
+    if out == policy.base() {
+        return None;
+    }
+    let entries = std::fs::read_dir(out).ok()?;
+    let written = entries
+        .take(MAX_SCANNED_ENTRIES)
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().starts_with("output"));
+    (!written).then(|| {
+        format!(
+            "The run worked, but the output directory {} holds no `output*` file yet: save the \
+             task's result there as `output` with the extension it needs (an absolute path), \
+             check it, then call `finish`.",
+            out.display()
+        )
+    })
+}
+
 /// Relative paths written as string literals in `code` that name one of
 /// the task's inputs by its file name and do not exist from the working
 /// directory. Measured (GitTaskBench InvisibleWatermark_03, embedded Qwen
@@ -466,6 +490,26 @@ mod tests {
             "{hints:?}"
         );
         assert!(!hints[0].contains("output_old"), "{hints:?}");
+    }
+
+    #[test]
+    fn a_clean_run_with_nothing_in_the_output_directory_is_reminded_to_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = policy(dir.path());
+        let hint = no_output_yet(&policy).expect("nothing saved yet");
+        let out = dir.path().canonicalize().unwrap().join("out");
+        assert!(hint.contains(&out.display().to_string()), "{hint}");
+        std::fs::write(out.join("output.txt"), "done").unwrap();
+        assert_eq!(no_output_yet(&policy), None);
+        // Where the working directory is the output directory, every
+        // run's files are there: no reminder.
+        let work = dir.path().join("work");
+        let same = PathPolicy::new(&work)
+            .root(&work, RootKind::WorkDir, Access::ReadWrite)
+            .root(&work, RootKind::OutputDir, Access::ReadWrite);
+        assert_eq!(no_output_yet(&same), None);
+        let none = PathPolicy::new(&work).root(&work, RootKind::WorkDir, Access::ReadWrite);
+        assert_eq!(no_output_yet(&none), None);
     }
 
     #[test]

@@ -815,7 +815,16 @@ impl Tools {
     ) -> String {
         let output = result.combined_output();
         let after = hints::OutputsInWorkDir::scan(&self.policy);
-        let hints = hints::after_run(&self.policy, &output, code, before, &after);
+        let mut hints = hints::after_run(&self.policy, &output, code, before, &after);
+        // After a script (not a shell command: `ls`, `pip list`) that ran
+        // cleanly and saved nothing.
+        if hints.is_empty()
+            && code.is_some()
+            && result.success()
+            && let Some(hint) = hints::no_output_yet(&self.policy)
+        {
+            hints.push(hint);
+        }
         let mut roots: Vec<&Path> = self.graphs.iter().map(RepoGraph::root).collect();
         roots.push(self.policy.base());
         let output = traceback::compact(&output, &roots);

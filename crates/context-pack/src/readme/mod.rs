@@ -170,6 +170,52 @@ pub(crate) fn find_readme(root: &Path) -> Readme {
     readme
 }
 
+/// A code block of a README, with the titles of the sections it sits
+/// under (outermost first; none in the introduction).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CodeSample {
+    pub(crate) titles: Vec<String>,
+    /// The block as written: its fences or directive line, indentation and
+    /// doctest prompts included.
+    pub(crate) text: String,
+}
+
+/// The code blocks of the README called `name`, in document order, read
+/// the way the README block reads them (fenced blocks, reST literal and
+/// code-directive blocks, doctest paragraphs).
+pub(crate) fn code_samples(name: &str, text: &str) -> Vec<CodeSample> {
+    let doc = Document::new(text, Flavor::of(name));
+    let mut samples: Vec<(usize, CodeSample)> = Vec::new();
+    for section in &doc.sections {
+        let mut titles = Vec::new();
+        let mut at = section.heading.map(|_| section);
+        // A parent chain is at most as long as the heading levels.
+        while let Some(s) = at {
+            titles.push(s.title.clone());
+            at = s
+                .parent
+                .and_then(|p| doc.sections.get(p))
+                .filter(|p| p.heading.is_some());
+        }
+        titles.reverse();
+        for &b in &section.body {
+            if let Some(block) = doc.blocks.get(b)
+                && block.kind == Kind::Code
+            {
+                samples.push((
+                    b,
+                    CodeSample {
+                        titles: titles.clone(),
+                        text: block.text.clone(),
+                    },
+                ));
+            }
+        }
+    }
+    samples.sort_by_key(|(b, _)| *b);
+    samples.into_iter().map(|(_, s)| s).collect()
+}
+
 /// At most this many README candidates are tried (any case of four names).
 const MAX_CANDIDATES: usize = 8;
 
