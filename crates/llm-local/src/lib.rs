@@ -67,7 +67,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -132,6 +132,10 @@ pub enum LocalError {
     /// The tensor computation failed.
     #[error("the embedded model failed: {0}")]
     Engine(String),
+    /// The caller stopped waiting for the answer (a time limit ended the
+    /// call), so the model stopped decoding it.
+    #[error("the call was abandoned by its caller; the model stopped decoding it")]
+    Cancelled,
 }
 
 impl From<candle_core::Error> for LocalError {
@@ -359,6 +363,8 @@ struct Inner {
     name: String,
     sessions: Mutex<Sessions>,
     calls: AtomicU64,
+    /// Tokens decoded since the load, abandoned calls' included.
+    decoded: AtomicU64,
     /// The K-quant matrices were mapped from the file of repacked weights.
     mapped: bool,
 }
@@ -535,6 +541,7 @@ impl LocalModel {
                 name,
                 sessions: Mutex::new(Sessions::default()),
                 calls: AtomicU64::new(0),
+                decoded: AtomicU64::new(0),
                 mapped,
             }),
         })
@@ -586,7 +593,39 @@ impl LocalModel {
     /// Answers `request` on the calling thread (what
     /// [`ChatModel::complete`] runs on a blocking thread).
     pub fn complete_blocking(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.inner.complete(request)
+        self.inner.complete(request, &AtomicBool::new(false))
+    }
+
+    /// [`LocalModel::complete_blocking`] that ends with
+    /// [`LocalError::Cancelled`] (as an [`LlmError`]) once `cancel` is set:
+    /// checked when the model is free for the call, between chunks of the
+    /// prompt and before each token.
+    pub fn complete_cancellable(
+        &self,
+        request: &ChatRequest,
+        cancel: &AtomicBool,
+    ) -> Result<ChatResponse, LlmError> {
+        self.inner.complete(request, cancel)
+    }
+
+    /// Tokens decoded since the model was loaded, those of abandoned
+    /// calls included: the decoding work done, whoever used it.
+    pub fn decoded_tokens(&self) -> u64 {
+        self.inner.decoded.load(Ordering::Relaxed)
+    }
+}
+
+/// Sets its flag when dropped: held by [`LocalModel::complete`]'s future,
+/// so a caller that stops waiting (a time limit around the call) stops the
+/// decoding on the worker thread too. Without it, the thread decoded on to
+/// the output cap for no one: measured (GitTaskBench run 9, Faker_02), 5
+/// minutes of both cores after a task's time limit, before the next task
+/// could start.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -595,7 +634,11 @@ impl ChatModel for LocalModel {
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let inner = self.inner.clone();
         let request = request.clone();
-        match tokio::task::spawn_blocking(move || inner.complete(&request)).await {
+        let cancel = Arc::new(AtomicBool::new(false));
+        // Dropped with this future: set after an answer (when nothing
+        // reads it) or when the caller gave up on the call.
+        let _abandoned = CancelOnDrop(cancel.clone());
+        match tokio::task::spawn_blocking(move || inner.complete(&request, &cancel)).await {
             Ok(result) => result,
             Err(e) => Err(LlmError::Config {
                 message: format!("the embedded model's worker thread failed: {e}"),
@@ -608,8 +651,23 @@ impl ChatModel for LocalModel {
     }
 }
 
+/// What ends a reply besides its token budget.
+#[derive(Clone, Copy)]
+struct Ending<'a> {
+    /// Stop strings.
+    stop: &'a [String],
+    /// At most one tool call.
+    single_call: bool,
+    /// Set when the caller stopped waiting.
+    cancel: &'a AtomicBool,
+}
+
 impl Inner {
-    fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+    fn complete(
+        &self,
+        request: &ChatRequest,
+        cancel: &AtomicBool,
+    ) -> Result<ChatResponse, LlmError> {
         let started = Instant::now();
         let prompt = self.template.render(&self.tokenizer, request);
         let prompt_len = prompt.len();
@@ -637,9 +695,13 @@ impl Inner {
             self.options.top_p,
             self.options.seed,
         );
-        let single_call = request.parallel_tool_calls == Some(false);
+        let ending = Ending {
+            stop: &request.stop,
+            single_call: request.parallel_tool_calls == Some(false),
+            cancel,
+        };
         let generated = self
-            .generate(&prompt, budget, tools, sampler, &request.stop, single_call)
+            .generate(&prompt, budget, tools, sampler, ending)
             .map_err(LlmError::from)?;
         let usage = TokenUsage {
             prompt_tokens: prompt_len as u64,
@@ -700,15 +762,28 @@ impl Inner {
         budget: usize,
         tools: Option<Arc<ToolSet>>,
         mut sampler: Sampler,
-        stop: &[String],
-        single_call: bool,
+        ending: Ending<'_>,
     ) -> Result<Generated, LocalError> {
+        let Ending {
+            stop,
+            single_call,
+            cancel,
+        } = ending;
+        let cancelled = || {
+            if cancel.load(Ordering::Relaxed) {
+                Err(LocalError::Cancelled)
+            } else {
+                Ok(())
+            }
+        };
         // Held for the whole call: two calls at once would only share the
         // same cores.
         let mut guard = self
             .sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Abandoned while it waited for the model.
+        cancelled()?;
         let Session {
             mut cache,
             tokens: mut seen,
@@ -718,6 +793,7 @@ impl Inner {
         // In chunks, so attention scores stay small for long prompts.
         let mut logits = Vec::new();
         for chunk in prompt[reused..].chunks(PREFILL_CHUNK) {
+            cancelled()?;
             logits = self.weights.forward(chunk, &mut cache, Pass::Prompt)?;
             seen.extend_from_slice(chunk);
         }
@@ -778,6 +854,7 @@ impl Inner {
         // the start of that loop.
         let mut looped = false;
         for _ in 0..budget {
+            cancelled()?;
             if let Mode::Json(grammar) = &mode
                 && grammar.is_complete()
             {
@@ -839,6 +916,7 @@ impl Inner {
                 break;
             }
             produced += 1;
+            self.decoded.fetch_add(1, Ordering::Relaxed);
             before.push((mode.clone(), text.len(), call_start));
             let bytes = tok.token_bytes(id);
             match &mut mode {

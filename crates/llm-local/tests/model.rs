@@ -9,6 +9,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::OnceLock;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use llm::{ChatModel, ChatRequest, FinishReason, LlmError, Message, ToolDefinition};
 use llm_local::{
@@ -233,6 +235,38 @@ async fn greedy_generation_is_deterministic() {
         "prompt_tokens": first.usage.prompt_tokens,
         "completion_tokens": first.usage.completion_tokens,
     }));
+}
+
+/// A call whose caller stops waiting (a time limit around it) stops
+/// decoding, instead of running on to its output cap on both cores while
+/// the next call waits for the model (GitTaskBench run 9: 5 minutes after
+/// a task's limit).
+#[tokio::test(flavor = "current_thread")]
+async fn an_abandoned_call_stops_decoding() {
+    let Some(path) = model_path() else {
+        return;
+    };
+    // Its own model: the decoded-token count is this test's alone.
+    let model = LocalModel::load(&path, LocalOptions::default().with_loop_guard(false)).unwrap();
+    let request = ChatRequest::new(vec![Message::user(
+        "Count from 1 to 1000, one number per line.",
+    )])
+    .with_max_tokens(300);
+    // Waited for, the same request decodes far more than the bound below.
+    let full = model.complete(&request).await.unwrap();
+    assert!(full.usage.completion_tokens >= 100, "{:?}", full.usage);
+    model.reset_cache();
+    let before = model.decoded_tokens();
+    let abandoned = tokio::time::timeout(Duration::from_millis(1), model.complete(&request)).await;
+    assert!(abandoned.is_err(), "the call ended within its limit");
+    // This call gets the model once the abandoned one has let it go, and
+    // ends at once: its own flag is set.
+    let error = model
+        .complete_cancellable(&request, &AtomicBool::new(true))
+        .unwrap_err();
+    assert!(error.to_string().contains("abandoned"), "{error}");
+    let decoded = model.decoded_tokens() - before;
+    assert!(decoded < 50, "the abandoned call decoded {decoded} tokens");
 }
 
 #[tokio::test(flavor = "current_thread")]
