@@ -675,7 +675,7 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
             let Some(missing) = error.as_deref().and_then(missing_module) else {
                 break;
             };
-            let package = pip_name(&missing);
+            let package = crate::imports::pip_name(&missing);
             let mut args = request.pip_args.clone();
             args.push(package.clone());
             if pip(args).await?.is_err() {
@@ -786,31 +786,6 @@ fn missing_module(error: &str) -> Option<String> {
         .then(|| top.to_owned())
 }
 
-/// The PyPI name of an import name, where they differ.
-fn pip_name(module: &str) -> String {
-    const KNOWN: [(&str, &str); 12] = [
-        ("cv2", "opencv-python-headless"),
-        ("PIL", "pillow"),
-        ("sklearn", "scikit-learn"),
-        ("skimage", "scikit-image"),
-        ("yaml", "pyyaml"),
-        ("bs4", "beautifulsoup4"),
-        ("Crypto", "pycryptodome"),
-        ("dateutil", "python-dateutil"),
-        ("docx", "python-docx"),
-        ("fitz", "pymupdf"),
-        ("magic", "python-magic"),
-        ("attr", "attrs"),
-    ];
-    KNOWN
-        .iter()
-        .find(|(import, _)| *import == module)
-        .map_or_else(
-            || module.replace('_', "-"),
-            |(_, package)| (*package).to_owned(),
-        )
-}
-
 /// One `pip install` (or `uv pip install`): Ok(output) or Err(output)
 /// when it failed.
 async fn install_packages(
@@ -909,8 +884,6 @@ mod tests {
     fn missing_modules_map_to_their_packages() {
         let error = "ModuleNotFoundError: No module named 'sklearn.utils'";
         assert_eq!(missing_module(error).as_deref(), Some("sklearn"));
-        assert_eq!(pip_name("sklearn"), "scikit-learn");
-        assert_eq!(pip_name("typing_extensions"), "typing-extensions");
         assert_eq!(missing_module("ImportError: cannot import name 'x'"), None);
         assert_eq!(
             missing_module("ModuleNotFoundError: No module named 'a;b'"),

@@ -43,6 +43,7 @@ pub mod episode;
 pub mod generate;
 pub mod guard;
 pub mod history;
+pub mod imports;
 pub mod keywords;
 pub mod model;
 pub mod paths;

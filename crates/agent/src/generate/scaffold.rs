@@ -19,6 +19,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::imports::{normalized, requirement_name};
+
 /// Pinned distributions by top-level import name: `(module, distribution,
 /// version)`: the web-service libraries a generated service imports, with
 /// the import names that differ from their distribution's (`jwt` is
@@ -118,62 +120,11 @@ const PINS: &[(&str, &str, &str)] = &[
 /// name: listing them again would pin a second, possibly conflicting version.
 const BUNDLED: &[(&str, &str)] = &[("starlette", "fastapi")];
 
-/// CPython 3.11's `sys.stdlib_module_names`, without the private ones.
-#[rustfmt::skip]
-const STDLIB: &[&str] = &[
-    "abc", "aifc", "antigravity", "argparse", "array", "ast", "asynchat", "asyncio",
-    "asyncore", "atexit", "audioop", "base64", "bdb", "binascii", "bisect", "builtins", "bz2",
-    "cProfile", "calendar", "cgi", "cgitb", "chunk", "cmath", "cmd", "code", "codecs",
-    "codeop", "collections", "colorsys", "compileall", "concurrent", "configparser",
-    "contextlib", "contextvars", "copy", "copyreg", "crypt", "csv", "ctypes", "curses",
-    "dataclasses", "datetime", "dbm", "decimal", "difflib", "dis", "distutils", "doctest",
-    "email", "encodings", "ensurepip", "enum", "errno", "faulthandler", "fcntl", "filecmp",
-    "fileinput", "fnmatch", "fractions", "ftplib", "functools", "gc", "genericpath", "getopt",
-    "getpass", "gettext", "glob", "graphlib", "grp", "gzip", "hashlib", "heapq", "hmac",
-    "html", "http", "idlelib", "imaplib", "imghdr", "imp", "importlib", "inspect", "io",
-    "ipaddress", "itertools", "json", "keyword", "lib2to3", "linecache", "locale", "logging",
-    "lzma", "mailbox", "mailcap", "marshal", "math", "mimetypes", "mmap", "modulefinder",
-    "msilib", "msvcrt", "multiprocessing", "netrc", "nis", "nntplib", "nt", "ntpath",
-    "nturl2path", "numbers", "opcode", "operator", "optparse", "os", "ossaudiodev", "pathlib",
-    "pdb", "pickle", "pickletools", "pipes", "pkgutil", "platform", "plistlib", "poplib",
-    "posix", "posixpath", "pprint", "profile", "pstats", "pty", "pwd", "py_compile", "pyclbr",
-    "pydoc", "pydoc_data", "pyexpat", "queue", "quopri", "random", "re", "readline", "reprlib",
-    "resource", "rlcompleter", "runpy", "sched", "secrets", "select", "selectors", "shelve",
-    "shlex", "shutil", "signal", "site", "smtpd", "smtplib", "sndhdr", "socket",
-    "socketserver", "spwd", "sqlite3", "sre_compile", "sre_constants", "sre_parse", "ssl",
-    "stat", "statistics", "string", "stringprep", "struct", "subprocess", "sunau", "symtable",
-    "sys", "sysconfig", "syslog", "tabnanny", "tarfile", "telnetlib", "tempfile", "termios",
-    "textwrap", "this", "threading", "time", "timeit", "tkinter", "token", "tokenize",
-    "tomllib", "trace", "traceback", "tracemalloc", "tty", "turtle", "turtledemo", "types",
-    "typing", "unicodedata", "unittest", "urllib", "uu", "uuid", "venv", "warnings", "wave",
-    "weakref", "webbrowser", "winreg", "winsound", "wsgiref", "xdrlib", "xml", "xmlrpc",
-    "zipapp", "zipfile", "zipimport", "zlib", "zoneinfo",
-    "__future__", "__main__",
-];
-
 /// The pinned `name==version` line for an import name, if the table has it.
 fn pin(module: &str) -> Option<String> {
     PINS.iter()
         .find(|(m, _, _)| *m == module)
         .map(|(_, dist, version)| format!("{dist}=={version}"))
-}
-
-/// A distribution or import name as pip compares them (PEP 503).
-fn normalized(name: &str) -> String {
-    name.trim().to_ascii_lowercase().replace(['_', '.'], "-")
-}
-
-/// The requirement name of a `requirements.txt` line (`Flask>=2 ; ...` ->
-/// `flask`), if the line names one.
-fn requirement_name(line: &str) -> Option<String> {
-    let line = line.split('#').next().unwrap_or("").trim();
-    if line.is_empty() || line.starts_with('-') {
-        return None;
-    }
-    let end = line
-        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-        .unwrap_or(line.len());
-    (end > 0).then(|| normalized(&line[..end]))
 }
 
 /// The `requirements.txt` the generated code needs, and what was left out.
@@ -214,7 +165,7 @@ impl Requirements {
             let Some(name) = requirement_name(line) else {
                 continue;
             };
-            let stdlib = STDLIB.iter().any(|m| normalized(m) == name);
+            let stdlib = crate::imports::is_stdlib_name(&name);
             if !stdlib && !mine.contains(&name) {
                 self.lines
                     .push(line.split('#').next().unwrap_or("").trim().to_owned());
@@ -346,7 +297,7 @@ impl<'a> CodeFacts<'a> {
         let mut lines = BTreeSet::new();
         let mut unknown = Vec::new();
         for name in &names {
-            if STDLIB.contains(&name.as_str()) || self.local.contains(name) {
+            if crate::imports::is_stdlib(name) || self.local.contains(name) {
                 continue;
             }
             if let Some((_, with)) = BUNDLED.iter().find(|(m, _)| m == name)
@@ -687,15 +638,5 @@ mod tests {
         };
         let merged = derived.merged("flask>=2\nsqlite3\nstripe==5.0 # payments\n");
         assert_eq!(merged.lines, ["Flask==3.0.3", "stripe==5.0"]);
-    }
-
-    #[test]
-    fn requirement_names_are_read_like_pip_reads_them() {
-        assert_eq!(
-            requirement_name("Flask_SQLAlchemy>=3 # db").as_deref(),
-            Some("flask-sqlalchemy")
-        );
-        assert_eq!(requirement_name("  # only a comment"), None);
-        assert_eq!(requirement_name("-r other.txt"), None);
     }
 }
