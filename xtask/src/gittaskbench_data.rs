@@ -4,8 +4,9 @@
 //! `cargo xtask bench gittaskbench --root target/gittaskbench-data`.
 //!
 //! Only what a run reads is extracted (`config/`, `queries/`,
-//! `code_base/`, `groundtruth/`, `test_scripts/`, the README and the
-//! success criteria), not the three agent frameworks the repository also
+//! `code_base/`, `groundtruth/`, `test_scripts/`, the README, the
+//! success criteria and the grading environment's `requirements.txt`),
+//! not the three agent frameworks the repository also
 //! vendors. Blobs the snapshot lacks (snapshots drop files of 4 MiB and
 //! more, and Git LFS content) are listed in `.missing.json` with their
 //! paths, so the harness reports the tasks whose inputs or ground truth
@@ -33,8 +34,10 @@ const USAGE: &str = "usage: cargo xtask gittaskbench-data [--git-dir DIR] [--rev
     --rev REV      the commit to lay out (default HEAD)\n  \
     --out DIR      where (default target/gittaskbench-data)";
 
-/// The top-level entries a run reads.
-const KEPT: [&str; 7] = [
+/// The top-level entries a run reads. `requirements.txt` is the
+/// benchmark's grading environment: its pins are the versions the test
+/// scripts' imports are installed at.
+const KEPT: [&str; 8] = [
     "config",
     "queries",
     "code_base",
@@ -42,7 +45,12 @@ const KEPT: [&str; 7] = [
     "test_scripts",
     "README.md",
     "Task_Success_Criteria.xlsx",
+    "requirements.txt",
 ];
+
+/// Bumped when what is laid out changes, so a layout of the same commit
+/// made by an older xtask is made again.
+const LAYOUT: u64 = 2;
 
 /// Where the search tool's `fetch` puts the snapshot on these machines.
 const MIRROR: &str = "/work/.mirror/QuantaAlpha+GitTaskBench/repo";
@@ -95,6 +103,7 @@ fn lay_out(git_dir: &Path, rev: &str, out: &Path) -> anyhow::Result<String> {
     if let Ok(text) = fs::read_to_string(out.join(".source.json"))
         && let Ok(source) = serde_json::from_str::<serde_json::Value>(&text)
         && source["commit"] == commit.as_str()
+        && source["layout"] == LAYOUT
     {
         return Ok(format!(
             "{} is already commit {commit} ({} files, {} missing)",
@@ -145,6 +154,7 @@ fn lay_out(git_dir: &Path, rev: &str, out: &Path) -> anyhow::Result<String> {
     let source = serde_json::json!({
         "repository": "https://github.com/QuantaAlpha/GitTaskBench",
         "commit": commit,
+        "layout": LAYOUT,
         "files": files,
         "bytes": bytes,
         "missing": missing.len(),

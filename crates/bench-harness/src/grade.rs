@@ -13,17 +13,21 @@ use sandbox::{Command, Isolation, PythonEnv, PythonScript, Sandbox, SandboxConfi
 use serde::{Deserialize, Serialize};
 
 use crate::output::find_output;
+use crate::script_packages::ScriptPackages;
 use crate::task::{BenchTask, Benchmark, TaskInfo};
 
 /// The Python the test scripts run with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GradingPython {
-    /// One virtualenv per repository under this directory
-    /// (`<dir>/<Repo>`), with the repository's `requirements.txt`
-    /// installed when it has one; reused while the requirements do not
-    /// change. Without requirements the virtualenv is made without pip,
-    /// so no network is needed.
-    PerRepoVenv(PathBuf),
+    /// Virtualenvs under this directory, one per set of packages a test
+    /// script needs (`<dir>/stdlib`, `<dir>/packages-<hash>`): the
+    /// distributions that provide the third-party modules the script and
+    /// the files beside it import, at the versions the benchmark's own
+    /// `requirements.txt` pins, with its pins as constraints. A script of
+    /// the standard library alone gets a virtualenv without pip, made
+    /// offline. Each is made once and reused while its packages do not
+    /// change.
+    Venvs(PathBuf),
     /// The sandbox's interpreter as it is.
     System,
 }
@@ -42,11 +46,11 @@ pub struct GradingConfig {
 }
 
 impl GradingConfig {
-    /// Per-repository virtualenvs under `venvs`, automatic isolation, 10
-    /// minutes per script, registry access on.
+    /// Virtualenvs under `venvs` ([`GradingPython::Venvs`]), automatic
+    /// isolation, 10 minutes per script, registry access on.
     pub fn new(venvs: impl Into<PathBuf>) -> Self {
         GradingConfig {
-            python: GradingPython::PerRepoVenv(venvs.into()),
+            python: GradingPython::Venvs(venvs.into()),
             isolation: Isolation::Auto,
             timeout: Duration::from_secs(600),
             package_registry: true,
@@ -117,9 +121,8 @@ pub fn parse_result_line(text: &str) -> Option<(bool, bool, String)> {
     ))
 }
 
-/// Runs test scripts. Shared by the harness's workers; virtualenvs are
-/// created once per repository even when tasks of one repository are graded
-/// concurrently.
+/// Runs test scripts. Shared by the harness's workers; a virtualenv is
+/// created once even when tasks that need it are graded concurrently.
 #[derive(Debug)]
 pub struct Grader {
     root: PathBuf,
@@ -187,7 +190,7 @@ impl Grader {
             .package_registry(self.config.package_registry)
             .read_only_path(&self.root)
             .read_only_path(outputs);
-        if let GradingPython::PerRepoVenv(dir) = &self.config.python {
+        if let GradingPython::Venvs(dir) = &self.config.python {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
             builder = builder.read_write_path(dir);
@@ -202,14 +205,12 @@ impl Grader {
         let mut notes = Vec::new();
         let env = match &self.config.python {
             GradingPython::System => None,
-            GradingPython::PerRepoVenv(dir) => {
-                let requirements = self
-                    .root
-                    .join("code_base")
-                    .join(&task.repo)
-                    .join("requirements.txt");
+            GradingPython::Venvs(dir) => {
+                let packages =
+                    ScriptPackages::for_script(&script, &self.root.join("requirements.txt"));
+                let key = packages.key();
                 let (env, note) = self
-                    .venv(&sandbox, &dir.join(&task.repo), &task.repo, &requirements)
+                    .venv(&sandbox, &dir.join(&key), &key, &packages)
                     .await?;
                 notes.extend(note);
                 Some(env)
@@ -281,28 +282,30 @@ impl Grader {
         }
     }
 
-    /// The repository's virtualenv at `dir`, created (or recreated when its
-    /// requirements changed) under a per-repository lock. Returns a note
-    /// when the requirements could not be installed: grading goes on, and
-    /// the test script's own failure will say what is missing.
+    /// The virtualenv at `dir` for `packages`, created (or recreated when
+    /// they changed) under a lock per `key`. Returns a note when the
+    /// benchmark's pins could not be installed (the latest releases were
+    /// installed instead) or nothing could: grading goes on, and the test
+    /// script's own failure says what is missing.
     async fn venv(
         &self,
         sandbox: &Sandbox,
         dir: &Path,
-        repo: &str,
-        requirements: &Path,
+        key: &str,
+        packages: &ScriptPackages,
     ) -> Result<(PythonEnv, Option<String>), String> {
         let lock = {
             let mut locks = self
                 .locks
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            locks.entry(repo.to_owned()).or_default().clone()
+            locks.entry(key.to_owned()).or_default().clone()
         };
         let _guard = lock.lock().await;
-        let wanted = match std::fs::read(requirements) {
-            Ok(bytes) => format!("requirements {:016x}", fnv1a(&bytes)),
-            Err(_) => "no requirements".to_owned(),
+        let wanted = if packages.requirements.is_empty() {
+            "no packages".to_owned()
+        } else {
+            format!("packages {}", packages.requirements.join(" "))
         };
         let stamp = dir.join(".bench-harness-stamp");
         if std::fs::read_to_string(&stamp).is_ok_and(|s| s.lines().next() == Some(wanted.as_str()))
@@ -315,25 +318,9 @@ impl Grader {
                 format!("cannot remove the stale virtualenv {}: {e}", dir.display())
             })?;
         }
-        tracing::info!(repo, dir = %dir.display(), "creating the grading virtualenv");
+        tracing::info!(key, dir = %dir.display(), packages = ?packages.requirements, "creating the grading virtualenv");
         let mut note = None;
-        let env = if requirements.is_file() {
-            let env = sandbox
-                .create_venv(dir)
-                .await
-                .map_err(|e| format!("cannot create the virtualenv {}: {e}", dir.display()))?;
-            let args: [&std::ffi::OsStr; 2] = ["-r".as_ref(), requirements.as_os_str()];
-            if let Err(e) = sandbox.pip_install(&env, &args).await {
-                let message = format!(
-                    "pip install -r {} failed: {}",
-                    requirements.display(),
-                    tail(&e.to_string(), 600)
-                );
-                tracing::warn!(repo, "{message}");
-                note = Some(message);
-            }
-            env
-        } else {
+        let env = if packages.requirements.is_empty() {
             let created = sandbox
                 .exec(Command::new("python3").args([
                     std::ffi::OsStr::new("-m"),
@@ -352,6 +339,40 @@ impl Grader {
                 ));
             }
             PythonEnv::open(dir).map_err(|e| e.to_string())?
+        } else {
+            let env = sandbox
+                .create_venv(dir)
+                .await
+                .map_err(|e| format!("cannot create the virtualenv {}: {e}", dir.display()))?;
+            let mut args: Vec<String> = Vec::new();
+            if !packages.constraints.is_empty() {
+                let constraints = dir.join("benchmark-constraints.txt");
+                std::fs::write(&constraints, packages.constraints.join("\n") + "\n")
+                    .map_err(|e| format!("cannot write {}: {e}", constraints.display()))?;
+                args.push("-c".into());
+                args.push(constraints.to_string_lossy().into_owned());
+            }
+            args.extend(packages.requirements.iter().cloned());
+            if let Err(pinned) = sandbox.pip_install(&env, &args).await {
+                // A pin with no wheel for this Python fails the whole set.
+                let unpinned = packages.unpinned();
+                let message = match sandbox.pip_install(&env, &unpinned).await {
+                    Ok(_) => format!(
+                        "the benchmark's pins ({}) could not be installed here, so their latest \
+                         releases were: {}",
+                        packages.requirements.join(", "),
+                        tail(&pinned.to_string(), 400)
+                    ),
+                    Err(latest) => format!(
+                        "pip install {} failed: {}",
+                        unpinned.join(" "),
+                        tail(&latest.to_string(), 600)
+                    ),
+                };
+                tracing::warn!(key, "{message}");
+                note = Some(message);
+            }
+            env
         };
         let mut content = wanted;
         if let Some(note) = &note {
@@ -373,7 +394,7 @@ fn stamp_note(stamp: &Path) -> Option<String> {
 
 use sandbox::text_tail as tail;
 
-/// FNV-1a, to notice changed requirements (and to rank task IDs for the
+/// FNV-1a, to name a set of packages (and to rank task IDs for the
 /// held-out split).
 pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {

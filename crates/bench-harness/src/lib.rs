@@ -51,6 +51,7 @@ mod record;
 pub mod repogenesis;
 mod report;
 mod run;
+mod script_packages;
 mod task;
 mod workspace;
 mod yaml;

@@ -294,11 +294,11 @@ fn scripted_runs_pass_fail_and_produce_nothing_and_the_report_counts_them() {
 }
 
 #[test]
-fn multi_output_and_parameters_are_graded_in_per_repository_virtualenvs() {
+fn multi_output_and_parameters_are_graded_in_the_virtualenv_their_scripts_need() {
     let out = tempfile::tempdir().unwrap();
     let mut config = config(out.path(), &["LogFilter_01", "CsvSplit_01"]);
     let venvs = out.path().join("venvs");
-    config.grading.python = GradingPython::PerRepoVenv(venvs.clone());
+    config.grading.python = GradingPython::Venvs(venvs.clone());
     let harness = Harness::new(config).unwrap();
     let models = per_task(|ctx| {
         let input = &ctx.spec.inputs[0].path;
@@ -328,12 +328,13 @@ fn multi_output_and_parameters_are_graded_in_per_repository_virtualenvs() {
         Some(harness.outputs_dir("CsvSplit_01").as_path())
     );
     assert_eq!(split.comments, "3 region files match");
-    // One virtualenv per repository, made offline (no requirements.txt).
-    for repo in ["LogFilter", "CsvSplit"] {
-        let stamp = std::fs::read_to_string(venvs.join(repo).join(".bench-harness-stamp")).unwrap();
-        assert_eq!(stamp, "no requirements");
-        assert!(venvs.join(repo).join("bin/python").exists());
-    }
+    // Both test scripts import only the standard library: one virtualenv
+    // serves both, made offline.
+    let stamp = std::fs::read_to_string(venvs.join("stdlib").join(".bench-harness-stamp")).unwrap();
+    assert_eq!(stamp, "no packages");
+    assert!(venvs.join("stdlib").join("bin/python").exists());
+    let made: Vec<_> = std::fs::read_dir(&venvs).unwrap().collect();
+    assert_eq!(made.len(), 1, "{made:?}");
     assert_eq!(outcome.report.summary.tpr, 100.0);
 }
 
@@ -652,7 +653,7 @@ fn automatic_isolation_runs_and_grades_the_same_way() {
     let mut config = config(out.path(), &["WordCount_01"]);
     config.agent.isolation = sandbox::Isolation::Auto;
     config.grading.isolation = sandbox::Isolation::Auto;
-    config.grading.python = GradingPython::PerRepoVenv(out.path().join("venvs"));
+    config.grading.python = GradingPython::Venvs(out.path().join("venvs"));
     let harness = Harness::new(config).unwrap();
     let models = per_task(|ctx| Ok(Box::new(wordcount_solution(ctx.spec))));
     let outcome = harness.run(&models, &|_| {}).unwrap();
@@ -672,7 +673,7 @@ fn relative_directories_are_made_absolute() {
     assert_eq!(config.root, cwd.join("data"));
     assert_eq!(config.out_dir, cwd.join("target/out"));
     match &config.grading.python {
-        bench_harness::GradingPython::PerRepoVenv(dir) => {
+        bench_harness::GradingPython::Venvs(dir) => {
             assert_eq!(dir, &cwd.join("target/out/venvs"));
         }
         other => panic!("{other:?}"),
