@@ -168,11 +168,20 @@ fn starter_text(starter: &Starter) -> String {
     if swaps.is_empty() {
         s.push_str(". Change what the task asks differently, then run it:\n");
     } else {
-        let _ = write!(
+        let _ = writeln!(
             s,
             ", with the task's paths put in ({}). Change what the task asks differently \
-             (values, options, the output's format), then run it:\n",
+             (values, options, the output's format), then run it:",
             swaps.join("; ")
+        );
+    }
+    if !starter.samples.is_empty() {
+        let samples: Vec<String> = starter.samples.iter().map(|v| format!("`{v:?}`")).collect();
+        let _ = writeln!(
+            s,
+            "Its sample values ({}) are the README's: put the task's own values in their place \
+             where the task gives them.",
+            samples.join(", ")
         );
     }
     let _ = writeln!(s, "```python\n{}```", starter.code);
@@ -247,6 +256,7 @@ mod tests {
                     role: PathRole::Output,
                 },
             ],
+            samples: vec!["Hello World".into()],
         };
         let step = FirstStep {
             starter: Some(starter),
@@ -260,6 +270,7 @@ mod tests {
             "`Lenna.png` is now the input `/in/a.png`",
             "`secret.png` is now the output `/o/output.png`",
             "```python\nfrom stego import lsb\nlsb.hide(",
+            "Its sample values (`\"Hello World\"`) are the README's",
         ] {
             assert!(tail.contains(needle), "missing {needle:?} in\n{tail}");
         }

@@ -75,6 +75,11 @@ pub struct Starter {
     pub code: String,
     /// Each replaced literal, in order of first appearance.
     pub swaps: Vec<PathSwap>,
+    /// The example's sample text values (string literals of words, such
+    /// as `Hello World`), which the task may want otherwise: a 1.5B model
+    /// given Stegano's example embedded its "Hello World" where the task
+    /// named the watermark (GitTaskBench Stegano_01, tuning half).
+    pub samples: Vec<String>,
 }
 
 /// One file name of the example and the task's path that replaced it.
@@ -165,6 +170,7 @@ pub fn starter_from_readme(
         section: sample.titles,
         code: adapted.code,
         swaps: adapted.swaps,
+        samples: adapted.samples,
     })
 }
 
@@ -362,6 +368,7 @@ fn dedent(line: &str, base: usize) -> &str {
 struct Adapted {
     code: String,
     swaps: Vec<PathSwap>,
+    samples: Vec<String>,
 }
 
 /// A plain one-line string literal of the code.
@@ -435,7 +442,35 @@ fn adapt(code: &str, inputs: &[&Path], output_dir: &Path) -> Adapted {
         }
     }
     out.push_str(&code[at..]);
-    Adapted { code: out, swaps }
+    Adapted {
+        code: out,
+        swaps,
+        samples: sample_values(&literals),
+    }
+}
+
+/// Sample values shown at most.
+const MAX_SAMPLES: usize = 5;
+
+/// The literals that read as sample text: words with a space between
+/// them, not a file name, not a format string, at most 80 characters.
+/// Distinct, in order.
+fn sample_values(literals: &[Literal]) -> Vec<String> {
+    let mut samples: Vec<String> = Vec::new();
+    for literal in literals {
+        let text = literal.content.trim();
+        let words = text.contains(' ') && text.chars().any(char::is_alphabetic);
+        let template = text.contains(['{', '%']);
+        if words
+            && !template
+            && text.len() <= 80
+            && !samples.iter().any(|s| s == text)
+            && samples.len() < MAX_SAMPLES
+        {
+            samples.push(text.to_owned());
+        }
+    }
+    samples
 }
 
 /// A Python string literal holding `text`.
@@ -664,6 +699,7 @@ mod tests {
             >>> clear = lsb.reveal(\"./Lenna-secret.png\")\n'Hello World'\n```\n";
         let s = start(readme, "README.md", "embed a watermark", &["/in/x.png"]).unwrap();
         assert_eq!(s.section, vec!["Library".to_string()]);
+        assert_eq!(s.samples, ["Hello World"]);
         assert_eq!(
             s.code,
             "from stego import lsb\nsecret = lsb.hide(\"/in/x.png\", \"Hello World\")\n\
