@@ -800,7 +800,14 @@ async fn install_packages(
     };
     match result {
         Ok(result) => Ok(Ok(result.combined_output())),
-        Err(SandboxError::PipFailed { output, .. }) => Ok(Err(output)),
+        // How it ended goes last, where the report's tail keeps it: an
+        // installer killed by a signal prints no error of its own
+        // (InvisibleWatermark, GitTaskBench run 9: the tail ended at
+        // "Uninstalled 1 package", with half of torch's libraries missing).
+        Err(SandboxError::PipFailed { status, output }) => Ok(Err(format!(
+            "{}\n[the installer ended: {status}]",
+            output.trim_end()
+        ))),
         Err(other) => Err(Error::Sandbox(other)),
     }
 }

@@ -63,6 +63,12 @@ async fn a_missing_requirement_is_named_and_the_package_still_imports() {
         steps,
         [("pyproject.toml", true), ("requirements.txt", false)]
     );
+    // How the installer ended is kept last, where the tail keeps it.
+    let failed = &report.steps[1].log_tail;
+    assert!(
+        failed.trim_end().ends_with("[the installer ended: exit code 1]"),
+        "{failed}"
+    );
     assert_eq!(report.imports.len(), 1);
     assert!(report.imports[0].ok, "{:?}", report.imports);
     assert!(report.python().exists());
