@@ -66,7 +66,9 @@ async fn a_missing_requirement_is_named_and_the_package_still_imports() {
     // How the installer ended is kept last, where the tail keeps it.
     let failed = &report.steps[1].log_tail;
     assert!(
-        failed.trim_end().ends_with("[the installer ended: exit code 1]"),
+        failed
+            .trim_end()
+            .ends_with("[the installer ended: exit code 1]"),
         "{failed}"
     );
     assert_eq!(report.imports.len(), 1);
