@@ -273,6 +273,20 @@ mod tests {
     }
 
     #[test]
+    fn a_named_pipe_beside_the_script_is_not_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = task(dir.path(), "import cv2\n", &[]);
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("helper.py"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // Opening the pipe would wait for a writer forever.
+        let packages = ScriptPackages::for_script(&script, &dir.path().join("pipe-free.txt"));
+        assert_eq!(packages.requirements, ["opencv-python-headless"]);
+    }
+
+    #[test]
     fn import_statements_in_their_shapes() {
         assert_eq!(
             imported_modules(
