@@ -20,7 +20,12 @@
 //! sandbox sets it); the report checks that its top-level packages import
 //! in the new environment, and when one fails with `ModuleNotFoundError`
 //! the missing module is installed by its PyPI name (a few rounds), which
-//! covers dependencies no file declares in a readable way. Environments are cached under the given
+//! covers dependencies no file declares in a readable way. Every installed
+//! distribution's `RECORD` is then checked against the disk, and again
+//! each time a cached environment is reused: an installer stopped half-way
+//! leaves distributions whose later installs are no-ops, so those are
+//! reinstalled at their version ([`EnvironmentReport::repaired`]).
+//! Environments are cached under the given
 //! directory by a hash of those files and the interpreter's version, so a
 //! second task on the same repository reuses the first one's.
 //!
@@ -55,6 +60,18 @@ const MAX_DEPENDENCY_FILE: u64 = 1 << 20;
 
 /// Modules installed by their import name per package, at most.
 const MAX_IMPORT_FIXES: usize = 8;
+
+/// Damaged distributions reinstalled per preparation, at most.
+const MAX_REPAIRS: usize = 20;
+
+/// The disk budget of one install step, unless the request sets another.
+///
+/// The sandbox's default (8 GiB) is sized for model-written code, not for
+/// an installer: InvisibleWatermark's `torch` brings CUDA wheels that uv
+/// unpacks into its cache (about 4.7 GB) and then copies into the
+/// virtualenv (4.6 GB), and the default budget stopped it 44 s in with
+/// `libcublas.so.13` not yet copied (GitTaskBench run 9).
+pub const DEFAULT_PREPARATION_DISK_BUDGET: u64 = 32 << 30;
 
 /// Characters of pip's output kept per step.
 const LOG_TAIL: usize = 1500;
@@ -146,6 +163,9 @@ pub struct EnvironmentRequest {
     pub code_user: CodeUser,
     /// What installs the packages (default [`Installer::Auto`]).
     pub installer: Installer,
+    /// How much one install step may grow a file system by, in bytes
+    /// (default [`DEFAULT_PREPARATION_DISK_BUDGET`]; `None`: unbounded).
+    pub disk_budget: Option<u64>,
 }
 
 impl EnvironmentRequest {
@@ -160,6 +180,7 @@ impl EnvironmentRequest {
             pip_args: Vec::new(),
             code_user: CodeUser::default(),
             installer: Installer::default(),
+            disk_budget: Some(DEFAULT_PREPARATION_DISK_BUDGET),
         }
     }
 
@@ -188,6 +209,10 @@ pub struct InstallStep {
     pub source: String,
     /// Whether pip succeeded.
     pub ok: bool,
+    /// The step failed as a whole, but then each of its requirements
+    /// installed alone (all of them were tried).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recovered: bool,
     /// The end of pip's output.
     pub log_tail: String,
 }
@@ -211,6 +236,21 @@ pub struct ImportCheck {
     /// The last line of the error, when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// An installed distribution whose files are not all on disk: what an
+/// installer stopped half-way leaves, which a later `pip install` of the
+/// same requirement takes for installed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DamagedDistribution {
+    /// The distribution's name.
+    pub name: String,
+    /// Its installed version.
+    pub version: String,
+    /// How many of the files its `RECORD` lists are missing.
+    pub missing: u64,
+    /// One of them, as `RECORD` spells it.
+    pub example: String,
 }
 
 /// What [`prepare_environment`] made.
@@ -242,6 +282,13 @@ pub struct EnvironmentReport {
     /// (`name (imported by pkg)`).
     #[serde(default)]
     pub import_fixes: Vec<String>,
+    /// Distributions found with files missing and reinstalled, as
+    /// `name==version`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repaired: Vec<String>,
+    /// Distributions still missing files after the repairs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damaged: Vec<DamagedDistribution>,
     /// Packages installed, as `name==version`.
     pub installed: Vec<String>,
     /// Time to build (or to find) it.
@@ -249,9 +296,17 @@ pub struct EnvironmentReport {
 }
 
 impl EnvironmentReport {
-    /// Whether every declared requirement installed.
+    /// Whether every declared requirement installed: each step did, or
+    /// each of a failed step's requirements did alone.
     pub fn complete(&self) -> bool {
-        self.steps.iter().all(|s| s.ok)
+        self.steps.iter().all(|s| s.ok || s.recovered)
+    }
+
+    /// Whether the environment can be taken as it is: every declared
+    /// requirement installed, nothing left damaged, every import check
+    /// passed.
+    pub fn sound(&self) -> bool {
+        self.complete() && self.damaged.is_empty() && self.imports.iter().all(|c| c.ok)
     }
 
     /// The environment's interpreter.
@@ -291,6 +346,20 @@ impl EnvironmentReport {
                 self.import_fixes.join(", ")
             ));
         }
+        if !self.repaired.is_empty() {
+            parts.push(format!(
+                "reinstalled with files missing: {}",
+                self.repaired.join(", ")
+            ));
+        }
+        if !self.damaged.is_empty() {
+            let damaged: Vec<String> = self
+                .damaged
+                .iter()
+                .map(DamagedDistribution::describe)
+                .collect();
+            parts.push(format!("still damaged: {}", damaged.join(", ")));
+        }
         if self.reused {
             parts.push("reused".into());
         }
@@ -300,11 +369,23 @@ impl EnvironmentReport {
     /// What the model is told: the interpreter, what is installed, what is
     /// not.
     pub fn prompt_note(&self) -> String {
-        let mut note = format!(
-            "## Python environment\n\nThe repository's dependencies are installed in a virtualenv: \
-             `python`, `pip` and `run_python` use `{}`. The repository is importable.\n",
-            self.python().display()
-        );
+        // An environment that is not sound must not be announced as ready:
+        // told "installed", the model spent four turns on `pip install
+        // torch` and the same failing import (GitTaskBench run 9).
+        let mut note = match self.sound() {
+            true => format!(
+                "## Python environment\n\nThe repository's dependencies are installed in a virtualenv: \
+                 `python`, `pip` and `run_python` use `{}`. The repository is importable.\n",
+                self.python().display()
+            ),
+            false => format!(
+                "## Python environment\n\nThe repository's dependencies are in a virtualenv, \
+                 but it is INCOMPLETE (below): `python`, `pip` and `run_python` use `{}`. \
+                 Installing a failed package again seldom finishes within a turn; \
+                 prefer the modules that import.\n",
+                self.python().display()
+            ),
+        };
         if !self.installed.is_empty() {
             let shown: Vec<&str> = self.installed.iter().take(40).map(String::as_str).collect();
             note.push_str(&format!(
@@ -324,6 +405,22 @@ impl EnvironmentReport {
                 failing.requirement, failing.reason
             ));
         }
+        for step in self.steps.iter().filter(|s| !s.ok && !s.recovered) {
+            let last = step
+                .log_tail
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            note.push_str(&format!(
+                "Installing `{}`'s requirements failed: {}\n",
+                step.source,
+                sandbox::text_tail(last.trim(), 200)
+            ));
+        }
+        for damaged in &self.damaged {
+            note.push_str(&format!("Damaged: {}\n", damaged.describe()));
+        }
         for check in self.imports.iter().filter(|c| !c.ok) {
             note.push_str(&format!(
                 "`import {}` fails: {}\n",
@@ -332,6 +429,16 @@ impl EnvironmentReport {
             ));
         }
         note
+    }
+}
+
+impl DamagedDistribution {
+    /// `name==version (N files missing, e.g. path)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}=={} ({} files missing, e.g. {})",
+            self.name, self.version, self.missing, self.example
+        )
     }
 }
 
@@ -542,6 +649,7 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
         .run_as(code_user)
         .package_registry(request.package_registry)
         .timeout(std::time::Duration::from_secs(900))
+        .disk_limit(request.disk_budget)
         .read_only_path(&repo)
         .read_write_path(&cache_dir)
         .build()
@@ -560,34 +668,48 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
         .to_owned();
     let key = environment_key(&repo, &version);
     let dir = cache_dir.join(format!("{name}-{key}"));
+    let preparation = Preparation {
+        request,
+        sandbox: &sandbox,
+        repo: &repo,
+        cache_dir: &cache_dir,
+    };
     if let Ok(text) = std::fs::read_to_string(dir.join(REPORT))
         && let Ok(mut report) = serde_json::from_str::<EnvironmentReport>(&text)
-        && std::fs::metadata(report.python()).is_ok()
+        && let Ok(env) = PythonEnv::open(&report.venv)
     {
         report.reused = true;
+        // A cached environment is checked, not trusted: an installer
+        // stopped half-way (or files removed since) leaves distributions
+        // that every later install takes for installed.
+        let damaged = damaged_distributions(&sandbox, &env).await?;
+        if !damaged.is_empty() {
+            let install = preparation.installer().await?;
+            preparation
+                .repair(&install, &env, damaged, &mut report)
+                .await?;
+            report.imports.clear();
+            preparation
+                .check_imports(&install, &env, &mut report)
+                .await?;
+            report.installed = installed(&sandbox, &env).await?;
+            // Stored as built: `reused` describes one call, not the file.
+            report.reused = false;
+            write_report(&dir, &report)?;
+            report.reused = true;
+        }
         report.seconds = started.elapsed().as_secs_f64();
         return Ok(report);
     }
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| io_error(&dir.clone(), e))?;
     }
-    let install = match request.installer {
-        Installer::Pip => Install::Pip,
-        Installer::Uv => Install::Uv(uv_binary(&sandbox, &cache_dir, &request.pip_args).await?),
-        Installer::Auto => match uv_binary(&sandbox, &cache_dir, &request.pip_args).await {
-            Ok(uv) => Install::Uv(uv),
-            Err(error) => {
-                tracing::warn!(%error, "uv is not available; installing with pip");
-                Install::Pip
-            }
-        },
-    };
+    let install = preparation.installer().await?;
     let venv_dir = dir.join("venv");
     let env = sandbox
         .create_venv(&venv_dir)
         .await
         .map_err(Error::Sandbox)?;
-    let pip = |args: Vec<String>| install_packages(&sandbox, &install, &env, args);
     let mut report = EnvironmentReport {
         repo: name,
         venv: venv_dir,
@@ -602,96 +724,269 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
         failing: Vec::new(),
         imports: Vec::new(),
         import_fixes: Vec::new(),
+        repaired: Vec::new(),
+        damaged: Vec::new(),
         installed: Vec::new(),
         seconds: 0.0,
     };
     for file in dependency_files(&repo) {
+        preparation
+            .install_file(&install, &env, &file, &mut report)
+            .await?;
+    }
+    // Before the imports are checked: a step stopped half-way (its disk
+    // budget, a signal) leaves distributions the one-by-one retries took
+    // for installed.
+    let damaged = damaged_distributions(&sandbox, &env).await?;
+    if !damaged.is_empty() {
+        preparation
+            .repair(&install, &env, damaged, &mut report)
+            .await?;
+    }
+    preparation
+        .check_imports(&install, &env, &mut report)
+        .await?;
+    report.installed = installed(&sandbox, &env).await?;
+    report.seconds = started.elapsed().as_secs_f64();
+    write_report(&dir, &report)?;
+    remove_stale(&cache_dir, &report.repo, &dir);
+    Ok(report)
+}
+
+/// What every step of one preparation needs.
+struct Preparation<'a> {
+    request: &'a EnvironmentRequest,
+    sandbox: &'a Sandbox,
+    repo: &'a Path,
+    cache_dir: &'a Path,
+}
+
+impl Preparation<'_> {
+    /// uv or pip, as the request asks and as can be had.
+    async fn installer(&self) -> Result<Install, Error> {
+        let uv = || uv_binary(self.sandbox, self.cache_dir, &self.request.pip_args);
+        Ok(match self.request.installer {
+            Installer::Pip => Install::Pip,
+            Installer::Uv => Install::Uv(uv().await?),
+            Installer::Auto => match uv().await {
+                Ok(uv) => Install::Uv(uv),
+                Err(error) => {
+                    tracing::warn!(%error, "uv is not available; installing with pip");
+                    Install::Pip
+                }
+            },
+        })
+    }
+
+    /// One `pip install` with the request's extra arguments and `args`.
+    async fn pip(
+        &self,
+        install: &Install,
+        env: &PythonEnv,
+        args: impl IntoIterator<Item = String>,
+    ) -> Result<Result<String, String>, Error> {
+        let mut all = self.request.pip_args.clone();
+        all.extend(args);
+        install_packages(self.sandbox, install, env, all).await
+    }
+
+    /// Installs what dependency file `file` declares, and names the
+    /// requirements that fail when the whole file does.
+    async fn install_file(
+        &self,
+        install: &Install,
+        env: &PythonEnv,
+        file: &Path,
+        report: &mut EnvironmentReport,
+    ) -> Result<(), Error> {
         let source = file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         // A repository's file: an oversized one is reported, not read.
-        let size = std::fs::metadata(&file).map_or(0, |m| m.len());
+        let size = std::fs::metadata(file).map_or(0, |m| m.len());
         if size > MAX_DEPENDENCY_FILE {
             report.steps.push(InstallStep {
                 source,
                 ok: false,
+                recovered: false,
                 log_tail: format!(
                     "not read: {size} bytes, more than the {MAX_DEPENDENCY_FILE} a dependency file may have"
                 ),
             });
-            continue;
+            return Ok(());
         }
-        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let text = std::fs::read_to_string(file).unwrap_or_default();
         let is_requirements = source.to_ascii_lowercase().starts_with("requirements");
         let requirements = match is_requirements {
             true => requirement_lines(&text),
-            false => declared_requirements(&file, &text),
+            false => declared_requirements(file, &text),
         };
         if requirements.is_empty() {
-            continue;
+            return Ok(());
         }
         report.requirements.extend(requirements.iter().cloned());
-        let mut args: Vec<String> = request.pip_args.clone();
-        match is_requirements {
-            true => args.extend(["-r".to_owned(), file.display().to_string()]),
-            false => args.extend(requirements.iter().cloned()),
-        }
-        let step = pip(args).await?;
+        let args = match is_requirements {
+            true => vec!["-r".to_owned(), file.display().to_string()],
+            false => requirements.clone(),
+        };
+        let step = self.pip(install, env, args).await?;
         let ok = step.is_ok();
         report.steps.push(InstallStep {
-            source: source.clone(),
+            source,
             ok,
+            recovered: false,
             log_tail: match &step {
                 Ok(output) | Err(output) => sandbox::text_tail(output, LOG_TAIL),
             },
         });
         if ok {
-            continue;
+            return Ok(());
         }
         // Which ones: each alone (bounded), so one bad pin does not hide
         // what else would install.
+        let failing_before = report.failing.len();
         for requirement in requirements.iter().take(MAX_SINGLE_TRIES) {
-            let mut args = request.pip_args.clone();
-            args.push(requirement.clone());
-            if let Err(output) = pip(args).await? {
+            if let Err(output) = self.pip(install, env, [requirement.clone()]).await? {
                 report.failing.push(FailingRequirement {
                     requirement: requirement.clone(),
                     reason: pip_reason(&output),
                 });
             }
         }
-    }
-    let mut path = repo.clone().into_os_string();
-    if repo.join("src").is_dir() {
-        path.push(":");
-        path.push(repo.join("src"));
-    }
-    for module in top_level_packages(&repo) {
-        let mut error = check_import(&sandbox, &env, &path, &module).await?;
-        // A module the declarations missed (or that were not readable
-        // statically): install it by its import name, a few rounds.
-        for _ in 0..MAX_IMPORT_FIXES {
-            let Some(missing) = error.as_deref().and_then(missing_module) else {
-                break;
-            };
-            let package = crate::imports::pip_name(&missing);
-            let mut args = request.pip_args.clone();
-            args.push(package.clone());
-            if pip(args).await?.is_err() {
-                break;
-            }
-            report
-                .import_fixes
-                .push(format!("{package} (imported by {module})"));
-            error = check_import(&sandbox, &env, &path, &module).await?;
+        let all_tried = requirements.len() <= MAX_SINGLE_TRIES;
+        if all_tried
+            && report.failing.len() == failing_before
+            && let Some(step) = report.steps.last_mut()
+        {
+            step.recovered = true;
         }
-        report.imports.push(ImportCheck {
-            module,
-            ok: error.is_none(),
-            error,
-        });
+        Ok(())
     }
+
+    /// Reinstalls each damaged distribution at its installed version
+    /// (bounded), then records what is still damaged.
+    async fn repair(
+        &self,
+        install: &Install,
+        env: &PythonEnv,
+        damaged: Vec<DamagedDistribution>,
+        report: &mut EnvironmentReport,
+    ) -> Result<(), Error> {
+        for broken in damaged.iter().take(MAX_REPAIRS) {
+            let pinned = format!("{}=={}", broken.name, broken.version);
+            tracing::info!(distribution = %pinned, missing = broken.missing, "reinstalling a damaged distribution");
+            let args = match install {
+                Install::Pip => vec![
+                    "--force-reinstall".to_owned(),
+                    "--no-deps".to_owned(),
+                    pinned.clone(),
+                ],
+                Install::Uv(_) => vec![
+                    "--reinstall-package".to_owned(),
+                    broken.name.clone(),
+                    "--no-deps".to_owned(),
+                    pinned.clone(),
+                ],
+            };
+            if self.pip(install, env, args).await?.is_ok() {
+                report.repaired.push(pinned);
+            }
+        }
+        report.damaged = damaged_distributions(self.sandbox, env).await?;
+        let still: BTreeSet<String> = report
+            .damaged
+            .iter()
+            .map(|d| format!("{}=={}", d.name, d.version))
+            .collect();
+        report.repaired.retain(|r| !still.contains(r));
+        Ok(())
+    }
+
+    /// Checks that each of the repository's top-level packages imports;
+    /// a module it misses is installed by its PyPI name, a few rounds.
+    async fn check_imports(
+        &self,
+        install: &Install,
+        env: &PythonEnv,
+        report: &mut EnvironmentReport,
+    ) -> Result<(), Error> {
+        let mut path = self.repo.to_path_buf().into_os_string();
+        if self.repo.join("src").is_dir() {
+            path.push(":");
+            path.push(self.repo.join("src"));
+        }
+        for module in top_level_packages(self.repo) {
+            let mut error = check_import(self.sandbox, env, &path, &module).await?;
+            // A module the declarations missed (or that were not readable
+            // statically): install it by its import name, a few rounds.
+            for _ in 0..MAX_IMPORT_FIXES {
+                let Some(missing) = error.as_deref().and_then(missing_module) else {
+                    break;
+                };
+                let package = crate::imports::pip_name(&missing);
+                if self.pip(install, env, [package.clone()]).await?.is_err() {
+                    break;
+                }
+                report
+                    .import_fixes
+                    .push(format!("{package} (imported by {module})"));
+                error = check_import(self.sandbox, env, &path, &module).await?;
+            }
+            report.imports.push(ImportCheck {
+                module,
+                ok: error.is_none(),
+                error,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The distributions in `env` whose `RECORD` lists files that are not on
+/// disk (bytecode aside: it is rebuilt on import), at most 50.
+async fn damaged_distributions(
+    sandbox: &Sandbox,
+    env: &PythonEnv,
+) -> Result<Vec<DamagedDistribution>, Error> {
+    const CHECK: &str = r#"
+import importlib.metadata as md, json, os
+found = []
+for d in md.distributions():
+    try:
+        files = d.files or []
+        missing = [str(f) for f in files
+                   if not str(f).endswith('.pyc') and not os.path.lexists(d.locate_file(f))]
+    except Exception:
+        continue
+    if missing:
+        found.append({"name": d.metadata["Name"] or "", "version": d.version or "",
+                      "missing": len(missing), "example": missing[0][:200]})
+    if len(found) >= 50:
+        break
+print(json.dumps(found))
+"#;
+    let check = sandbox
+        .run_python_in(env, sandbox::PythonScript::code(CHECK), &[] as &[&str])
+        .await
+        .map_err(Error::Sandbox)?;
+    if !check.success() {
+        // The check itself failed (a broken interpreter): nothing to
+        // repair from here; the import checks will say what fails.
+        tracing::warn!(status = %check.status_summary(), "cannot check the installed files");
+        return Ok(Vec::new());
+    }
+    let stdout = check.stdout.to_string();
+    let damaged: Vec<DamagedDistribution> = serde_json::from_str(stdout.trim()).unwrap_or_default();
+    Ok(damaged
+        .into_iter()
+        .filter(|d| !d.name.is_empty() && !d.version.is_empty())
+        .collect())
+}
+
+/// The distributions installed in `env`, as `name==version` (pip and
+/// setuptools aside).
+async fn installed(sandbox: &Sandbox, env: &PythonEnv) -> Result<Vec<String>, Error> {
     let freeze = sandbox
         .exec(sandbox::Command::new(env.python()).args([
             "-m",
@@ -702,19 +997,19 @@ pub async fn prepare_environment(request: &EnvironmentRequest) -> Result<Environ
         ]))
         .await
         .map_err(Error::Sandbox)?;
-    report.installed = freeze
+    Ok(freeze
         .stdout
         .to_string()
         .lines()
         .map(str::trim)
         .filter(|l| l.contains("==") && !l.starts_with("pip==") && !l.starts_with("setuptools=="))
         .map(str::to_owned)
-        .collect();
-    report.seconds = started.elapsed().as_secs_f64();
-    let json = serde_json::to_string_pretty(&report).map_err(|e| Error::Task(e.to_string()))?;
-    std::fs::write(dir.join(REPORT), json).map_err(|e| io_error(&dir.join(REPORT), e))?;
-    remove_stale(&cache_dir, &report.repo, &dir);
-    Ok(report)
+        .collect())
+}
+
+fn write_report(dir: &Path, report: &EnvironmentReport) -> Result<(), Error> {
+    let json = serde_json::to_string_pretty(report).map_err(|e| Error::Task(e.to_string()))?;
+    std::fs::write(dir.join(REPORT), json).map_err(|e| io_error(&dir.join(REPORT), e))
 }
 
 /// Removes the other environments of repository `name` in `cache_dir`
@@ -860,6 +1155,94 @@ pub fn venv_path(venv: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn report() -> EnvironmentReport {
+        EnvironmentReport {
+            repo: "Repo".into(),
+            venv: PathBuf::from("/envs/Repo-0/venv"),
+            key: "0".into(),
+            installer: Installer::Uv,
+            reused: false,
+            requirements: vec!["torch".into()],
+            steps: vec![InstallStep {
+                source: "setup.py".into(),
+                ok: true,
+                recovered: false,
+                log_tail: String::new(),
+            }],
+            failing: Vec::new(),
+            imports: vec![ImportCheck {
+                module: "imwatermark".into(),
+                ok: true,
+                error: None,
+            }],
+            import_fixes: Vec::new(),
+            repaired: Vec::new(),
+            damaged: Vec::new(),
+            installed: vec!["torch==2.9.1".into()],
+            seconds: 1.0,
+        }
+    }
+
+    /// Told "installed" about an environment whose torch missed a library,
+    /// the model spent its turns reinstalling torch (GitTaskBench run 9).
+    #[test]
+    fn an_unsound_environment_is_never_announced_as_installed() {
+        let sound = report();
+        assert!(sound.sound());
+        assert!(sound.prompt_note().contains("dependencies are installed"));
+        let mut damaged = report();
+        damaged.damaged.push(DamagedDistribution {
+            name: "nvidia-cublas".into(),
+            version: "13.0.2".into(),
+            missing: 3,
+            example: "nvidia/cu13/lib/libcublas.so.13".into(),
+        });
+        damaged.imports[0] = ImportCheck {
+            module: "imwatermark".into(),
+            ok: false,
+            error: Some("ImportError: libcublas.so.13: cannot open shared object file".into()),
+        };
+        assert!(!damaged.sound());
+        let note = damaged.prompt_note();
+        assert!(!note.contains("dependencies are installed"), "{note}");
+        assert!(note.contains("INCOMPLETE"), "{note}");
+        assert!(
+            note.contains("Damaged: nvidia-cublas==13.0.2 (3 files missing, e.g. nvidia/cu13/lib/libcublas.so.13)"),
+            "{note}"
+        );
+        assert!(
+            note.contains("`import imwatermark` fails: ImportError"),
+            "{note}"
+        );
+        assert!(
+            damaged
+                .summary()
+                .contains("still damaged: nvidia-cublas==13.0.2")
+        );
+        // A step that failed as a whole and was not recovered is named,
+        // with the last line of its log.
+        let mut failed = report();
+        failed.steps[0].ok = false;
+        failed.steps[0].log_tail =
+            "Downloading torch\n[the installer ended: killed by signal 9]\n".into();
+        assert!(!failed.complete() && !failed.sound());
+        assert!(
+            failed.prompt_note().contains(
+                "Installing `setup.py`'s requirements failed: [the installer ended: killed by signal 9]"
+            ),
+            "{}",
+            failed.prompt_note()
+        );
+        failed.steps[0].recovered = true;
+        assert!(failed.complete() && failed.sound());
+        // Reports written before these fields existed still read.
+        let mut json = serde_json::to_value(report()).unwrap();
+        json.as_object_mut().unwrap().remove("repaired");
+        json.as_object_mut().unwrap().remove("damaged");
+        let old: EnvironmentReport = serde_json::from_value(json).unwrap();
+        assert!(old.repaired.is_empty() && old.damaged.is_empty());
+    }
 
     #[test]
     fn packaging_files_are_read_without_running_them() {

@@ -35,7 +35,23 @@ pub struct Budgets {
     /// Most tool calls of one model reply that are run (default
     /// [`MAX_TOOL_CALLS_PER_REPLY`]); the model is told the rest were not.
     pub max_tool_calls_per_reply: usize,
+    /// The same call answered with the same observation in this many turns
+    /// (other calls between them or not) ends the episode as
+    /// [`Status::Stuck`] (default [`STUCK_AFTER`]; `None`: never).
+    pub stuck_after: Option<u32>,
 }
+
+/// How many identical exchanges end an episode by default. The second one
+/// already says it repeats and the next request samples instead of
+/// decoding greedily; a 1.5B model still sent the same call eight times
+/// on GitTaskBench Eparse_01 (run 9), each answered alike, the turns and
+/// about 7,000 tokens each spent for nothing. OpenHands' stuck detector
+/// stops at four identical action-observation pairs of runs of a hundred
+/// turns; these runs have ten. Read back on run 9's six finished tuning
+/// episodes, three would have stopped (Eparse_01 and InvisibleWatermark_03
+/// at turn 4, Eparse_03 at 7), none of which wrote an output later, and
+/// 114,210 of their 274,255 tokens would not have been spent.
+pub const STUCK_AFTER: u32 = 3;
 
 /// How many tool calls of one reply run by default. A turn is one reply,
 /// so without a cap a reply of 3,000 calls would run 3,000 tools inside
@@ -51,6 +67,7 @@ impl Default for Budgets {
             timeout: None,
             context_window: 128_000,
             max_tool_calls_per_reply: MAX_TOOL_CALLS_PER_REPLY,
+            stuck_after: Some(STUCK_AFTER),
         }
     }
 }
@@ -398,6 +415,9 @@ pub async fn run_conversation(
                 break 'episode (Status::Timeout, None);
             };
             finished = output.finish.or(finished);
+            if let Some(why) = episode.stuck.take() {
+                break 'episode (Status::Stuck, Some(why));
+            }
         }
         if let Some(summary) = finished {
             break (Status::Finished, Some(summary));
@@ -509,15 +529,26 @@ struct Episode<'a> {
     shrinks: u32,
     /// Whether a `finish` was already refused for want of outputs.
     refused_without_outputs: bool,
-    /// Each call made so far (name and arguments), with the turn it was
-    /// made in and what its observation said (see [`repeat_key`]).
-    calls_seen: std::collections::HashMap<String, (u32, u64)>,
+    /// Each call made so far (name and arguments): the turn it was last
+    /// made in, what its observation said, and in how many turns it got
+    /// that observation since it last changed.
+    calls_seen: std::collections::HashMap<String, Seen>,
+    /// A call has been answered alike [`Budgets::stuck_after`] times.
+    stuck: Option<String>,
     /// The observations of the current reply's calls so far, by digest,
     /// with the id of the call that got each.
     reply_seen: std::collections::HashMap<u64, String>,
     /// The last reply repeated an earlier call and got the same result:
     /// the next request samples ([`REPEAT_TEMPERATURE`]).
     resample: bool,
+}
+
+/// What [`Episode::note_repeat`] remembers of one call.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    turn: u32,
+    observation: u64,
+    times: u32,
 }
 
 /// Sampling temperature of the request after a reply that repeated an
@@ -576,6 +607,7 @@ impl<'a> Episode<'a> {
             shrinks: 0,
             refused_without_outputs: false,
             calls_seen: std::collections::HashMap::new(),
+            stuck: None,
             reply_seen: std::collections::HashMap::new(),
             resample: false,
         })
@@ -810,9 +842,33 @@ impl<'a> Episode<'a> {
     fn note_repeat(&mut self, call: &ToolCall, output: &mut ToolOutput) {
         let key = format!("{}\u{0}{}", call.name, call.arguments);
         let observed = observation_digest(&output.text);
-        let earlier = self.calls_seen.insert(key, (self.turns, observed));
-        if let Some((turn, digest)) = earlier
-            && digest == observed
+        let earlier = self.calls_seen.get(&key).copied();
+        // Counted once per reply: a reply that sends one call three times
+        // is one turn, not a loop over turns.
+        let times = match earlier {
+            Some(seen) if seen.observation == observed && seen.turn == self.turns => seen.times,
+            Some(seen) if seen.observation == observed => seen.times + 1,
+            _ => 1,
+        };
+        self.calls_seen.insert(
+            key,
+            Seen {
+                turn: self.turns,
+                observation: observed,
+                times,
+            },
+        );
+        if self.budgets.stuck_after.is_some_and(|limit| times >= limit) {
+            self.stuck = Some(format!(
+                "stopped: `{}` was called {times} times with the same arguments and got the \
+                 same result each time",
+                call.name
+            ));
+        }
+        if let Some(Seen {
+            turn, observation, ..
+        }) = earlier
+            && observation == observed
         {
             let note = format!(
                 "\nNote: this is the same call as in turn {turn}, with the same result. Repeating it \

@@ -58,7 +58,7 @@ pub mod work_copy;
 
 pub use episode::{
     AgentConfig, AnalysisCache, Budgets, CodeUser, MAX_TOOL_CALLS_PER_REPLY, Opening, Progress,
-    REPEAT_TEMPERATURE, SearchTerms, Summaries, run, run_conversation, run_episode,
+    REPEAT_TEMPERATURE, STUCK_AFTER, SearchTerms, Summaries, run, run_conversation, run_episode,
 };
 pub use history::History;
 pub use model::{LoadedModel, ModelSpec};

@@ -30,6 +30,10 @@ pub enum Status {
     MaxTokens,
     /// The wall-clock limit was reached.
     Timeout,
+    /// The model sent the same call and got the same result
+    /// [`Budgets::stuck_after`](crate::Budgets::stuck_after) times: a loop
+    /// it was told about and did not leave.
+    Stuck,
     /// The model failed in a way that retrying cannot fix.
     Error,
     /// The agent was killed (or died) before it wrote its own summary; the
@@ -47,6 +51,7 @@ impl Status {
     /// use agent::Status;
     /// assert_eq!(Status::Finished.exit_code(), 0);
     /// assert_eq!(Status::Timeout.exit_code(), 3);
+    /// assert_eq!(Status::Stuck.exit_code(), 5);
     /// ```
     pub fn exit_code(self) -> u8 {
         match self {
@@ -54,6 +59,7 @@ impl Status {
             Status::Error | Status::Killed => 1,
             Status::Timeout => 3,
             Status::MaxTurns | Status::MaxTokens => 4,
+            Status::Stuck => 5,
         }
     }
 }

@@ -216,3 +216,135 @@ async fn the_episode_runs_code_in_the_prepared_environment() {
         out.text
     );
 }
+
+/// Writes `wheels/NAME-0.1-py3-none-any.whl` under `repo` with `files`
+/// (path, content) and its dist-info, RECORD with real digests.
+fn local_wheel(repo: &Path, name: &str, files: &[(String, &[u8])]) -> std::path::PathBuf {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    use std::io::Write as _;
+    let wheels = repo.join("wheels");
+    fs::create_dir_all(&wheels).unwrap();
+    let info = format!("{name}-0.1.dist-info");
+    let metadata = format!("Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n").into_bytes();
+    let wheel = b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n";
+    let mut entries: Vec<(String, &[u8])> = files.to_vec();
+    entries.push((format!("{info}/METADATA"), &metadata));
+    entries.push((format!("{info}/WHEEL"), wheel));
+    let mut record = String::new();
+    let mut digests: std::collections::HashMap<(*const u8, usize), String> = Default::default();
+    for (path, data) in &entries {
+        // Files sharing one buffer are hashed once.
+        let digest = digests
+            .entry((data.as_ptr(), data.len()))
+            .or_insert_with(|| {
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(data))
+            });
+        record.push_str(&format!("{path},sha256={digest},{}\n", data.len()));
+    }
+    record.push_str(&format!("{info}/RECORD,,\n"));
+    let record_name = format!("{info}/RECORD");
+    let path = wheels.join(format!("{name}-0.1-py3-none-any.whl"));
+    let mut zip = zip::ZipWriter::new(fs::File::create(&path).unwrap());
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, data) in entries
+        .iter()
+        .map(|(n, d)| (n.as_str(), *d))
+        .chain([(record_name.as_str(), record.as_bytes())])
+    {
+        zip.start_file(name, options).unwrap();
+        zip.write_all(data).unwrap();
+    }
+    zip.finish().unwrap();
+    wheels
+}
+
+/// An installer stopped half-way leaves a distribution whose files are not
+/// all there, and every later install of it takes it for installed
+/// (GitTaskBench run 9: torch's `libcublas.so.13` missing, the
+/// one-by-one retries "succeeded"). A cached environment is checked when
+/// it is reused, and what is damaged is reinstalled at its version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_distribution_is_found_and_reinstalled() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, cache) = (dir.path().join("Repo"), dir.path().join("envs"));
+    repo(&code, "tinywheel==0.1\n");
+    let wheels = local_wheel(
+        &code,
+        "tinywheel",
+        &[("tinywheel/__init__.py".to_owned(), b"ANSWER = 7\n")],
+    );
+    let mut request = request(&code, &cache);
+    request.pip_args = vec!["--find-links".into(), wheels.display().to_string()];
+    let first = prepare_environment(&request).await.unwrap();
+    assert!(first.sound(), "{}", first.summary());
+    assert!(first.installed.iter().any(|p| p == "tinywheel==0.1"));
+    assert!(first.repaired.is_empty() && first.damaged.is_empty());
+    let module = glob_one(&first.venv, "tinywheel/__init__.py");
+    fs::remove_file(&module).unwrap();
+
+    let second = prepare_environment(&request).await.unwrap();
+    assert!(second.reused);
+    assert_eq!(second.repaired, ["tinywheel==0.1"], "{}", second.summary());
+    assert!(second.damaged.is_empty(), "{:?}", second.damaged);
+    assert_eq!(fs::read_to_string(&module).unwrap(), "ANSWER = 7\n");
+    assert!(
+        second
+            .summary()
+            .contains("reinstalled with files missing: tinywheel==0.1")
+    );
+    // Written back: a third preparation finds nothing to repair.
+    let third = prepare_environment(&request).await.unwrap();
+    assert!(third.reused && third.repaired == ["tinywheel==0.1"] && third.damaged.is_empty());
+}
+
+/// An install step is stopped when it grows a file system past the
+/// preparation's disk budget, and the step's log says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_install_past_its_disk_budget_is_stopped_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, cache) = (dir.path().join("Repo"), dir.path().join("envs"));
+    repo(&code, "bigwheel==0.1\n");
+    // 24 files of 16 MiB (zeros: a small wheel, 384 MiB installed). The
+    // budget leaves room for the virtualenv itself (pip, about 20 MB).
+    let zeros = vec![0u8; 16 << 20];
+    let files: Vec<(String, &[u8])> = (0..24)
+        .map(|i| (format!("bigwheel/data{i}.bin"), zeros.as_slice()))
+        .collect();
+    let wheels = local_wheel(&code, "bigwheel", &files);
+    let mut request = request(&code, &cache);
+    request.pip_args = vec!["--find-links".into(), wheels.display().to_string()];
+    request.disk_budget = Some(64 << 20);
+    let report = prepare_environment(&request).await.unwrap();
+    let step = report
+        .steps
+        .iter()
+        .find(|s| s.source == "requirements.txt")
+        .unwrap();
+    assert!(!step.ok, "{step:?}");
+    assert!(
+        step.log_tail
+            .contains("stopped for writing more than its disk budget"),
+        "{}",
+        step.log_tail
+    );
+    assert!(!report.sound());
+    assert!(
+        report.prompt_note().contains("INCOMPLETE"),
+        "{}",
+        report.prompt_note()
+    );
+}
+
+/// The one file under `venv`'s site-packages that ends with `suffix`.
+fn glob_one(venv: &Path, suffix: &str) -> std::path::PathBuf {
+    let lib = venv.join("lib");
+    for python in fs::read_dir(&lib).unwrap() {
+        let path = python.unwrap().path().join("site-packages").join(suffix);
+        if path.exists() {
+            return path;
+        }
+    }
+    panic!("{suffix} is not under {}", lib.display());
+}

@@ -208,11 +208,96 @@ fn endless(n: usize, prompt: u64) -> Scripted {
         s = s.then(call(
             &format!("c{i}"),
             "search_code",
-            json!({"query": "words"}),
+            // Each call its own: the same call answered alike three times
+            // would end the episode as stuck before any budget.
+            json!({"query": format!("words {i}")}),
             prompt,
         ));
     }
     s
+}
+
+/// The same call answered alike in three turns ends the episode as
+/// stuck (GitTaskBench Eparse_01, run 9: one call sent eight times, each
+/// answered with the same help text and the repeat note). Without the
+/// limit the same replies run to the turn budget; three identical calls
+/// in one reply are one turn, not a loop.
+#[tokio::test]
+async fn a_call_repeated_with_the_same_result_ends_the_episode_as_stuck() -> TestResult {
+    let fx = Fixture::new()?;
+    let prepared = agent::prepare(&fx.task(), &config()).await?;
+    let search = |id: &str| ToolCall::new(id, "search_code", json!({"query": "words"}));
+    let same = |n: usize| {
+        (0..n).fold(Scripted::new(), |s, i| {
+            s.then(
+                ChatResponse::with_tool_calls(vec![search(&format!("c{i}"))])
+                    .with_usage(TokenUsage::new(100, 10)),
+            )
+        })
+    };
+    let budgets = Budgets {
+        max_turns: 8,
+        ..Budgets::default()
+    };
+    let mut t = Trajectory::in_memory();
+    let s = agent::run_episode(
+        &same(8),
+        &prepared,
+        &fx.task(),
+        &budgets,
+        &mut t,
+        &mut |_| {},
+    )
+    .await?;
+    assert_eq!((s.status, s.turns), (Status::Stuck, 3));
+    assert!(
+        s.message
+            .as_deref()
+            .is_some_and(|m| m.contains("`search_code` was called 3 times")),
+        "{:?}",
+        s.message
+    );
+    assert_complete(&t, "stuck");
+    assert_eq!(Status::Stuck.exit_code(), 5);
+
+    let budgets = Budgets {
+        max_turns: 5,
+        stuck_after: None,
+        ..Budgets::default()
+    };
+    let mut t = Trajectory::in_memory();
+    let s = agent::run_episode(
+        &same(8),
+        &prepared,
+        &fx.task(),
+        &budgets,
+        &mut t,
+        &mut |_| {},
+    )
+    .await?;
+    assert_eq!((s.status, s.turns), (Status::MaxTurns, 5));
+
+    let three_in_one = ChatResponse::with_tool_calls(vec![search("a"), search("b"), search("c")])
+        .with_usage(TokenUsage::new(100, 10));
+    let model = Scripted::new()
+        .then(three_in_one)
+        .then(call("d", "search_code", json!({"query": "words"}), 100))
+        .then(call("e", "search_code", json!({"query": "other"}), 100))
+        .then(call("f", "search_code", json!({"query": "more"}), 100));
+    let budgets = Budgets {
+        max_turns: 4,
+        ..Budgets::default()
+    };
+    let mut t = Trajectory::in_memory();
+    let s =
+        agent::run_episode(&model, &prepared, &fx.task(), &budgets, &mut t, &mut |_| {}).await?;
+    assert_eq!(
+        (s.status, s.turns),
+        (Status::MaxTurns, 4),
+        "{:?}",
+        s.message
+    );
+    Ok(())
 }
 
 fn assert_complete(trajectory: &Trajectory, status: &str) {

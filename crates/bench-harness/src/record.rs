@@ -21,6 +21,9 @@ pub enum RunStatus {
     MaxTokens,
     /// The per-task time limit was reached.
     Timeout,
+    /// The agent stopped the episode: the model repeated one call with
+    /// the same result ([`agent::Status::Stuck`]).
+    Stuck,
     /// The model failed, or the task could not be set up.
     Error,
     /// The agent panicked.
@@ -39,6 +42,7 @@ impl RunStatus {
             RunStatus::MaxTurns => "max_turns",
             RunStatus::MaxTokens => "max_tokens",
             RunStatus::Timeout => "timeout",
+            RunStatus::Stuck => "stuck",
             RunStatus::Error => "error",
             RunStatus::Crashed => "crashed",
             RunStatus::Invalid => "invalid",
@@ -54,6 +58,7 @@ impl From<agent::Status> for RunStatus {
             agent::Status::MaxTurns => RunStatus::MaxTurns,
             agent::Status::MaxTokens => RunStatus::MaxTokens,
             agent::Status::Timeout => RunStatus::Timeout,
+            agent::Status::Stuck => RunStatus::Stuck,
             agent::Status::Error => RunStatus::Error,
             // Read from a trajectory whose agent was killed mid-run.
             agent::Status::Killed => RunStatus::Crashed,

@@ -53,6 +53,11 @@ pub struct Args {
     /// model is told the others were not.
     #[arg(long, default_value_t = agent::MAX_TOOL_CALLS_PER_REPLY, value_name = "N")]
     max_tool_calls_per_reply: usize,
+    /// End the run as stuck (exit code 5) when the model sends the same
+    /// call in this many turns and gets the same result each time
+    /// (0: never).
+    #[arg(long, default_value_t = agent::STUCK_AFTER, value_name = "N")]
+    stuck_after: u32,
     /// The model's context window in tokens.
     #[arg(long, default_value_t = 128_000)]
     context_window: usize,
@@ -277,6 +282,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     config.budgets.timeout = Some(Duration::from_secs(args.timeout));
     config.budgets.context_window = args.context_window;
     config.budgets.max_tool_calls_per_reply = args.max_tool_calls_per_reply;
+    config.budgets.stuck_after = (args.stuck_after > 0).then_some(args.stuck_after);
     model.fit(&mut config);
     let mut trajectory = match &args.trajectory {
         Some(path) => Trajectory::to_file(path)?,

@@ -1445,7 +1445,9 @@ impl<'a> Run<'a> {
                 GenerateStatus::MaxTokens,
                 "the token budget ran out during a repair".into(),
             )),
-            Status::Finished | Status::MaxTurns => Ok(()),
+            // A repair round that loops ends; verification says what
+            // it left.
+            Status::Finished | Status::MaxTurns | Status::Stuck => Ok(()),
         }
     }
 
