@@ -34,6 +34,7 @@
 //! ```
 
 pub mod blueprint;
+mod fixes;
 pub mod memory;
 pub mod probe;
 mod prompts;
@@ -1170,6 +1171,7 @@ impl<'a> Run<'a> {
     }
 
     async fn verify_round(&mut self, blueprint: &Blueprint, iteration: u32) -> Result<(), Stop> {
+        self.apply_fixes()?;
         let started = Instant::now();
         let graph = self.analyze()?;
         let checks = verify::static_checks(&self.out, &graph, blueprint);

@@ -288,7 +288,16 @@ impl<'a> CodeFacts<'a> {
                 .iter()
                 .any(|m| m.names.iter().any(|n| n == name))
         };
-        if uses("fastapi.Form") || uses("fastapi.File") || uses("fastapi.UploadFile") {
+        // OAuth2's password form is a form too (RepoGenesis UserManagement
+        // and UserManagement_2, run 3: both exited at start without it).
+        let forms = [
+            "fastapi.Form",
+            "fastapi.File",
+            "fastapi.UploadFile",
+            "fastapi.security.OAuth2PasswordRequestForm",
+            "fastapi.security.OAuth2PasswordRequestFormStrict",
+        ];
+        if forms.into_iter().any(uses) {
             names.insert("multipart".into());
         }
         if uses("pydantic.EmailStr") {
@@ -564,6 +573,17 @@ mod tests {
                 "python-multipart==0.0.12",
                 "uvicorn==0.30.6"
             ]
+        );
+        // OAuth2's password form, imported from `fastapi.security`.
+        let (_dir, graph) = facts_of(&[(
+            "main.py",
+            "from fastapi import FastAPI, Depends\nfrom fastapi.security import OAuth2PasswordRequestForm\napp = FastAPI()\n@app.post('/login')\ndef login(form: OAuth2PasswordRequestForm = Depends()):\n    return {}\n",
+        )]);
+        let req = CodeFacts::of(&graph).requirements(&[], &[]);
+        assert!(
+            req.lines.iter().any(|l| l == "python-multipart==0.0.12"),
+            "{:?}",
+            req.lines
         );
     }
 
