@@ -141,6 +141,11 @@ impl Run<'_> {
         for path in python {
             let started = Instant::now();
             let source = self.read_generated(&path);
+            // Read lossily: a file that is not UTF-8 (a repair may have
+            // written anything) is left as it is, never rewritten.
+            if source.contains(char::REPLACEMENT_CHARACTER) {
+                continue;
+            }
             if let Some(fixed) = create_all_in_app_context(&source) {
                 self.write(&path, &fixed.text)?;
                 self.scaffold_step(&path, started, format!("fixed: {}", fixed.what))?;

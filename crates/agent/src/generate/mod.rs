@@ -910,53 +910,6 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Writes the scaffold files of `paths` that the written code's facts
-    /// determine (see [`scaffold`]); returns those left to the model.
-    fn write_scaffold(
-        &mut self,
-        blueprint: &Blueprint,
-        paths: &[String],
-    ) -> Result<Vec<String>, Stop> {
-        let started = Instant::now();
-        let graph = self.analyze()?;
-        let facts = scaffold::CodeFacts::of(&graph);
-        let mut left = Vec::new();
-        let mut needs: Vec<&'static str> = Vec::new();
-        let port = blueprint.service.as_ref().map(|s| s.port);
-        if paths.iter().any(|p| p == "start.sh") {
-            match port.and_then(|port| facts.start_script(port)) {
-                Some(start) => {
-                    self.write("start.sh", &start.text)?;
-                    self.scaffold_step("start.sh", started, format!("from facts: {}", start.how))?;
-                    self.written.push("start.sh".into());
-                    needs = start.needs;
-                }
-                None => left.push("start.sh".to_owned()),
-            }
-        }
-        if paths.iter().any(|p| p == "requirements.txt") {
-            let requirements = facts.requirements(&blueprint.dependencies, &needs);
-            self.write("requirements.txt", &requirements.text())?;
-            let mut result = format!("from imports: {}", requirements.lines.join(", "));
-            if !requirements.unknown.is_empty() {
-                let _ = write!(
-                    result,
-                    "; left out (neither pinned nor planned): {}",
-                    requirements.unknown.join(", ")
-                );
-            }
-            self.scaffold_step("requirements.txt", started, result)?;
-            self.written.push("requirements.txt".into());
-        }
-        for path in ["requirements.txt", "start.sh"] {
-            if self.written.iter().any(|w| w == path) {
-                self.memory
-                    .insert(path.to_owned(), MemoryEntry::plain(path, blueprint));
-            }
-        }
-        Ok(left)
-    }
-
     /// `best` or the repository as it now is, whichever passed more
     /// checks (the later one on a tie: it had the repair's work). `None`
     /// when no copy could be kept (the run then leaves what it has).
@@ -1043,52 +996,6 @@ impl<'a> Run<'a> {
             })
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             .unwrap_or_default()
-    }
-
-    /// After a repair: the requirements of the code as it now is, with the
-    /// lines the repair added kept.
-    fn refresh_requirements(&mut self, blueprint: &Blueprint) -> Result<(), Stop> {
-        if !self.written.iter().any(|w| w == "requirements.txt") {
-            return Ok(());
-        }
-        let started = Instant::now();
-        let existing = self.read_generated("requirements.txt");
-        let graph = self.analyze()?;
-        let facts = scaffold::CodeFacts::of(&graph);
-        let start = self.read_generated("start.sh");
-        let needs: &[&str] = if start.contains("uvicorn") {
-            &["uvicorn"]
-        } else {
-            &[]
-        };
-        let derived = facts
-            .requirements(&blueprint.dependencies, needs)
-            .merged(&existing);
-        if derived.text() != existing {
-            self.write("requirements.txt", &derived.text())?;
-            self.scaffold_step(
-                "requirements.txt",
-                started,
-                format!(
-                    "after the repair, from imports: {}",
-                    derived.lines.join(", ")
-                ),
-            )?;
-        }
-        Ok(())
-    }
-
-    fn scaffold_step(&mut self, path: &str, started: Instant, result: String) -> Result<(), Stop> {
-        self.say(&format!("[write] {path}: {result}"));
-        let before = self.meter.summary();
-        self.step(
-            GeneratePhase::WriteFile,
-            Some(path),
-            &before,
-            started,
-            result,
-            Vec::new(),
-        )
     }
 
     /// Writes a generated file inside the output directory (never through

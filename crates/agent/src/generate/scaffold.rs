@@ -20,6 +20,13 @@
 use std::collections::BTreeSet;
 
 use crate::imports::{normalized, requirement_name};
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use super::blueprint::Blueprint;
+use super::memory::MemoryEntry;
+use super::report::GeneratePhase;
+use super::{Run, Stop};
 
 /// Pinned distributions by top-level import name: `(module, distribution,
 /// version)`: the web-service libraries a generated service imports, with
@@ -507,6 +514,108 @@ impl StartScript {
             ),
             needs: needs.to_vec(),
         }
+    }
+}
+
+/// The scaffold's steps of a run: writing `requirements.txt` and
+/// `start.sh` from the facts, and the requirements again after a repair.
+impl Run<'_> {
+    /// Writes the scaffold files of `paths` that the written code's facts
+    /// determine (see [`scaffold`]); returns those left to the model.
+    pub(super) fn write_scaffold(
+        &mut self,
+        blueprint: &Blueprint,
+        paths: &[String],
+    ) -> Result<Vec<String>, Stop> {
+        let started = Instant::now();
+        let graph = self.analyze()?;
+        let facts = CodeFacts::of(&graph);
+        let mut left = Vec::new();
+        let mut needs: Vec<&'static str> = Vec::new();
+        let port = blueprint.service.as_ref().map(|s| s.port);
+        if paths.iter().any(|p| p == "start.sh") {
+            match port.and_then(|port| facts.start_script(port)) {
+                Some(start) => {
+                    self.write("start.sh", &start.text)?;
+                    self.scaffold_step("start.sh", started, format!("from facts: {}", start.how))?;
+                    self.written.push("start.sh".into());
+                    needs = start.needs;
+                }
+                None => left.push("start.sh".to_owned()),
+            }
+        }
+        if paths.iter().any(|p| p == "requirements.txt") {
+            let requirements = facts.requirements(&blueprint.dependencies, &needs);
+            self.write("requirements.txt", &requirements.text())?;
+            let mut result = format!("from imports: {}", requirements.lines.join(", "));
+            if !requirements.unknown.is_empty() {
+                let _ = write!(
+                    result,
+                    "; left out (neither pinned nor planned): {}",
+                    requirements.unknown.join(", ")
+                );
+            }
+            self.scaffold_step("requirements.txt", started, result)?;
+            self.written.push("requirements.txt".into());
+        }
+        for path in ["requirements.txt", "start.sh"] {
+            if self.written.iter().any(|w| w == path) {
+                self.memory
+                    .insert(path.to_owned(), MemoryEntry::plain(path, blueprint));
+            }
+        }
+        Ok(left)
+    }
+
+    /// After a repair: the requirements of the code as it now is, with the
+    /// lines the repair added kept.
+    pub(super) fn refresh_requirements(&mut self, blueprint: &Blueprint) -> Result<(), Stop> {
+        if !self.written.iter().any(|w| w == "requirements.txt") {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let existing = self.read_generated("requirements.txt");
+        let graph = self.analyze()?;
+        let facts = CodeFacts::of(&graph);
+        let start = self.read_generated("start.sh");
+        let needs: &[&str] = if start.contains("uvicorn") {
+            &["uvicorn"]
+        } else {
+            &[]
+        };
+        let derived = facts
+            .requirements(&blueprint.dependencies, needs)
+            .merged(&existing);
+        if derived.text() != existing {
+            self.write("requirements.txt", &derived.text())?;
+            self.scaffold_step(
+                "requirements.txt",
+                started,
+                format!(
+                    "after the repair, from imports: {}",
+                    derived.lines.join(", ")
+                ),
+            )?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn scaffold_step(
+        &mut self,
+        path: &str,
+        started: Instant,
+        result: String,
+    ) -> Result<(), Stop> {
+        self.say(&format!("[write] {path}: {result}"));
+        let before = self.meter.summary();
+        self.step(
+            GeneratePhase::WriteFile,
+            Some(path),
+            &before,
+            started,
+            result,
+            Vec::new(),
+        )
     }
 }
 
