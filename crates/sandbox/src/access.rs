@@ -18,9 +18,12 @@
 //! them back instead.
 
 use std::io::Write as _;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use rustix::fs::{self, AtFlags, CWD, FileType, OFlags, Stat};
 
 use crate::config::RunAs;
 
@@ -66,16 +69,24 @@ pub(crate) fn first_closed_ancestor(path: &Path, identity: RunAs) -> Option<Path
 /// a repository copy, not a file system.
 pub(crate) const MAX_GRANT_ENTRIES: usize = 500_000;
 
+/// How many directory levels below its root a grant (and taking it back)
+/// goes: the walk holds one open directory per level. Deeper entries keep
+/// their permissions.
+pub(crate) const MAX_GRANT_DEPTH: usize = 128;
+
 /// What [`grant_write`] did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Grant {
     /// Entries that now carry the user's ACL entry.
     pub(crate) granted: usize,
     /// Entries left alone: they already had an ACL of their own (which is
-    /// not rewritten), or are symlinks (which carry no ACL).
+    /// not rewritten), are symlinks (which carry no ACL) or are neither
+    /// files nor directories.
     pub(crate) skipped: usize,
     /// Whether the walk stopped at [`MAX_GRANT_ENTRIES`].
     pub(crate) truncated: bool,
+    /// Directories below [`MAX_GRANT_DEPTH`] that were not entered.
+    pub(crate) too_deep: usize,
 }
 
 /// Write access of one user to one tree, held by a sandbox: dropping the last
@@ -133,10 +144,39 @@ impl Drop for Granted {
     }
 }
 
+/// Why `dir` must never be granted whole to the code's user, if it must
+/// not: a grant reaches everything below its root, so a root that other
+/// programs share (the file system's root, a sticky world-writable
+/// directory such as `/tmp`, one holding the temporary directory or the
+/// caller's home) would open their files to the code.
+pub(crate) fn shared_directory(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    if real.parent().is_none() {
+        return Some("it is the file system's root".to_owned());
+    }
+    if std::fs::metadata(&real).is_ok_and(|m| m.mode() & 0o1002 == 0o1002) {
+        return Some("it is a shared directory (world-writable and sticky, like /tmp)".to_owned());
+    }
+    let holds = |inner: PathBuf| {
+        let inner = inner.canonicalize().unwrap_or(inner);
+        inner.starts_with(&real)
+    };
+    if holds(std::env::temp_dir()) {
+        return Some("it holds the temporary directory, where other programs keep files".into());
+    }
+    if std::env::var_os("HOME").is_some_and(|home| !home.is_empty() && holds(PathBuf::from(home))) {
+        return Some("it holds the caller's home directory".to_owned());
+    }
+    None
+}
+
 /// Gives `identity` read and write access to `root` and everything under
 /// it (execute where the owner has it), through POSIX ACLs, until the
 /// returned [`Granted`] (and every other holder of the same tree) is
-/// dropped. Symlinks are not followed.
+/// dropped. Symlinks are not followed, at any level: each entry is opened
+/// from its parent's descriptor, so a directory swapped for a link while
+/// the walk runs leads nowhere.
 ///
 /// # Errors
 ///
@@ -161,90 +201,162 @@ pub(crate) fn grant_write(root: &Path, identity: RunAs) -> std::io::Result<Grant
         uid: identity.uid,
         grant: Grant::default(),
     };
-    held.grant = walk_grant(root, identity)?;
+    let mut grant = Grant::default();
+    let walked = walk_tree(root, &[], |_, fd, stat| {
+        grant_one(fd, stat, identity, &mut grant)
+    })?;
+    grant.skipped += walked.skipped;
+    grant.truncated = walked.truncated;
+    grant.too_deep = walked.too_deep;
+    held.grant = grant;
     Ok(held)
 }
 
-fn walk_grant(root: &Path, identity: RunAs) -> std::io::Result<Grant> {
-    let mut grant = Grant::default();
-    grant_one(root, identity, &mut grant)?;
-    let mut stack = vec![root.to_path_buf()];
+/// What [`walk_tree`] saw besides what it visited.
+#[derive(Debug, Default)]
+struct Walked {
+    /// Symlinks, entries that are neither files nor directories, and
+    /// entries that could not be opened or whose visit failed.
+    skipped: usize,
+    truncated: bool,
+    too_deep: usize,
+}
+
+/// Calls `visit` on `root` and on every file and directory below it, each
+/// opened from its parent's descriptor without following a symlink (so no
+/// path is resolved twice, and a directory replaced by a link while the
+/// walk runs is never entered), except entries under `keep`. At most
+/// [`MAX_GRANT_ENTRIES`] entries and [`MAX_GRANT_DEPTH`] levels.
+///
+/// The root is the caller's (a configured directory), so a link on the way
+/// to it is resolved once, first.
+fn walk_tree(
+    root: &Path,
+    keep: &[PathBuf],
+    mut visit: impl FnMut(&Path, BorrowedFd<'_>, &Stat) -> std::io::Result<()>,
+) -> std::io::Result<Walked> {
+    let mut walked = Walked::default();
+    let real = root.canonicalize()?;
+    let fd = open_entry(CWD, &real)?;
+    let stat = fs::fstat(&fd)?;
+    visit(root, fd.as_fd(), &stat)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
+        return Ok(walked);
+    }
+    let mut stack = vec![(fs::Dir::new(fd)?, root.to_path_buf())];
     let mut visited = 1usize;
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            visited += 1;
-            if visited > MAX_GRANT_ENTRIES {
-                grant.truncated = true;
-                return Ok(grant);
-            }
-            let path = entry.path();
-            if grant_one(&path, identity, &mut grant).is_err() {
-                grant.skipped += 1;
+    while let Some((dir, path)) = stack.last_mut() {
+        let entry = match dir.read() {
+            Some(Ok(entry)) => entry,
+            Some(Err(_)) => {
+                walked.skipped += 1;
+                stack.pop();
                 continue;
             }
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(path);
+            None => {
+                stack.pop();
+                continue;
+            }
+        };
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        visited += 1;
+        if visited > MAX_GRANT_ENTRIES {
+            walked.truncated = true;
+            break;
+        }
+        let child = path.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+        if keep.iter().any(|k| child.starts_with(k)) {
+            continue;
+        }
+        let Ok(parent) = dir.fd() else {
+            walked.skipped += 1;
+            continue;
+        };
+        let kind = match entry.file_type() {
+            FileType::Unknown => fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)
+                .map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.st_mode)),
+            kind => kind,
+        };
+        if !matches!(kind, FileType::Directory | FileType::RegularFile) {
+            walked.skipped += 1;
+            continue;
+        }
+        // O_NOFOLLOW: a link put in its place since the listing fails here.
+        let Ok(fd) = open_entry(parent, name) else {
+            walked.skipped += 1;
+            continue;
+        };
+        let Ok(stat) = fs::fstat(&fd) else {
+            walked.skipped += 1;
+            continue;
+        };
+        let opened = FileType::from_raw_mode(stat.st_mode);
+        if opened != kind || visit(&child, fd.as_fd(), &stat).is_err() {
+            walked.skipped += 1;
+            continue;
+        }
+        if opened == FileType::Directory {
+            if stack.len() >= MAX_GRANT_DEPTH {
+                walked.too_deep += 1;
+                continue;
+            }
+            match fs::Dir::new(fd) {
+                Ok(dir) => stack.push((dir, child)),
+                Err(_) => walked.skipped += 1,
             }
         }
     }
-    Ok(grant)
+    Ok(walked)
+}
+
+/// Opens one entry for its metadata and ACLs, never through a symlink, never
+/// blocking (a FIFO raced in opens and is then skipped by its type).
+fn open_entry<P: rustix::path::Arg>(at: impl AsFd, path: P) -> std::io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
+    fs::openat(at, path, flags | OFlags::CLOEXEC, fs::Mode::empty()).map_err(std::io::Error::from)
 }
 
 /// Takes back what [`grant_write`] gave `uid` under `root`, except below
 /// `keep` (trees still held); returns how many entries changed.
 pub(crate) fn revoke(root: &Path, uid: u32, keep: &[PathBuf]) -> usize {
-    let mut revoked = usize::from(revoke_one(root, uid));
-    let mut stack = vec![root.to_path_buf()];
-    let mut visited = 1usize;
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            visited += 1;
-            if visited > MAX_GRANT_ENTRIES {
-                tracing::warn!(root = %root.display(), "more than {MAX_GRANT_ENTRIES} entries: the rest keep their ACLs");
-                return revoked;
-            }
-            let path = entry.path();
-            if keep.iter().any(|k| path.starts_with(k)) {
-                continue;
-            }
-            revoked += usize::from(revoke_one(&path, uid));
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(path);
-            }
+    let mut revoked = 0;
+    let walked = walk_tree(root, keep, |_, fd, stat| {
+        revoked += usize::from(revoke_one(fd, stat, uid));
+        Ok(())
+    });
+    match walked {
+        Ok(walked) if walked.truncated || walked.too_deep > 0 => tracing::warn!(
+            root = %root.display(),
+            "more than {MAX_GRANT_ENTRIES} entries or {MAX_GRANT_DEPTH} levels: the rest keep their ACLs"
+        ),
+        Ok(_) => {}
+        Err(error) => {
+            tracing::debug!(root = %root.display(), %error, "nothing to take back");
         }
     }
     revoked
 }
 
-/// Removes `path`'s ACLs when they are exactly a grant to `uid` (this
-/// module's, or one inherited from its default entry), restoring the group
-/// bits the mask had replaced. Anything else is left as it is.
-fn revoke_one(path: &Path, uid: u32) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return false;
-    };
-    if meta.file_type().is_symlink() {
-        return false;
-    }
+/// Removes the ACLs of the entry open at `fd` when they are exactly a grant
+/// to `uid` (this module's, or one inherited from its default entry),
+/// restoring the group bits the mask had replaced. Anything else is left as
+/// it is.
+fn revoke_one(fd: BorrowedFd<'_>, stat: &Stat, uid: u32) -> bool {
     let mut changed = false;
-    if let Some(group) = read_acl(path, ACCESS_ACL).and_then(|e| granted_group(&e, uid)) {
-        let removed = rustix::fs::lremovexattr(path, ACCESS_ACL).is_ok();
-        let mode = meta.permissions().mode();
+    if let Some(group) = read_acl_fd(fd, ACCESS_ACL).and_then(|e| granted_group(&e, uid)) {
+        let removed = fs::fremovexattr(fd, ACCESS_ACL).is_ok();
+        let mode = stat.st_mode & 0o7777;
         let restored = (mode & !0o070) | (u32::from(group) << 3);
-        let chmod = std::fs::set_permissions(path, std::fs::Permissions::from_mode(restored));
+        let chmod = fs::fchmod(fd, fs::Mode::from_raw_mode(restored));
         changed |= removed && chmod.is_ok();
     }
-    if meta.is_dir()
-        && read_acl(path, DEFAULT_ACL).is_some_and(|e| granted_group(&e, uid).is_some())
+    if FileType::from_raw_mode(stat.st_mode) == FileType::Directory
+        && read_acl_fd(fd, DEFAULT_ACL).is_some_and(|e| granted_group(&e, uid).is_some())
     {
-        changed |= rustix::fs::lremovexattr(path, DEFAULT_ACL).is_ok();
+        changed |= fs::fremovexattr(fd, DEFAULT_ACL).is_ok();
     }
     changed
 }
@@ -267,6 +379,7 @@ fn granted_group(entries: &[AclEntry], uid: u32) -> Option<u16> {
     }
 }
 
+#[cfg(test)]
 fn read_acl(path: &Path, name: &str) -> Option<Vec<AclEntry>> {
     let mut buf = vec![0u8; 1024];
     let len = rustix::fs::lgetxattr(path, name, &mut buf).ok()?;
@@ -369,36 +482,39 @@ pub(crate) fn revoke_stale() -> usize {
 const ACCESS_ACL: &str = "system.posix_acl_access";
 const DEFAULT_ACL: &str = "system.posix_acl_default";
 
-fn grant_one(path: &Path, identity: RunAs, grant: &mut Grant) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::symlink_metadata(path)?;
-    if meta.file_type().is_symlink() {
+fn grant_one(
+    fd: BorrowedFd<'_>,
+    stat: &Stat,
+    identity: RunAs,
+    grant: &mut Grant,
+) -> std::io::Result<()> {
+    if fs::fgetxattr_query(fd, ACCESS_ACL).is_ok_and(|len| len > 0) {
         grant.skipped += 1;
         return Ok(());
     }
-    if has_acl(path, ACCESS_ACL) {
-        grant.skipped += 1;
-        return Ok(());
-    }
-    let mode = meta.permissions().mode();
+    let mode = stat.st_mode;
+    let is_dir = FileType::from_raw_mode(mode) == FileType::Directory;
     let owner_x = ((mode >> 6) & 0o1) as u16;
-    let user_perms = if meta.is_dir() { 0o7 } else { 0o6 | owner_x };
+    let user_perms = if is_dir { 0o7 } else { 0o6 | owner_x };
     let acl = AclBuilder::from_mode(mode, identity.uid, user_perms);
-    set_acl(path, ACCESS_ACL, &acl.encode())?;
-    if meta.is_dir() && !has_acl(path, DEFAULT_ACL) {
+    fs::fsetxattr(fd, ACCESS_ACL, &acl.encode(), fs::XattrFlags::empty())?;
+    if is_dir && !fs::fgetxattr_query(fd, DEFAULT_ACL).is_ok_and(|len| len > 0) {
         // Default entries give new files the user's access too; `rwx` here
         // is masked by each new file's own creation mode.
         let default = AclBuilder::from_mode(mode, identity.uid, 0o7);
-        set_acl(path, DEFAULT_ACL, &default.encode())?;
+        fs::fsetxattr(fd, DEFAULT_ACL, &default.encode(), fs::XattrFlags::empty())?;
     }
     grant.granted += 1;
     Ok(())
 }
 
-fn has_acl(path: &Path, name: &str) -> bool {
-    rustix::fs::lgetxattr_query(path, name).is_ok_and(|len| len > 0)
+fn read_acl_fd(fd: BorrowedFd<'_>, name: &str) -> Option<Vec<AclEntry>> {
+    let mut buf = vec![0u8; 1024];
+    let len = fs::fgetxattr(fd, name, &mut buf).ok()?;
+    decode(buf.get(..len)?)
 }
 
+#[cfg(test)]
 fn set_acl(path: &Path, name: &str, value: &[u8]) -> std::io::Result<()> {
     rustix::fs::lsetxattr(path, name, value, rustix::fs::XattrFlags::empty())
         .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))
@@ -554,6 +670,51 @@ mod tests {
         let held = grant_write(dir.path(), USER).expect("ACLs on the temporary directory");
         assert_eq!(held.grant().skipped, 1, "{:?}", held.grant());
         assert!(!acl_grants(outside.path(), USER.uid, 0o1));
+    }
+
+    #[test]
+    fn a_tree_deeper_than_the_walk_is_granted_to_its_depth_and_taken_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut deep = dir.path().to_path_buf();
+        for _ in 0..MAX_GRANT_DEPTH + 40 {
+            deep.push("d");
+        }
+        std::fs::create_dir_all(&deep).unwrap();
+        let held = grant_write(dir.path(), USER).unwrap();
+        let grant = held.grant();
+        assert_eq!(grant.too_deep, 1, "{grant:?}");
+        assert_eq!(grant.granted, MAX_GRANT_DEPTH + 1, "{grant:?}");
+        assert!(
+            !acl_grants(&deep, USER.uid, 0o1),
+            "past the depth: untouched"
+        );
+        drop(held);
+        let mut level = dir.path().to_path_buf();
+        for _ in 0..MAX_GRANT_DEPTH {
+            level.push("d");
+            assert!(
+                read_acl(&level, ACCESS_ACL).is_none(),
+                "{}",
+                level.display()
+            );
+        }
+    }
+
+    #[test]
+    fn shared_directories_are_named_and_a_private_one_is_not() {
+        assert!(shared_directory(Path::new("/")).is_some());
+        let parent = std::env::temp_dir();
+        assert!(
+            shared_directory(&parent).is_some(),
+            "the temporary directory"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(shared_directory(dir.path()), None);
+        let sticky = dir.path().join("sticky");
+        std::fs::create_dir(&sticky).unwrap();
+        std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let reason = shared_directory(&sticky).unwrap();
+        assert!(reason.contains("sticky"), "{reason}");
     }
 
     #[test]

@@ -854,12 +854,28 @@ fn open_to(
             tracing::warn!("{message}");
             continue;
         }
+        if let Some(reason) = access::shared_directory(dir) {
+            let message = format!(
+                "refusing to give uid {} write access to {}: {reason}; give the code a \
+                 directory of its own",
+                identity.uid,
+                dir.display()
+            );
+            if is_work_dir {
+                return Err(SandboxError::InvalidConfig(message));
+            }
+            tracing::warn!("{message}");
+            continue;
+        }
         match access::grant_write(dir, identity) {
             Ok(granted) => {
                 let grant = granted.grant();
                 tracing::info!(dir = %dir.display(), uid = identity.uid, ?grant, "granted write access through ACLs");
                 if grant.truncated {
                     tracing::warn!(dir = %dir.display(), "more than {} entries: the rest keep their permissions", access::MAX_GRANT_ENTRIES);
+                }
+                if grant.too_deep > 0 {
+                    tracing::warn!(dir = %dir.display(), directories = grant.too_deep, "directories deeper than {} levels keep their permissions", access::MAX_GRANT_DEPTH);
                 }
                 grants.push(granted);
             }
@@ -969,7 +985,7 @@ pub(crate) fn remove_stale_homes(dir: &std::path::Path) -> usize {
 }
 
 /// Checks whether namespace isolation works on this machine, with a default
-/// configuration rooted at `/tmp`. Tests and diagnostics use it to decide whether to
+/// configuration rooted at a fresh directory of its own. Tests and diagnostics use it to decide whether to
 /// run namespace-specific checks.
 ///
 /// # Errors
@@ -977,7 +993,13 @@ pub(crate) fn remove_stale_homes(dir: &std::path::Path) -> usize {
 /// [`SandboxError::BwrapMissing`] or [`SandboxError::NamespacesUnavailable`] explaining
 /// what is missing.
 pub async fn namespaces_available() -> Result<()> {
-    let config = SandboxConfig::builder(std::env::temp_dir())
+    // A directory of the probe's own: a sandbox opens its working directory
+    // to the code's user, and the shared temporary directory is everyone's.
+    let work = tempfile::Builder::new()
+        .prefix("sandbox-probe-")
+        .tempdir()
+        .map_err(|e| SandboxError::io("creating the probe's working directory", e))?;
+    let config = SandboxConfig::builder(work.path())
         .isolation(Isolation::Namespaces)
         .build()?;
     Sandbox::new(config).await.map(drop)
