@@ -156,11 +156,16 @@ pub async fn prepare_with_model(
     }
     // The repository wrote it: a README may hold anything.
     let context = redactor.redact_owned(contexts.join("\n\n"));
-    let first_step = config.first_step.then(|| FirstStep {
-        starter: starter(task, &keywords).map(|mut starter| {
-            starter.code = redactor.redact_owned(starter.code);
-            starter
-        }),
+    let first_step = config.first_step.then(|| {
+        let values = context_pack::task_values::task_values(&task.description);
+        FirstStep {
+            starter: starter(task, &keywords).map(|mut starter| {
+                starter.put_task_values(&values);
+                starter.code = redactor.redact_owned(starter.code);
+                starter
+            }),
+            values,
+        }
     });
     std::fs::create_dir_all(&task.output_dir).map_err(|e| {
         Error::Task(format!(

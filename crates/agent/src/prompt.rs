@@ -13,6 +13,10 @@ pub struct FirstStep {
     /// The README's example closest to the task, with the task's paths put
     /// in ([`context_pack::starter`]): the script to start from.
     pub starter: Option<Starter>,
+    /// The values the task's text gives ([`context_pack::task_values`]):
+    /// a small model keeps an example's "Hello World" unless it is shown
+    /// the task's own.
+    pub values: Vec<String>,
 }
 
 /// The system prompt: who the agent is and the rules it follows.
@@ -107,7 +111,7 @@ pub fn task_prompt(
         let _ = write!(s, "\n# Repository context\n{context}\n");
     }
     if let Some(step) = first_step {
-        s.push_str(&first_step_text(task, step.starter.as_ref()));
+        s.push_str(&first_step_text(task, step));
     }
     s
 }
@@ -122,7 +126,7 @@ pub fn task_prompt(
 /// the step is to adapt and run that script: a 1.5B model that has to
 /// carry a README's sample path over to the task's input on its own often
 /// keeps the sample's, or guesses one.
-fn first_step_text(task: &TaskSpec, starter: Option<&Starter>) -> String {
+fn first_step_text(task: &TaskSpec, step: &FirstStep) -> String {
     let inputs: Vec<String> = task
         .inputs
         .iter()
@@ -141,10 +145,23 @@ fn first_step_text(task: &TaskSpec, starter: Option<&Starter>) -> String {
          is written, call `finish`.\n",
         task.output_dir.display()
     );
-    if let Some(starter) = starter {
+    if !step.values.is_empty() {
+        let _ = writeln!(
+            s,
+            "The task gives these values; use them exactly as written: {}.",
+            quoted_list(&step.values)
+        );
+    }
+    if let Some(starter) = &step.starter {
         s.push_str(&starter_text(starter));
     }
     s
+}
+
+/// `"a"`, `"b"`: values as Python would write them, in backticks.
+fn quoted_list(values: &[String]) -> String {
+    let quoted: Vec<String> = values.iter().map(|v| format!("`{v:?}`")).collect();
+    quoted.join(", ")
 }
 
 /// The starter as the prompt shows it: where it comes from, what was put
@@ -175,13 +192,19 @@ fn starter_text(starter: &Starter) -> String {
             swaps.join("; ")
         );
     }
+    for swap in &starter.values_put_in {
+        let _ = writeln!(
+            s,
+            "The README's sample text `{:?}` is now the task's value `{:?}`.",
+            swap.written, swap.now
+        );
+    }
     if !starter.samples.is_empty() {
-        let samples: Vec<String> = starter.samples.iter().map(|v| format!("`{v:?}`")).collect();
         let _ = writeln!(
             s,
             "Its sample values ({}) are the README's: put the task's own values in their place \
              where the task gives them.",
-            samples.join(", ")
+            quoted_list(&starter.samples)
         );
     }
     let _ = writeln!(s, "```python\n{}```", starter.code);
@@ -257,9 +280,12 @@ mod tests {
                 },
             ],
             samples: vec!["Hello World".into()],
+            task_values: Vec::new(),
+            values_put_in: Vec::new(),
         };
         let step = FirstStep {
             starter: Some(starter),
+            values: Vec::new(),
         };
         let p = task_prompt(&task, Some("## README\nhello"), Some(&step));
         let tail = &p[p.find("# First step").expect("the step")..];
@@ -275,5 +301,35 @@ mod tests {
             assert!(tail.contains(needle), "missing {needle:?} in\n{tail}");
         }
         assert!(tail.trim_end().ends_with("```"), "{tail}");
+    }
+
+    #[test]
+    fn the_task_values_are_stated_and_a_replaced_sample_is_named() {
+        let task =
+            TaskSpec::new("嵌入水印: stegano ?", "/r/stego", "/o").with_input("/in/a.png", "");
+        let mut starter = context_pack::starter::starter_from_readme(
+            "README.md",
+            "```python\nfrom stego import lsb\nlsb.hide(\"L.png\", \"Hello World\").save(\"s.png\")\n```\n",
+            "hide",
+            &[std::path::Path::new("/in/a.png")],
+            std::path::Path::new("/o"),
+        )
+        .expect("a starter");
+        let values = context_pack::task_values::task_values(&task.description);
+        starter.put_task_values(&values);
+        let step = FirstStep {
+            starter: Some(starter),
+            values,
+        };
+        let p = task_prompt(&task, None, Some(&step));
+        let tail = &p[p.find("# First step").expect("the step")..];
+        for needle in [
+            "use them exactly as written: `\"stegano\"`.",
+            "The README's sample text `\"Hello World\"` is now the task's value `\"stegano\"`.",
+            "lsb.hide(\"/in/a.png\", \"stegano\")",
+        ] {
+            assert!(tail.contains(needle), "missing {needle:?} in\n{tail}");
+        }
+        assert!(!tail.contains("Its sample values"), "{tail}");
     }
 }

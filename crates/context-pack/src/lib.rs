@@ -40,6 +40,7 @@ pub mod select;
 pub mod spec;
 pub mod starter;
 mod summary;
+pub mod task_values;
 mod unread;
 mod usage;
 

@@ -80,6 +80,68 @@ pub struct Starter {
     /// given Stegano's example embedded its "Hello World" where the task
     /// named the watermark (GitTaskBench Stegano_01, tuning half).
     pub samples: Vec<String>,
+    /// The values the task's text gives ([`crate::task_values`]), set by
+    /// [`Starter::put_task_values`].
+    pub task_values: Vec<String>,
+    /// Sample texts the task's value replaced in [`code`](Self::code).
+    pub values_put_in: Vec<ValueSwap>,
+}
+
+/// A sample text of the example and the task's value now in its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueSwap {
+    /// The sample as the README wrote it.
+    pub written: String,
+    /// The task's value.
+    pub now: String,
+}
+
+impl Starter {
+    /// Records the task's `values` and, when the example has one sample
+    /// text and the task gives one value, puts the value in the sample's
+    /// place: with more of either, which goes where is the model's call.
+    ///
+    /// ```
+    /// let mut starter = context_pack::starter::starter_from_readme(
+    ///     "README.md",
+    ///     "```python\nfrom stego import lsb\nlsb.hide(\"a.png\", \"Hello World\").save(\"b.png\")\n```\n",
+    ///     "hide a message",
+    ///     &[std::path::Path::new("/in/x.png")],
+    ///     std::path::Path::new("/out"),
+    /// )
+    /// .expect("the example reads the input's kind of file");
+    /// starter.put_task_values(&["stegano".to_string()]);
+    /// assert!(starter.code.contains("lsb.hide(\"/in/x.png\", \"stegano\")"));
+    /// assert!(starter.samples.is_empty());
+    /// ```
+    pub fn put_task_values(&mut self, values: &[String]) {
+        self.task_values = values.to_vec();
+        let ([sample], [value]) = (self.samples.as_slice(), values) else {
+            return;
+        };
+        if sample == value {
+            return;
+        }
+        let mut out = String::with_capacity(self.code.len());
+        let mut at = 0;
+        for literal in string_literals(&self.code) {
+            if literal.content.trim() == sample {
+                out.push_str(&self.code[at..literal.span.0]);
+                out.push_str(&python_string(value));
+                at = literal.span.1;
+            }
+        }
+        if at == 0 {
+            return;
+        }
+        out.push_str(&self.code[at..]);
+        self.code = out;
+        self.values_put_in.push(ValueSwap {
+            written: sample.clone(),
+            now: value.clone(),
+        });
+        self.samples.clear();
+    }
 }
 
 /// One file name of the example and the task's path that replaced it.
@@ -171,6 +233,8 @@ pub fn starter_from_readme(
         code: adapted.code,
         swaps: adapted.swaps,
         samples: adapted.samples,
+        task_values: Vec::new(),
+        values_put_in: Vec::new(),
     })
 }
 
@@ -557,6 +621,12 @@ fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
 /// The lowercased extension of a literal that names a file (`./a/b.png`
 /// → `png`), or `None` for anything else: words, URLs, numbers, options,
 /// dotted names.
+/// Whether `text` reads as a file name with an extension (`a.png`,
+/// `data/in.csv`).
+pub(crate) fn names_a_file(text: &str) -> bool {
+    file_type(text).is_some()
+}
+
 fn file_type(text: &str) -> Option<String> {
     if text.is_empty()
         || text.len() > 260
