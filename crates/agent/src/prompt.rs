@@ -199,6 +199,13 @@ fn starter_text(starter: &Starter) -> String {
             swap.written, swap.now
         );
     }
+    for items in &starter.first_items {
+        let _ = writeln!(
+            s,
+            "The example takes only the first item of `{items}` (`{items}[0]`): where the task \
+             wants all of it (a whole document, every page, row or file), loop over `{items}`."
+        );
+    }
     if !starter.samples.is_empty() {
         let _ = writeln!(
             s,
@@ -282,6 +289,7 @@ mod tests {
             samples: vec!["Hello World".into()],
             task_values: Vec::new(),
             values_put_in: Vec::new(),
+            first_items: vec!["reader.pages".into()],
         };
         let step = FirstStep {
             starter: Some(starter),
@@ -297,6 +305,7 @@ mod tests {
             "`secret.png` is now the output `/o/output.png`",
             "```python\nfrom stego import lsb\nlsb.hide(",
             "Its sample values (`\"Hello World\"`) are the README's",
+            "only the first item of `reader.pages` (`reader.pages[0]`)",
         ] {
             assert!(tail.contains(needle), "missing {needle:?} in\n{tail}");
         }

@@ -85,6 +85,10 @@ pub struct Starter {
     pub task_values: Vec<String>,
     /// Sample texts the task's value replaced in [`code`](Self::code).
     pub values_put_in: Vec<ValueSwap>,
+    /// Collections the example takes only the first item of (`reader.pages`
+    /// for `reader.pages[0]`): a 1.5B model asked for a whole PDF's text
+    /// kept the README's first page (GitTaskBench PyPDF2_01, tuning half).
+    pub first_items: Vec<String>,
 }
 
 /// A sample text of the example and the task's value now in its place.
@@ -227,6 +231,7 @@ pub fn starter_from_readme(
     }
     let (_, _, i, adapted) = best?;
     let (sample, _) = candidates.into_iter().nth(i)?;
+    let first_items = first_items(&adapted.code);
     Some(Starter {
         readme: name.to_string(),
         section: sample.titles,
@@ -235,6 +240,7 @@ pub fn starter_from_readme(
         samples: adapted.samples,
         task_values: Vec::new(),
         values_put_in: Vec::new(),
+        first_items,
     })
 }
 
@@ -513,6 +519,40 @@ fn adapt(code: &str, inputs: &[&Path], output_dir: &Path) -> Adapted {
     }
 }
 
+/// Collections named at most in [`Starter::first_items`].
+const MAX_FIRST_ITEMS: usize = 3;
+
+/// The collections `code` indexes with `[0]` (`reader.pages[0]` gives
+/// `reader.pages`), outside strings and comments; distinct, in order.
+fn first_items(code: &str) -> Vec<String> {
+    let literals = string_literals(code);
+    let in_literal = |at: usize| literals.iter().any(|l| l.span.0 <= at && at < l.span.1);
+    let bytes = code.as_bytes();
+    let mut found: Vec<String> = Vec::new();
+    let mut comment = false;
+    for (at, &b) in bytes.iter().enumerate() {
+        match b {
+            b'\n' => comment = false,
+            b'#' if !in_literal(at) => comment = true,
+            b'[' if !comment && bytes[at..].starts_with(b"[0]") && !in_literal(at) => {
+                let start = code[..at]
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                    .map_or(0, |i| i + 1);
+                let chain = code[start..at].trim_matches('.');
+                let named = chain
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+                if named && !found.iter().any(|f| f == chain) && found.len() < MAX_FIRST_ITEMS {
+                    found.push(chain.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
 /// Sample values shown at most.
 const MAX_SAMPLES: usize = 5;
 
@@ -758,6 +798,14 @@ mod tests {
     fn start(readme: &str, name: &str, query: &str, inputs: &[&str]) -> Option<Starter> {
         let inputs: Vec<&Path> = inputs.iter().map(Path::new).collect();
         starter_from_readme(name, readme, query, &inputs, Path::new("/out"))
+    }
+
+    #[test]
+    fn a_first_item_taken_by_the_example_is_named() {
+        let code =
+            "page = reader.pages[0]  # pages[1] too\ntext = \"x[0]\"\nrows = df.values[0][0]\n";
+        assert_eq!(first_items(code), ["reader.pages", "df.values"]);
+        assert!(first_items("x = [0]\ny = f()[0]\n").is_empty());
     }
 
     #[test]
