@@ -196,10 +196,16 @@ impl<'g> ContextBuilder<'g> {
             TokenCounter::new(self.encoding).map_err(|_| crate::Error::Tokenizer(self.encoding))?;
         let query = hits::query_terms(self.task.as_deref(), &self.keywords);
         let readme = crate::readme::find_readme(self.graph.root());
+        let identifiers = self
+            .task
+            .as_deref()
+            .map(hits::task_identifiers)
+            .unwrap_or_default();
         let search = hits::search(
             self.graph,
             self.ranking,
             &query,
+            &identifiers,
             readme.shown.as_ref().map(|(_, text)| text.as_str()),
         );
         let noted: Vec<String> = readme
@@ -236,7 +242,9 @@ impl<'g> ContextBuilder<'g> {
                     &counter,
                     share,
                 ),
-                BlockKind::TaskHits => hits::hits_block(self.graph, &search.hits, &counter, share),
+                BlockKind::TaskHits => {
+                    hits::hits_block(self.graph, &search.hits, &identifiers, &counter, share)
+                }
                 BlockKind::ModuleSummaries => self.summaries(&counter, share, &modules)?,
                 BlockKind::CoreComponents => self.core(&counter, share, &classes),
                 BlockKind::Unread => {

@@ -33,6 +33,62 @@ const MAX_DECLARATION: usize = 120;
 pub(crate) struct Hit {
     pub(crate) entity: EntityId,
     pub(crate) score: f64,
+    /// Which of the task's identifiers ([`task_identifiers`]) its source
+    /// holds, one bit each.
+    pub(crate) held: u16,
+}
+
+/// Identifiers of a task looked up at most (one bit each in [`Hit::held`]).
+const MAX_IDENTIFIERS: usize = 12;
+
+/// The names a task spells the way code does: ASCII words of at least three
+/// characters with an inner underscore (`c_header`, `SCR_Onsets`) or a
+/// lower-to-upper turn (`excelRC`, `getText`), distinct, in order. A task
+/// that names the fields it wants (GitTaskBench Eparse_02: `c_header`,
+/// `r_header`, `excel_RC`) names the code that makes them; BM25 over names
+/// and docstrings never sees a function's dictionary keys.
+pub(crate) fn task_identifiers(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    for word in text.split(|c: char| !is_word(c)) {
+        let core = word.trim_matches('_');
+        let starts = core.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+        let bytes = core.as_bytes();
+        let inner_underscore = core.contains('_');
+        let camel = bytes
+            .windows(2)
+            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+        if starts
+            && core.len() >= 3
+            && (inner_underscore || camel)
+            && !out.iter().any(|o| o == core)
+            && out.len() < MAX_IDENTIFIERS
+        {
+            out.push(core.to_owned());
+        }
+    }
+    out
+}
+
+/// The bits of `identifiers` that occur in `source` as whole words.
+fn held_by(source: &str, identifiers: &[String]) -> u16 {
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let bytes = source.as_bytes();
+    let mut held = 0u16;
+    for (bit, ident) in identifiers.iter().enumerate().take(MAX_IDENTIFIERS) {
+        let mut from = 0;
+        while let Some(at) = source[from..].find(ident.as_str()) {
+            let start = from + at;
+            let end = start + ident.len();
+            let before = start.checked_sub(1).map(|i| bytes[i]);
+            if !before.is_some_and(is_word) && !bytes.get(end).is_some_and(|&b| is_word(b)) {
+                held |= 1 << bit;
+                break;
+            }
+            from = end;
+        }
+    }
+    held
 }
 
 /// What the search is for: the task's words and any extra search terms.
@@ -79,6 +135,7 @@ pub(crate) fn search(
     graph: &RepoGraph,
     ranking: &Ranking,
     query: &[String],
+    identifiers: &[String],
     readme: Option<&str>,
 ) -> Search {
     let mut search = Search {
@@ -86,7 +143,7 @@ pub(crate) fn search(
         classes: Vec::new(),
         functions: Vec::new(),
     };
-    if query.is_empty() {
+    if query.is_empty() && identifiers.is_empty() {
         return search;
     }
     let functions = graph.functions();
@@ -98,9 +155,11 @@ pub(crate) fn search(
     let index = Bm25::from_terms(entities.iter().map(|&e| document(graph, e)));
     let relevance = index.scores_for_terms(query.to_vec());
     let max_relevance = relevance.iter().copied().fold(0.0, f64::max);
-    if max_relevance <= 0.0 {
+    if max_relevance <= 0.0 && identifiers.is_empty() {
         return search;
     }
+    // Identifiers alone can find code that no word of the task names.
+    let max_relevance = max_relevance.max(f64::EPSILON);
     search.classes = relevance[..classes.len()]
         .iter()
         .map(|r| r / max_relevance)
@@ -123,17 +182,35 @@ pub(crate) fn search(
             .binary_search(&term)
             .map_or(0.0, |i| idf[i] / max_idf)
     };
+    let named = identifiers.len().min(MAX_IDENTIFIERS);
+    let held = |entity: EntityId| match entity {
+        // Functions only: a class's source holds its methods' again.
+        EntityId::Function(_) if named > 0 => {
+            graph.source(entity).map_or(0, |s| held_by(s, identifiers))
+        }
+        _ => 0,
+    };
     let mut hits: Vec<Hit> = entities
         .iter()
         .zip(&relevance)
-        .filter(|(_, r)| **r > 0.0)
-        .map(|(&entity, &r)| {
+        .filter_map(|(&entity, &r)| {
+            let held = held(entity);
+            if r <= 0.0 && held == 0 {
+                return None;
+            }
             let mut score = r / max_relevance
                 + 0.6 * name_match(graph, entity, &weight)
                 + 0.35 * importance.of(entity);
             score += bonus.of(entity);
+            // The task's own identifiers in the code are the surest sign of
+            // where its result is made.
+            score += 1.5 * f64::from(held.count_ones()) / named.max(1) as f64;
             score *= demotion(graph, entity);
-            Hit { entity, score }
+            Some(Hit {
+                entity,
+                score,
+                held,
+            })
         })
         .collect();
     hits.sort_by(|a, b| {
@@ -470,6 +547,7 @@ fn is_test_path(path: &str) -> bool {
 pub(crate) fn hits_block(
     graph: &RepoGraph,
     hits: &[Hit],
+    identifiers: &[String],
     counter: &TokenCounter,
     share: usize,
 ) -> String {
@@ -478,7 +556,7 @@ pub(crate) fn hits_block(
         return String::new();
     }
     // Files in the order of their best hit.
-    let mut files: Vec<(&str, Vec<EntityId>)> = Vec::new();
+    let mut files: Vec<(&str, Vec<(EntityId, u16)>)> = Vec::new();
     let mut position: BTreeMap<&str, usize> = BTreeMap::new();
     for hit in hits {
         let Some(module) = graph.module_of(hit.entity).and_then(|m| graph.module(m)) else {
@@ -491,7 +569,7 @@ pub(crate) fn hits_block(
         if let Some((_, entities)) = files.get_mut(slot)
             && entities.len() < PER_FILE
         {
-            entities.push(hit.entity);
+            entities.push((hit.entity, hit.held));
         }
     }
     let mut text = String::from(heading);
@@ -502,8 +580,8 @@ pub(crate) fn hits_block(
         let file_tokens = counter.count(&file_line);
         let mut lines = String::new();
         let mut lines_tokens = 0usize;
-        for entity in entities {
-            let line = entry_line(graph, entity);
+        for (entity, held) in entities {
+            let line = entry_line(graph, entity, held, identifiers);
             let tokens = counter.count(&line);
             if used + file_tokens + lines_tokens + tokens > share {
                 if lines.is_empty() {
@@ -529,7 +607,7 @@ pub(crate) fn hits_block(
 }
 
 /// `- `def name(params):` (line 12, in `Class`) — first docstring line`
-fn entry_line(graph: &RepoGraph, entity: EntityId) -> String {
+fn entry_line(graph: &RepoGraph, entity: EntityId, held: u16, identifiers: &[String]) -> String {
     let mut declaration = graph.declaration(entity);
     if declaration.chars().count() > MAX_DECLARATION {
         declaration = declaration
@@ -556,6 +634,16 @@ fn entry_line(graph: &RepoGraph, entity: EntityId) -> String {
         let _ = write!(out, ", in {}", markdown::code_span(owner));
     }
     out.push(')');
+    let names: Vec<String> = identifiers
+        .iter()
+        .take(MAX_IDENTIFIERS)
+        .enumerate()
+        .filter(|(bit, _)| held & (1 << bit) != 0)
+        .map(|(_, name)| markdown::code_span(name))
+        .collect();
+    if !names.is_empty() {
+        let _ = write!(out, " — uses the task's {}", names.join(", "));
+    }
     if let Some(first) = doc.and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty())) {
         let first: String = first.chars().take(120).collect();
         let _ = write!(out, " — {}", markdown::one_line(&first));
@@ -575,6 +663,25 @@ mod tests {
         );
         assert!(names.contains("extract_text") && names.contains("fetch_url"));
         assert!(!names.contains("extract"), "prose is not code");
+    }
+
+    #[test]
+    fn identifiers_of_a_task_are_the_words_spelled_as_code() {
+        assert_eq!(
+            task_identifiers(
+                "提取包括 row（行号）、c_header（列头信息）、excel_RC（Excel 坐标）和 f_name 等字段, getText"
+            ),
+            ["c_header", "excel_RC", "f_name", "getText"]
+        );
+        assert!(task_identifiers("Extract the PDF's text, __init__ x_ _y").is_empty());
+    }
+
+    #[test]
+    fn an_identifier_is_held_only_as_a_whole_word() {
+        let ids = vec!["c_header".to_string(), "excel_RC".to_string()];
+        assert_eq!(held_by("d = {'c_header': 1, 'excel_RC': 2}", &ids), 0b11);
+        assert_eq!(held_by("xc_header = excel_RCs", &ids), 0);
+        assert_eq!(held_by("xc_header + c_header", &ids), 0b01);
     }
 
     #[test]

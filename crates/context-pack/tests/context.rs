@@ -332,3 +332,43 @@ fn java_context_is_java_throughout() {
     assert!(!text.contains("def "), "{text}");
     insta::assert_snapshot!("java_maven_layout__task_1500", text);
 }
+
+/// A task that names the fields it wants (in another language, as
+/// GitTaskBench's Eparse_02 does) is shown the function that makes them,
+/// though no word of its text names that function or its docstring.
+#[test]
+fn a_task_naming_fields_finds_the_function_whose_code_makes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("sheets");
+    std::fs::create_dir(&pkg).unwrap();
+    std::fs::write(pkg.join("__init__.py"), "").unwrap();
+    std::fs::write(
+        pkg.join("core.py"),
+        "def flatten(df):\n    \"\"\"Turn a table into records.\"\"\"\n    \
+         return [{'c_header': c, 'r_header': r, 'excel_RC': rc} for c, r, rc in df]\n\n\
+         def load(path):\n    \"\"\"Read a workbook file.\"\"\"\n    return open(path).read()\n\n\
+         def parse_rows(path):\n    \"\"\"Parse the rows of a workbook.\"\"\"\n    return load(path).split()\n",
+    )
+    .unwrap();
+    let graph = Analyzer::new(dir.path()).analyze().unwrap();
+    let ranking = Ranker::new().git(false).rank(&graph);
+    let context = ContextBuilder::new(&graph, &ranking)
+        .task("提取 row、c_header（列头）、r_header 和 excel_RC 字段, 逐行写入 txt")
+        .budget(4_000)
+        .build()
+        .unwrap();
+    let hits = context
+        .blocks
+        .iter()
+        .find(|b| b.kind == BlockKind::TaskHits)
+        .map(|b| b.text.clone())
+        .unwrap_or_default();
+    let flatten = hits.find("def flatten").expect("flatten is shown");
+    assert!(
+        hits.contains("uses the task's `c_header`, `r_header`, `excel_RC`"),
+        "{hits}"
+    );
+    if let Some(other) = hits.find("def parse_rows") {
+        assert!(flatten < other, "the fields' maker comes first:\n{hits}");
+    }
+}
