@@ -683,6 +683,14 @@ async fn run_tools_use_the_sandbox_in_the_working_directory() -> TestResult {
             vec!["in dir"],
             "",
         ),
+        // A `]` missing before the `)` that closes the call (Eparse_03,
+        // sent five times): the code runs with it put in, and says so.
+        (
+            json!({"args": ["python", "-c", "print([c for c in str(12))"], "code": "", "path": ""}),
+            false,
+            vec!["['1', '2']", "`]` before `)` on line 1 put in"],
+            "does not match",
+        ),
         (
             json!({"args": ["--verbose"], "code": "", "path": ""}),
             true,

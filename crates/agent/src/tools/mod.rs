@@ -879,6 +879,19 @@ impl Tools {
             .as_deref()
             .and_then(oneliner::split_compound_statements);
         let code = split.as_deref().or(args.code.as_deref());
+        let balanced = code.and_then(oneliner::close_mismatched_brackets);
+        if let Some((_, closed)) = &balanced {
+            let shown: Vec<String> = closed
+                .iter()
+                .map(|c| format!("`{}` before `{}` on line {}", c.closer, c.before, c.line))
+                .collect();
+            notes.push(format!(
+                "a bracket was left open where an outer one closed (a SyntaxError), so the code \
+                 ran with {} put in; check that it reads as you meant",
+                shown.join(", ")
+            ));
+        }
+        let code = balanced.as_ref().map(|(c, _)| c.as_str()).or(code);
         let with_inputs = code.and_then(|c| hints::with_task_paths(&self.policy, c));
         if let Some((_, made)) = &with_inputs {
             let shown: Vec<String> = made
