@@ -10,6 +10,8 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+mod common;
+
 use agent::generate::probe::{self, ProbePlan, ProbeReport, ProbeRequest, Readiness};
 use repo_graph::HttpMethod;
 use sandbox::{Isolation, PythonEnv, Sandbox, SandboxConfig};
@@ -429,6 +431,46 @@ async fn a_flask_service_from_pypi_passes() {
             .unwrap();
         assert!(report.passed(), "{:#?}\n{report:?}", report.failures());
         assert!(report.tests.is_none(), "there is no tests/ directory");
+    })
+    .await;
+}
+
+/// Imports the generated code names and no table pins are looked up under
+/// their own name (RepoGenesis Multilingual, run 3: `googletrans` left out
+/// of `requirements.txt`, the service stopped at start): one that installs
+/// and imports is pinned at the version that came, one the index lacks is
+/// said so with pip's reason, and a name that is not a plain module name
+/// never reaches pip. Here the index is a local directory.
+#[tokio::test]
+async fn an_unknown_import_is_pinned_when_the_index_has_it() {
+    bounded(async {
+        let dir = repo("#!/bin/sh\n", &[]);
+        let wheels = common::local_wheel(
+            dir.path(),
+            "tinywheel",
+            &[("tinywheel/__init__.py".to_owned(), b"ANSWER = 7\n")],
+        );
+        let sandbox = sandbox(dir.path(), Isolation::Process, false).await;
+        let env = sandbox.create_venv(dir.path().join("venv")).await.unwrap();
+        let names = ["tinywheel", "nosuchmodule", "-rrequirements"].map(String::from);
+        let find_links = ["--find-links".to_owned(), wheels.display().to_string()];
+        let found = probe::look_up_unknown(&sandbox, &env, &names, &find_links)
+            .await
+            .unwrap();
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert_eq!(
+            found[0].requirement.as_deref(),
+            Some("tinywheel==0.1"),
+            "{found:?}"
+        );
+        assert_eq!(found[1].requirement, None);
+        assert!(
+            found[1].reason.contains("No matching distribution"),
+            "{:?}",
+            found[1]
+        );
+        assert_eq!(found[2].requirement, None);
+        assert_eq!(found[2].reason, "not a plain module name");
     })
     .await;
 }

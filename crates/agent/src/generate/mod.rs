@@ -272,6 +272,9 @@ struct Run<'a> {
     written: Vec<String>,
     sandbox: Option<Sandbox>,
     env: Option<(sandbox::PythonEnv, String)>,
+    /// Unknown imports already looked up on the registry
+    /// ([`probe::look_up_unknown`]), each once per run.
+    looked_up: std::collections::BTreeSet<String>,
     checks: Vec<Check>,
     rounds: Vec<Round>,
     not_probed: Vec<String>,
@@ -414,6 +417,7 @@ impl<'a> Run<'a> {
             written: Vec::new(),
             sandbox: None,
             env: None,
+            looked_up: std::collections::BTreeSet::new(),
             checks: Vec::new(),
             rounds: Vec::new(),
             not_probed: Vec::new(),
@@ -1195,6 +1199,8 @@ impl<'a> Run<'a> {
                 });
                 if install.ok {
                     self.env = Some((env.clone(), requirements));
+                    self.pin_unknown_imports(blueprint, graph, &sandbox, &env)
+                        .await?;
                 }
                 env
             }

@@ -452,6 +452,113 @@ pub async fn install(
     Ok((env, outcome))
 }
 
+/// Third-party imports looked up on the registry at most per round.
+pub const MAX_UNKNOWN_LOOKUPS: usize = 5;
+
+/// What the registry said of one import nobody had pinned or planned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistryLookup {
+    /// The import's top-level name.
+    pub import: String,
+    /// `name==version` when a distribution of that name installed and the
+    /// import then worked; `None` otherwise.
+    pub requirement: Option<String>,
+    /// Why not, in a line (pip's last line, or the import's error).
+    pub reason: String,
+}
+
+/// Tries each of `imports` (at most [`MAX_UNKNOWN_LOOKUPS`]) as a
+/// distribution of the same name in `env`: installed, then imported, then
+/// pinned at the version that came. The generated code named them and no
+/// table knew them; left out of `requirements.txt` they stop the service
+/// at start (RepoGenesis Multilingual, run 3: `googletrans`), and a wrong
+/// line would break the whole install. `pip_args` go before the name (a
+/// local index for tests). A name that is not a plain identifier is never
+/// passed to pip.
+///
+/// # Errors
+///
+/// The sandbox's own failures; a name pip or Python refuses is a
+/// [`RegistryLookup`] without a requirement.
+pub async fn look_up_unknown(
+    sandbox: &Sandbox,
+    env: &PythonEnv,
+    imports: &[String],
+    pip_args: &[String],
+) -> Result<Vec<RegistryLookup>, ProbeError> {
+    let mut found = Vec::new();
+    for import in imports.iter().take(MAX_UNKNOWN_LOOKUPS) {
+        let plain = import
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && import
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !plain {
+            found.push(RegistryLookup {
+                import: import.clone(),
+                requirement: None,
+                reason: "not a plain module name".into(),
+            });
+            continue;
+        }
+        let mut args: Vec<String> = pip_args.to_vec();
+        args.push(import.clone());
+        let reason = match sandbox.pip_install(env, &args).await {
+            Ok(_) => None,
+            Err(SandboxError::PipFailed { output, .. }) => Some(last_line(&output)),
+            Err(other) => return Err(other.into()),
+        };
+        let lookup = match reason {
+            Some(reason) => RegistryLookup {
+                import: import.clone(),
+                requirement: None,
+                reason,
+            },
+            None => {
+                // The distribution of that name must provide the module,
+                // and say its version.
+                let code = format!(
+                    "import importlib.metadata as m\nimport {import}\nprint(m.version({import:?}))\n"
+                );
+                let result = sandbox
+                    .run_python_in(env, sandbox::PythonScript::code(code), &[] as &[&str])
+                    .await?;
+                let version = result.stdout.to_string().trim().to_owned();
+                let pinnable = result.success()
+                    && !version.is_empty()
+                    && version
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || ".+!-_".contains(c));
+                RegistryLookup {
+                    import: import.clone(),
+                    requirement: pinnable.then(|| format!("{import}=={version}")),
+                    reason: if pinnable {
+                        String::new()
+                    } else {
+                        last_line(&result.combined_output())
+                    },
+                }
+            }
+        };
+        tracing::info!(import = %lookup.import, requirement = ?lookup.requirement, reason = %lookup.reason, "an unknown import looked up on the registry");
+        found.push(lookup);
+    }
+    Ok(found)
+}
+
+/// The last non-empty line of `text`, for a one-line reason.
+fn last_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("no output")
+        .chars()
+        .take(200)
+        .collect()
+}
+
 async fn open_or_create_venv(sandbox: &Sandbox, dir: &Path) -> Result<PythonEnv, ProbeError> {
     if let Ok(env) = PythonEnv::open(dir) {
         // `open` checks the link, not its target: follow it.

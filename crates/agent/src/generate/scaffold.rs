@@ -26,7 +26,8 @@ use std::time::Instant;
 use super::blueprint::Blueprint;
 use super::memory::MemoryEntry;
 use super::report::GeneratePhase;
-use super::{Run, Stop};
+use super::{Run, Stop, probe};
+use crate::Error;
 
 /// Pinned distributions by top-level import name: `(module, distribution,
 /// version)`: the web-service libraries a generated service imports, with
@@ -598,6 +599,76 @@ impl Run<'_> {
             )?;
         }
         Ok(())
+    }
+
+    /// After an install: the generated code's imports that no table
+    /// pins and the blueprint does not plan, looked up on the registry
+    /// under their own name in the installed environment
+    /// ([`probe::look_up_unknown`]); those that install and import are
+    /// pinned in `requirements.txt` (the environment already holds them).
+    pub(super) async fn pin_unknown_imports(
+        &mut self,
+        blueprint: &Blueprint,
+        graph: &repo_graph::RepoGraph,
+        sandbox: &sandbox::Sandbox,
+        env: &sandbox::PythonEnv,
+    ) -> Result<(), Stop> {
+        if !self.written.iter().any(|w| w == "requirements.txt") {
+            return Ok(());
+        }
+        let start = self.read_generated("start.sh");
+        let needs: &[&str] = if start.contains("uvicorn") {
+            &["uvicorn"]
+        } else {
+            &[]
+        };
+        let unknown = CodeFacts::of(graph)
+            .requirements(&blueprint.dependencies, needs)
+            .unknown;
+        let fresh: Vec<String> = unknown
+            .into_iter()
+            .filter(|name| self.looked_up.insert(name.clone()))
+            .collect();
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let lookups = probe::look_up_unknown(sandbox, env, &fresh, &[])
+            .await
+            .map_err(|e| Error::Task(format!("looking up unknown imports: {e}")))?;
+        let found: Vec<&str> = lookups
+            .iter()
+            .filter_map(|l| l.requirement.as_deref())
+            .collect();
+        if !found.is_empty() {
+            let mut text = self.read_generated("requirements.txt");
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            for line in &found {
+                text.push_str(line);
+                text.push('\n');
+            }
+            self.write("requirements.txt", &text)?;
+            if let Some((_, installed)) = &mut self.env {
+                *installed = text;
+            }
+        }
+        let said: Vec<String> = lookups
+            .iter()
+            .map(|l| match &l.requirement {
+                Some(line) => line.clone(),
+                None => format!("{} not found ({})", l.import, l.reason),
+            })
+            .collect();
+        self.scaffold_step(
+            "requirements.txt",
+            started,
+            format!(
+                "unknown imports looked up on the registry: {}",
+                said.join("; ")
+            ),
+        )
     }
 
     pub(super) fn scaffold_step(

@@ -102,3 +102,47 @@ pub fn alive_with(mark: &str) -> Vec<PathBuf> {
         })
         .unwrap_or_default()
 }
+
+/// Writes `wheels/NAME-0.1-py3-none-any.whl` under `repo` with `files`
+/// (path, content) and its dist-info, RECORD with real digests.
+#[allow(clippy::unwrap_used)]
+pub fn local_wheel(repo: &Path, name: &str, files: &[(String, &[u8])]) -> std::path::PathBuf {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    use std::io::Write as _;
+    let wheels = repo.join("wheels");
+    std::fs::create_dir_all(&wheels).unwrap();
+    let info = format!("{name}-0.1.dist-info");
+    let metadata = format!("Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n").into_bytes();
+    let wheel = b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n";
+    let mut entries: Vec<(String, &[u8])> = files.to_vec();
+    entries.push((format!("{info}/METADATA"), &metadata));
+    entries.push((format!("{info}/WHEEL"), wheel));
+    let mut record = String::new();
+    let mut digests: std::collections::HashMap<(*const u8, usize), String> = Default::default();
+    for (path, data) in &entries {
+        // Files sharing one buffer are hashed once.
+        let digest = digests
+            .entry((data.as_ptr(), data.len()))
+            .or_insert_with(|| {
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(data))
+            });
+        record.push_str(&format!("{path},sha256={digest},{}\n", data.len()));
+    }
+    record.push_str(&format!("{info}/RECORD,,\n"));
+    let record_name = format!("{info}/RECORD");
+    let path = wheels.join(format!("{name}-0.1-py3-none-any.whl"));
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, data) in entries
+        .iter()
+        .map(|(n, d)| (n.as_str(), *d))
+        .chain([(record_name.as_str(), record.as_bytes())])
+    {
+        zip.start_file(name, options).unwrap();
+        zip.write_all(data).unwrap();
+    }
+    zip.finish().unwrap();
+    wheels
+}
