@@ -165,6 +165,7 @@ pub async fn prepare_with_model(
                 starter
             }),
             values,
+            numbers: context_pack::task_values::task_numbers(&task.description),
         }
     });
     std::fs::create_dir_all(&task.output_dir).map_err(|e| {

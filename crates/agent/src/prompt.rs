@@ -17,6 +17,9 @@ pub struct FirstStep {
     /// a small model keeps an example's "Hello World" unless it is shown
     /// the task's own.
     pub values: Vec<String>,
+    /// The numbers the task's text gives
+    /// ([`context_pack::task_values::task_numbers`]).
+    pub numbers: Vec<String>,
 }
 
 /// The system prompt: who the agent is and the rules it follows.
@@ -150,6 +153,14 @@ fn first_step_text(task: &TaskSpec, step: &FirstStep) -> String {
             s,
             "The task gives these values; use them exactly as written: {}.",
             quoted_list(&step.values)
+        );
+    }
+    if !step.numbers.is_empty() {
+        let _ = writeln!(
+            s,
+            "The task's numbers: {}. Where the code takes such a value (a rate, a size, a count), \
+             use the task's, not an example's.",
+            step.numbers.join(", ")
         );
     }
     if let Some(starter) = &step.starter {
@@ -294,6 +305,7 @@ mod tests {
         let step = FirstStep {
             starter: Some(starter),
             values: Vec::new(),
+            numbers: Vec::new(),
         };
         let p = task_prompt(&task, Some("## README\nhello"), Some(&step));
         let tail = &p[p.find("# First step").expect("the step")..];
@@ -329,6 +341,7 @@ mod tests {
         let step = FirstStep {
             starter: Some(starter),
             values,
+            numbers: vec!["250".into()],
         };
         let p = task_prompt(&task, None, Some(&step));
         let tail = &p[p.find("# First step").expect("the step")..];
@@ -336,6 +349,7 @@ mod tests {
             "use them exactly as written: `\"stegano\"`.",
             "The README's sample text `\"Hello World\"` is now the task's value `\"stegano\"`.",
             "lsb.hide(\"/in/a.png\", \"stegano\")",
+            "The task's numbers: 250.",
         ] {
             assert!(tail.contains(needle), "missing {needle:?} in\n{tail}");
         }

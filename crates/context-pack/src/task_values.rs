@@ -114,6 +114,50 @@ pub fn task_values(text: &str) -> Vec<String> {
     values
 }
 
+/// The numbers a task's text gives (`采样率为250`, `at 150 Hz`, `0.5`):
+/// digit runs standing alone, not part of a name (`ECG_R_Peaks`, `A1`,
+/// `output_01`) or of a file name; distinct, in order, at most
+/// eight. A README example's `sampling_rate=1000` is the example's; the
+/// task's rate is one of these (GitTaskBench NeuroKit_01 and _02, tuning
+/// half, give theirs in Chinese).
+///
+/// ```
+/// use context_pack::task_values::task_numbers;
+/// assert_eq!(task_numbers("对于采样率为150的ECG数据, 0.5秒"), ["150", "0.5"]);
+/// assert!(task_numbers("ECG_R_Peaks in output_01.csv at A1").is_empty());
+/// ```
+pub fn task_numbers(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let joins = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'/';
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() || (i > 0 && joins(bytes[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i + 1 < bytes.len() && bytes[i] == b'.' && bytes[i + 1].is_ascii_digit() {
+            i += 1;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+        let alone = bytes.get(i).is_none_or(|&b| {
+            !joins(b) || b == b'.' && !bytes.get(i + 1).is_some_and(|c| c.is_ascii_alphanumeric())
+        });
+        let number = &text[start..i];
+        if alone && number.len() <= 12 && !out.iter().any(|n| n == number) && out.len() < MAX_VALUES
+        {
+            out.push(number.to_owned());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +200,17 @@ mod tests {
                 proptest::prop_assert!(!value.contains('/'));
             }
         }
+    }
+
+    #[test]
+    fn numbers_standing_alone_are_the_tasks() {
+        assert_eq!(task_numbers("从给定的采样率为250的EDA数据中"), ["250"]);
+        assert_eq!(
+            task_numbers("rate 150. Then 2 files, v1.2 and 3.5"),
+            ["150", "2", "3.5"]
+        );
+        assert!(task_numbers("ECG_R_Peaks, output_01.csv, A1, x2, /d/9/").is_empty());
+        assert_eq!(task_numbers(&"9 ".repeat(100)), ["9"]);
     }
 
     #[test]
