@@ -16,37 +16,15 @@ const COMPOUND: &[&str] = &["for", "while", "if", "with", "try", "def", "class",
 /// `code` with every `; <compound statement>` put on a line of its own;
 /// `None` when there is none.
 pub(crate) fn split_compound_statements(code: &str) -> Option<String> {
-    let bytes = code.as_bytes();
     let mut out = String::with_capacity(code.len() + 16);
     let mut copied = 0;
     let mut line_start = 0;
     let mut depth = 0usize;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\n' => {
-                line_start = i + 1;
-                i += 1;
-            }
-            b'#' => {
-                // A comment runs to the end of the line.
-                i = bytes[i..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(bytes.len(), |n| i + n);
-            }
-            quote @ (b'"' | b'\'') => {
-                let triple = bytes.get(i..i + 3) == Some(&[quote; 3][..]);
-                i = string_end(bytes, i, quote, triple);
-            }
-            b'(' | b'[' | b'{' => {
-                depth += 1;
-                i += 1;
-            }
-            b')' | b']' | b'}' => {
-                depth = depth.saturating_sub(1);
-                i += 1;
-            }
+    for (i, byte) in CodeBytes::new(code) {
+        match byte {
+            b'\n' => line_start = i + 1,
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
             b';' if depth == 0 => {
                 let rest = &code[i + 1..];
                 let after = rest.trim_start_matches([' ', '\t']);
@@ -60,9 +38,8 @@ pub(crate) fn split_compound_statements(code: &str) -> Option<String> {
                     out.push_str(&indent);
                     copied = code.len() - after.len();
                 }
-                i += 1;
             }
-            _ => i += 1,
+            _ => {}
         }
     }
     if copied == 0 {
@@ -70,6 +47,51 @@ pub(crate) fn split_compound_statements(code: &str) -> Option<String> {
     }
     out.push_str(&code[copied..]);
     Some(out)
+}
+
+/// The bytes of Python code outside comments and string literals, with
+/// their indexes: what brackets and statement separators are read from.
+struct CodeBytes<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> CodeBytes<'a> {
+    fn new(code: &'a str) -> Self {
+        Self {
+            bytes: code.as_bytes(),
+            at: 0,
+        }
+    }
+}
+
+impl Iterator for CodeBytes<'_> {
+    type Item = (usize, u8);
+
+    fn next(&mut self) -> Option<(usize, u8)> {
+        let bytes = self.bytes;
+        while self.at < bytes.len() {
+            let i = self.at;
+            match bytes[i] {
+                b'#' => {
+                    // A comment runs to the end of the line.
+                    self.at = bytes[i..]
+                        .iter()
+                        .position(|&b| b == b'\n')
+                        .map_or(bytes.len(), |n| i + n);
+                }
+                quote @ (b'"' | b'\'') => {
+                    let triple = bytes.get(i..i + 3) == Some(&[quote; 3][..]);
+                    self.at = string_end(bytes, i, quote, triple);
+                }
+                byte => {
+                    self.at = i + 1;
+                    return Some((i, byte));
+                }
+            }
+        }
+        None
+    }
 }
 
 /// One bracket [`close_mismatched_brackets`] put in.
@@ -95,65 +117,47 @@ pub(crate) struct ClosedBracket {
 /// matches nothing open, and brackets never closed, are left to Python's
 /// message. Code Python accepts is never changed. Linear in the code.
 pub(crate) fn close_mismatched_brackets(code: &str) -> Option<(String, Vec<ClosedBracket>)> {
-    let bytes = code.as_bytes();
     let mut stack: Vec<u8> = Vec::new();
     let mut out = String::with_capacity(code.len() + 4);
     let mut copied = 0;
     let mut closed: Vec<ClosedBracket> = Vec::new();
-    let mut line = 1;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\n' => {
-                line += 1;
-                i += 1;
+    // Lines counted up to `counted`, on demand: linear however many closers
+    // go in.
+    let (mut line, mut counted) = (1, 0);
+    for (i, byte) in CodeBytes::new(code) {
+        let wanted = match byte {
+            b'(' | b'[' | b'{' => {
+                stack.push(byte);
+                continue;
             }
-            b'#' => {
-                i = bytes[i..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(bytes.len(), |n| i + n);
-            }
-            quote @ (b'"' | b'\'') => {
-                let triple = bytes.get(i..i + 3) == Some(&[quote; 3][..]);
-                let end = string_end(bytes, i, quote, triple);
-                line += bytes[i..end].iter().filter(|&&b| b == b'\n').count();
-                i = end;
-            }
-            open @ (b'(' | b'[' | b'{') => {
-                stack.push(open);
-                i += 1;
-            }
-            close @ (b')' | b']' | b'}') => {
-                let wanted = match close {
-                    b')' => b'(',
-                    b']' => b'[',
-                    _ => b'{',
+            b')' => b'(',
+            b']' => b'[',
+            b'}' => b'{',
+            _ => continue,
+        };
+        let Some(at) = stack.iter().rposition(|&o| o == wanted) else {
+            continue;
+        };
+        if at + 1 < stack.len() {
+            out.push_str(&code[copied..i]);
+            line += code[counted..i].matches('\n').count();
+            counted = i;
+            for &inner in stack[at + 1..].iter().rev() {
+                let closer = match inner {
+                    b'(' => ')',
+                    b'[' => ']',
+                    _ => '}',
                 };
-                if let Some(at) = stack.iter().rposition(|&o| o == wanted) {
-                    if at + 1 < stack.len() {
-                        out.push_str(&code[copied..i]);
-                        for &inner in stack[at + 1..].iter().rev() {
-                            let closer = match inner {
-                                b'(' => ')',
-                                b'[' => ']',
-                                _ => '}',
-                            };
-                            out.push(closer);
-                            closed.push(ClosedBracket {
-                                closer,
-                                before: char::from(close),
-                                line,
-                            });
-                        }
-                        copied = i;
-                    }
-                    stack.truncate(at);
-                }
-                i += 1;
+                out.push(closer);
+                closed.push(ClosedBracket {
+                    closer,
+                    before: char::from(byte),
+                    line,
+                });
             }
-            _ => i += 1,
+            copied = i;
         }
+        stack.truncate(at);
     }
     if closed.is_empty() {
         return None;
@@ -257,6 +261,15 @@ mod tests {
         ] {
             assert_eq!(close_mismatched_brackets(code), None, "{code}");
         }
+    }
+
+    #[test]
+    fn many_mismatches_are_closed_in_linear_time() {
+        let code = "([)\n".repeat(50_000);
+        let (fixed, closed) = close_mismatched_brackets(&code).unwrap();
+        assert_eq!(closed.len(), 50_000);
+        assert_eq!(closed[49_999].line, 50_000);
+        assert!(fixed.starts_with("([])\n([])\n"));
     }
 
     #[test]
