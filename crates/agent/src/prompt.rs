@@ -210,6 +210,14 @@ fn starter_text(starter: &Starter) -> String {
             swap.written, swap.now
         );
     }
+    if let Some(path) = &starter.saved_result {
+        let _ = writeln!(
+            s,
+            "The example only showed its result; its last step now saves it as text in `{}`: \
+             make what it writes match what the task asks (its format, its fields).",
+            path.display()
+        );
+    }
     for items in &starter.first_items {
         let _ = writeln!(
             s,
@@ -301,6 +309,7 @@ mod tests {
             task_values: Vec::new(),
             values_put_in: Vec::new(),
             first_items: vec!["reader.pages".into()],
+            saved_result: Some("/o/output.txt".into()),
         };
         let step = FirstStep {
             starter: Some(starter),
@@ -318,6 +327,7 @@ mod tests {
             "```python\nfrom stego import lsb\nlsb.hide(",
             "Its sample values (`\"Hello World\"`) are the README's",
             "only the first item of `reader.pages` (`reader.pages[0]`)",
+            "its last step now saves it as text in `/o/output.txt`",
         ] {
             assert!(tail.contains(needle), "missing {needle:?} in\n{tail}");
         }

@@ -89,6 +89,9 @@ pub struct Starter {
     /// for `reader.pages[0]`): a 1.5B model asked for a whole PDF's text
     /// kept the README's first page (GitTaskBench PyPDF2_01, tuning half).
     pub first_items: Vec<String>,
+    /// Where a step the example lacked saves the result it only showed
+    /// (`print(x)`, `x = ...`), as text in the format the task names.
+    pub saved_result: Option<PathBuf>,
 }
 
 /// A sample text of the example and the task's value now in its place.
@@ -229,8 +232,13 @@ pub fn starter_from_readme(
             best = Some((reads_input, score, i, adapted));
         }
     }
-    let (_, _, i, adapted) = best?;
+    let (_, _, i, mut adapted) = best?;
     let (sample, _) = candidates.into_iter().nth(i)?;
+    let writes = adapted.swaps.iter().any(|s| s.role == PathRole::Output);
+    if !writes && let Some((code, path)) = save_what_is_shown(&adapted.code, query, output_dir) {
+        adapted.code = code;
+        adapted.saved_result = Some(path);
+    }
     let first_items = first_items(&adapted.code);
     Some(Starter {
         readme: name.to_string(),
@@ -241,7 +249,82 @@ pub fn starter_from_readme(
         task_values: Vec::new(),
         values_put_in: Vec::new(),
         first_items,
+        saved_result: adapted.saved_result,
     })
+}
+
+/// Text formats a task may ask its output in; the last one its text
+/// names wins (`…按 JSON 行格式逐行写入一个 txt 文件` asks for a `.txt`).
+const TEXT_FORMATS: &[&str] = &["txt", "json", "jsonl", "csv", "tsv", "md", "xml", "yaml"];
+/// Formats that are not text: a task naming one of these and no text
+/// format wants a file its library writes, not a printed value saved.
+const BINARY_FORMATS: &[&str] = &[
+    "png", "jpg", "jpeg", "bmp", "gif", "pdf", "wav", "mp3", "mp4", "xlsx", "xls", "docx", "zip",
+];
+
+/// The output format a task's text asks for, for a starter that only shows
+/// its result: the last text format named, `txt` when none is, `None`
+/// when the task names only binary formats.
+fn asked_text_format(query: &str) -> Option<&'static str> {
+    let mut text = None;
+    let mut binary = false;
+    for word in query
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let word = word.to_ascii_lowercase();
+        if let Some(format) = TEXT_FORMATS.iter().find(|f| **f == word) {
+            text = Some(*format);
+        } else if BINARY_FORMATS.contains(&word.as_str()) {
+            binary = true;
+        }
+    }
+    match (text, binary) {
+        (Some(format), _) => Some(format),
+        (None, true) => None,
+        (None, false) => Some("txt"),
+    }
+}
+
+/// A starter that writes nothing but ends by showing its result (`print(x)`
+/// or `x = ...`) gets a last step saving that result to the output file, as
+/// text in the format the task names. Measured (GitTaskBench Eparse_02,
+/// tuning half, run 11): the README's example printed its tables; the
+/// model ran it, read "no output file yet", and looked for the file
+/// instead of writing it, until the episode ended stuck. The saved text is
+/// `str()` of the value: the format is still the model's to get right, but
+/// the script it starts from now ends where the task's output goes.
+fn save_what_is_shown(code: &str, query: &str, output_dir: &Path) -> Option<(String, PathBuf)> {
+    let format = asked_text_format(query)?;
+    let last = code.lines().rev().find(|l| !l.trim().is_empty())?;
+    if last.starts_with([' ', '\t']) {
+        return None;
+    }
+    let value = if let Some(inner) = last
+        .strip_prefix("print(")
+        .and_then(|rest| rest.trim_end().strip_suffix(')'))
+    {
+        format!("result = {inner}\nprint(result)\n")
+    } else {
+        let (name, _) = last.split_once('=')?;
+        let name = name.trim();
+        let plain = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !plain || last.contains("==") {
+            return None;
+        }
+        format!("{last}\nresult = {name}\n")
+    };
+    let path = output_dir.join(format!("output.{format}"));
+    let head = &code[..code.rfind(last)?];
+    let script = format!(
+        "{head}{value}with open({}, \"w\", encoding=\"utf-8\") as out:\n    out.write(str(result))\n",
+        python_string(&path.to_string_lossy())
+    );
+    Some((script, path))
 }
 
 /// Info strings (of a fence or a code directive) that name Python.
@@ -439,6 +522,7 @@ struct Adapted {
     code: String,
     swaps: Vec<PathSwap>,
     samples: Vec<String>,
+    saved_result: Option<PathBuf>,
 }
 
 /// A plain one-line string literal of the code.
@@ -516,6 +600,7 @@ fn adapt(code: &str, inputs: &[&Path], output_dir: &Path) -> Adapted {
         code: out,
         swaps,
         samples: sample_values(&literals),
+        saved_result: None,
     }
 }
 
@@ -801,6 +886,59 @@ mod tests {
     }
 
     #[test]
+    fn a_result_the_example_only_prints_is_saved_in_the_format_the_task_names() {
+        let readme = "```python\nfrom eparse.core import get_df_from_file\n\nprint([t for t in get_df_from_file(\"my.xlsx\")])\n```\n";
+        let inputs = [Path::new("/in/a.xlsx")];
+        let starter = starter_from_readme(
+            "README.md",
+            readme,
+            "按 JSON 行格式逐行写入一个 txt 文件",
+            &inputs,
+            Path::new("/o"),
+        )
+        .unwrap();
+        assert_eq!(
+            starter.code,
+            "from eparse.core import get_df_from_file\n\nresult = [t for t in get_df_from_file(\"/in/a.xlsx\")]\n\
+             print(result)\nwith open(\"/o/output.txt\", \"w\", encoding=\"utf-8\") as out:\n    out.write(str(result))\n"
+        );
+        assert_eq!(
+            starter.saved_result.as_deref(),
+            Some(Path::new("/o/output.txt"))
+        );
+        // An assignment last: its value is saved; json named: `.json`.
+        let readme = "```python\nfrom pypdf import PdfReader\nreader = PdfReader(\"example.pdf\")\nmeta = reader.metadata\n```\n";
+        let pdf = [Path::new("/in/a.pdf")];
+        let starter = starter_from_readme(
+            "README.md",
+            readme,
+            "存为一个json文件",
+            &pdf,
+            Path::new("/o"),
+        )
+        .unwrap();
+        assert!(starter.code.ends_with("meta = reader.metadata\nresult = meta\nwith open(\"/o/output.json\", \"w\", encoding=\"utf-8\") as out:\n    out.write(str(result))\n"), "{}", starter.code);
+        // A task that wants an image, or an example that already saves:
+        // nothing added.
+        let starter = starter_from_readme(
+            "README.md",
+            readme,
+            "split it into png images",
+            &pdf,
+            Path::new("/o"),
+        )
+        .unwrap();
+        assert_eq!(starter.saved_result, None);
+        let saves =
+            "```python\nfrom stego import lsb\nlsb.hide(\"a.png\", \"x\").save(\"b.png\")\n```\n";
+        let png = [Path::new("/in/a.png")];
+        let starter =
+            starter_from_readme("README.md", saves, "hide", &png, Path::new("/o")).unwrap();
+        assert_eq!(starter.saved_result, None);
+        assert!(!starter.code.contains("out.write"));
+    }
+
+    #[test]
     fn a_first_item_taken_by_the_example_is_named() {
         let code =
             "page = reader.pages[0]  # pages[1] too\ntext = \"x[0]\"\nrows = df.values[0][0]\n";
@@ -900,11 +1038,16 @@ mod tests {
             print([t for t in get_df_from_file('myfile.xlsx')])\n    102   Date  Principal Repayment\n    \
             103  44834        700757.679004\n    ...\n\nMore text.\n";
         let s = start(readme, "README.rst", "parse tables", &["/in/book.xlsx"]).unwrap();
-        assert_eq!(
-            s.code,
-            "from eparse.core import get_df_from_file\n\n\
-             print([t for t in get_df_from_file(\"/in/book.xlsx\")])\n"
+        // The shown tables are cut; what the example printed is saved.
+        assert!(
+            s.code.starts_with(
+                "from eparse.core import get_df_from_file\n\n\
+                 result = [t for t in get_df_from_file(\"/in/book.xlsx\")]\nprint(result)\nwith open("
+            ),
+            "{}",
+            s.code
         );
+        assert!(!s.code.contains("Principal"), "{}", s.code);
         let broken = "# T\n\n```python\nif (x.read(\"a.png\"):\n```\n";
         assert_eq!(start(broken, "README.md", "read", &["/in/a.png"]), None);
     }
