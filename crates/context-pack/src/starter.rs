@@ -304,6 +304,10 @@ fn save_what_is_shown(code: &str, query: &str, output_dir: &Path) -> Option<(Str
         .strip_prefix("print(")
         .and_then(|rest| rest.trim_end().strip_suffix(')'))
     {
+        // `print(a, b)` and `print(x, file=f)` are not one value to save.
+        if has_top_level_comma(inner) {
+            return None;
+        }
         format!("result = {inner}\nprint(result)\n")
     } else {
         let (name, _) = last.split_once('=')?;
@@ -325,6 +329,23 @@ fn save_what_is_shown(code: &str, query: &str, output_dir: &Path) -> Option<(Str
         python_string(&path.to_string_lossy())
     );
     Some((script, path))
+}
+
+/// Whether `expr` has a comma outside brackets and string literals.
+fn has_top_level_comma(expr: &str) -> bool {
+    let literals = string_literals(expr);
+    let mut depth = 0i32;
+    expr.char_indices().any(|(at, c)| {
+        if literals.iter().any(|l| l.span.0 <= at && at < l.span.1) {
+            return false;
+        }
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+        c == ',' && depth == 0
+    })
 }
 
 /// Info strings (of a fence or a code directive) that name Python.
@@ -918,6 +939,27 @@ mod tests {
         )
         .unwrap();
         assert!(starter.code.ends_with("meta = reader.metadata\nresult = meta\nwith open(\"/o/output.json\", \"w\", encoding=\"utf-8\") as out:\n    out.write(str(result))\n"), "{}", starter.code);
+        // Several values printed, or a keyword of `print`: not one value.
+        for shown in ["print(a, b)", "print(text, file=log)"] {
+            let readme = format!(
+                "```python\nfrom pypdf import PdfReader\nr = PdfReader(\"e.pdf\")\n{shown}\n```\n"
+            );
+            let starter =
+                starter_from_readme("README.md", &readme, "txt", &pdf, Path::new("/o")).unwrap();
+            assert_eq!(starter.saved_result, None, "{shown}");
+        }
+        let readme = "```python\nfrom pypdf import PdfReader\nr = PdfReader(\"e.pdf\")\nprint(f(r, \"a,b\"), [1, 2])\n```\n";
+        let starter =
+            starter_from_readme("README.md", readme, "txt", &pdf, Path::new("/o")).unwrap();
+        assert_eq!(starter.saved_result, None);
+        let readme = "```python\nfrom pypdf import PdfReader\nr = PdfReader(\"e.pdf\")\nprint(f(r, \"a,b\", [1, 2]))\n```\n";
+        let starter =
+            starter_from_readme("README.md", readme, "txt", &pdf, Path::new("/o")).unwrap();
+        assert!(
+            starter.code.contains("result = f(r, \"a,b\", [1, 2])\n"),
+            "{}",
+            starter.code
+        );
         // A task that wants an image, or an example that already saves:
         // nothing added.
         let starter = starter_from_readme(
