@@ -17,8 +17,16 @@
 //! running call, left its call by `setsid` or `setpgid`. A daemon that one
 //! call starts may be killed when another call ends; no call's descendants
 //! are meant to outlive it anyway.
+//!
+//! An orphan of a call that is still running is that call's own, though:
+//! every call's environment carries a mark of its own ([`CALL_MARK`]), and
+//! an escaped child whose environment carries a running call's mark is
+//! spared until that call ends. Code that scrubs the mark from its
+//! environment loses that and dies at the next call's end, which is no
+//! loss of containment.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -27,9 +35,19 @@ use rustix::process::{Pid, Signal, WaitOptions, kill_process, waitpid};
 /// Rounds of killing: each round may orphan the next generation.
 const MAX_ROUNDS: usize = 16;
 
-/// The main processes of calls that are running; holding the lock across
-/// `spawn` keeps a new call's process from being taken for an orphan.
-static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+/// The environment variable naming the call a process belongs to.
+pub(crate) const CALL_MARK: &str = "SANDBOX_CALL";
+
+/// Longest an environment is read: a mark sits near its start, since the
+/// runner sets the environment from nothing.
+const ENVIRON_MAX: usize = 1 << 20;
+
+/// The main processes of calls that are running, with each call's mark;
+/// holding the lock across `spawn` keeps a new call's process from being
+/// taken for an orphan.
+static LIVE: Mutex<BTreeMap<u32, String>> = Mutex::new(BTreeMap::new());
+
+static CALLS: AtomicU64 = AtomicU64::new(0);
 
 static SUBREAPER: OnceLock<bool> = OnceLock::new();
 
@@ -46,8 +64,18 @@ pub(crate) fn enable() -> bool {
     })
 }
 
-/// The set of running calls, locked: hold it across `spawn` and add the pid.
-pub(crate) fn live() -> MutexGuard<'static, BTreeSet<u32>> {
+/// A mark no other call of this process has had.
+pub(crate) fn new_mark() -> String {
+    let n = CALLS.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("{}-{n}-{nanos:08x}", std::process::id())
+}
+
+/// The running calls, locked: hold it across `spawn` and add the pid with
+/// the call's mark.
+pub(crate) fn live() -> MutexGuard<'static, BTreeMap<u32, String>> {
     LIVE.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -65,12 +93,21 @@ pub(crate) async fn kill_escaped() -> usize {
     }
     let mut killed = 0;
     for _ in 0..MAX_ROUNDS {
+        let mut escaped = Vec::new();
+        for pid in escaped_children() {
+            escaped.push((pid, call_of(pid).await));
+        }
         let orphans: Vec<Pid> = {
             let live = live();
-            let orphans: Vec<Pid> = escaped_children()
+            let orphans: Vec<Pid> = escaped
                 .into_iter()
-                .filter(|pid| !live.contains(pid))
-                .filter_map(|pid| Pid::from_raw(i32::try_from(pid).ok()?))
+                .filter(|(pid, mark)| {
+                    !live.contains_key(pid)
+                        && !mark
+                            .as_ref()
+                            .is_some_and(|mark| live.values().any(|m| m == mark))
+                })
+                .filter_map(|(pid, _)| Pid::from_raw(i32::try_from(pid).ok()?))
                 .collect();
             for pid in &orphans {
                 // ESRCH: it ended on its own meanwhile.
@@ -109,6 +146,40 @@ async fn reap(pids: &[Pid]) {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// The call mark in the environment of `pid`, if it has one. A process in
+/// the middle of `exec` shows an empty environment for a moment, so an
+/// empty one is read once more.
+async fn call_of(pid: u32) -> Option<String> {
+    let path = format!("/proc/{pid}/environ");
+    for attempt in 0..2 {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let environ = read_prefix(&path, ENVIRON_MAX)?;
+        if !environ.is_empty() {
+            return mark_in(&environ);
+        }
+    }
+    None
+}
+
+fn read_prefix(path: &str, max: usize) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(max as u64).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// The value of [`CALL_MARK`] in a `NUL`-separated environment.
+fn mark_in(environ: &[u8]) -> Option<String> {
+    let key = format!("{CALL_MARK}=");
+    environ
+        .split(|b| *b == 0)
+        .find_map(|entry| entry.strip_prefix(key.as_bytes()))
+        .map(|value| String::from_utf8_lossy(value).into_owned())
 }
 
 /// The pids whose parent is this process and whose process group is not
@@ -163,5 +234,14 @@ mod tests {
         assert_eq!(parent_and_group("42 (a) b) c) S 7 40 42 0"), Some((7, 40)));
         assert_eq!(parent_and_group("42 (sleep) S 1 42 42"), Some((1, 42)));
         assert_eq!(parent_and_group("garbage"), None);
+    }
+
+    #[test]
+    fn the_mark_is_found_among_the_variables() {
+        let environ = b"PATH=/bin\0SANDBOX_CALL=7-1-00ff\0HOME=/x\0";
+        assert_eq!(mark_in(environ).as_deref(), Some("7-1-00ff"));
+        assert_eq!(mark_in(b"SANDBOX_CALLX=1\0PATH=/bin"), None);
+        assert_eq!(mark_in(b""), None);
+        assert_ne!(new_mark(), new_mark());
     }
 }

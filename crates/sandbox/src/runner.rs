@@ -201,11 +201,14 @@ impl Drop for GroupGuard {
 
 pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
     let start = Instant::now();
+    // What the reaper tells this call's escaped descendants by.
+    let mark = crate::reaper::new_mark();
     let mut command = tokio::process::Command::new(&spec.program);
     command
         .args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(crate::reaper::CALL_MARK, &mark)
         .current_dir(&spec.cwd)
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
@@ -254,7 +257,7 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
         })?;
         let pid = child.id();
         if let Some(pid) = pid {
-            live.insert(pid);
+            live.insert(pid, mark);
         }
         (child, pid)
     };

@@ -355,3 +355,46 @@ async fn process_mode_sets_no_new_privs() {
         "{result:?}"
     );
 }
+
+/// In process mode an orphan is reparented to this process, and the end of
+/// any call kills the orphans that left their call. One that left a call
+/// still running is that call's own, and lives as long as it does
+/// (`generate_probe`'s daemon test failed in CI when another test's call
+/// ended while its service started).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_calls_end_spares_the_daemon_of_a_running_call() {
+    let long_dir = workdir();
+    let short_dir = workdir();
+    let mark = marker("running-call-daemon");
+    let long = process_sandbox(long_dir.path()).await;
+    let short = process_sandbox(short_dir.path()).await;
+    // The subshell exits at once, so its setsid child is an orphan outside
+    // the call's group; the call reads its state after other calls ended.
+    let script = format!(
+        "(setsid sh -c 'echo $$ > daemon.pid; sleep 1000; : {mark}' < /dev/null > /dev/null 2>&1 &) ; \
+         sleep 2.5; pid=$(cat daemon.pid); \
+         echo \"state: $(cut -d' ' -f3 /proc/$pid/stat 2>/dev/null || echo gone)\""
+    );
+    let running = long.exec(Command::new("sh").arg("-c").arg(&script));
+    let others = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        for _ in 0..5 {
+            let ended = short.exec(Command::new("true")).await.unwrap();
+            assert!(ended.success(), "{ended:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    let (result, ()) = tokio::join!(running, others);
+    let result = result.unwrap();
+    assert!(result.success(), "{result:?}");
+    let out = result.stdout.to_string();
+    assert!(
+        out.contains("state: S"),
+        "the running call's daemon was killed by another call's end: {out}"
+    );
+    assert_eq!(
+        survivors_after(&mark, Duration::from_secs(2)),
+        Vec::<u32>::new(),
+        "the daemon outlived its own call"
+    );
+}

@@ -69,9 +69,8 @@ print("pipes held:", sum(pipe(fd) for fd in os.listdir("/proc/self/fd")), flush=
 os.execvp("python3", ["python3", "serve.py"])
 "#;
 
-/// Held by each test for its whole run: in process isolation the end of any
-/// call kills the daemons other calls left (`reaper.rs`), which would take
-/// the daemons these tests look for.
+/// Held by each test for its whole run: the daemons these tests look for
+/// are found by process scans that another test's services would crowd.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn isolations_or_skip(test: &str) -> Vec<Isolation> {
