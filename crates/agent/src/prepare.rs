@@ -255,7 +255,7 @@ pub async fn prepare_with_model(
     })
 }
 
-/// The primary repository's README example for the task, its paths
+/// The primary repository's README or documentation example for the task, its paths
 /// replaced by the task's ([`context_pack::starter`]); the search terms
 /// count as the task's words (a task written in Chinese matches an
 /// English README through them).
@@ -267,7 +267,7 @@ fn starter(task: &TaskSpec, keywords: &[String]) -> Option<context_pack::starter
         context_pack::starter::readme_starter(&repo.path, &query, &inputs, &task.output_dir);
     match &starter {
         Some(s) => tracing::info!(
-            readme = %s.readme,
+            file = %s.file,
             section = ?s.section,
             swaps = s.swaps.len(),
             "a README example to start from"

@@ -178,7 +178,7 @@ fn quoted_list(values: &[String]) -> String {
 /// The starter as the prompt shows it: where it comes from, what was put
 /// in, and the script.
 fn starter_text(starter: &Starter) -> String {
-    let mut s = format!("\nStart from the example in {}", starter.readme);
+    let mut s = format!("\nStart from the example in {}", starter.file);
     if !starter.section.is_empty() {
         let _ = write!(s, " (section \"{}\")", starter.section.join(" > "));
     }
@@ -288,7 +288,7 @@ mod tests {
     fn a_starter_is_shown_after_the_step_with_what_was_put_in() {
         let task = TaskSpec::new("Hide a message.", "/r/stego", "/o").with_input("/in/a.png", "");
         let starter = Starter {
-            readme: "README.md".into(),
+            file: "README.md".into(),
             section: vec!["Usage".into(), "Library".into()],
             code:
                 "from stego import lsb\nlsb.hide(\"/in/a.png\", \"hi\").save(\"/o/output.png\")\n"

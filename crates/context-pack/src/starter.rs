@@ -9,8 +9,12 @@
 //! paths already put in, what is left to it is what the task asks
 //! differently: the message, an option, the format.
 //!
-//! The example is chosen from the README's code blocks (fenced, reST code
-//! directives and literal blocks, doctest paragraphs) that read as Python.
+//! The example is chosen from the code blocks (fenced, reST code
+//! directives and literal blocks, doctest paragraphs) that read as Python,
+//! of the README and then of the documentation pages under `docs/`,
+//! `doc/`, `examples/` and `example/` (a README shows one use, a user
+//! guide the rest: pypdf's README extracts text, its `docs/user` pages
+//! split, merge and crop).
 //! For a task with input files, only a block with a literal of an input's
 //! file type qualifies (an example that makes up its data teaches the
 //! model to); without inputs, a block that shares words with the task.
@@ -53,21 +57,24 @@
 use std::path::{Path, PathBuf};
 
 use crate::bm25::Bm25;
-use crate::readme::{CodeSample, code_samples, find_readme};
+use crate::readme::{CodeSample, code_samples, find_readme, usage_pages};
 
 /// Lines of an example past which it is not a starting point but a program.
 const MAX_LINES: usize = 60;
 /// Characters of an example, likewise.
 const MAX_CHARS: usize = 4_000;
-/// Code blocks of a README looked at (a README of a thousand snippets is
+/// Code blocks of a page looked at (a README of a thousand snippets is
 /// an API reference; its first ones are the usage).
 const MAX_BLOCKS: usize = 200;
+/// Python examples weighed for one task, over all pages.
+const MAX_CANDIDATES: usize = 2_000;
 
 /// The README example chosen for a task, with the task's paths put in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Starter {
-    /// The README's file name (`README.md`).
-    pub readme: String,
+    /// The file the example comes from, relative to the repository
+    /// (`README.md`, `docs/user/merging-pdfs.md`).
+    pub file: String,
     /// The titles of the sections the example sits under, outermost first.
     pub section: Vec<String>,
     /// The example as a plain script: doctest prompts and output lines,
@@ -171,19 +178,23 @@ pub enum PathRole {
     Output,
 }
 
-/// The starting script for a task on the repository at `root`: its
-/// README's best matching Python example, with the example's paths
-/// replaced by `inputs` and by `output.<ext>` under `output_dir`. `query` is
-/// the task's text (and any search terms for it). `None` when there is no
-/// README, no Python example, or none that matches the task or its inputs.
+/// The starting script for a task on the repository at `root`: the best
+/// matching Python example of its README or of its documentation pages
+/// (`docs/`, `examples/`: a README often shows one use, reading a PDF's
+/// text, where its user guide has the one the task needs, splitting it),
+/// with the example's paths replaced by `inputs` and by `output.<ext>`
+/// under `output_dir`. `query` is the task's text (and any search terms
+/// for it). `None` when no page has a Python example that matches the task
+/// or its inputs.
 pub fn readme_starter(
     root: &Path,
     query: &str,
     inputs: &[&Path],
     output_dir: &Path,
 ) -> Option<Starter> {
-    let (name, text) = find_readme(root).shown?;
-    starter_from_readme(&name, &text, query, inputs, output_dir)
+    let mut pages: Vec<(String, String)> = find_readme(root).shown.into_iter().collect();
+    pages.extend(usage_pages(root));
+    starter_from_pages(&pages, &own_modules(root), query, inputs, output_dir)
 }
 
 /// [`readme_starter`] on a README already read: `name` is its file name.
@@ -194,25 +205,76 @@ pub fn starter_from_readme(
     inputs: &[&Path],
     output_dir: &Path,
 ) -> Option<Starter> {
-    let candidates: Vec<(CodeSample, String)> = code_samples(name, text)
-        .into_iter()
-        .take(MAX_BLOCKS)
-        .filter_map(|sample| {
-            let code = python_code(&sample.text)?;
-            Some((sample, code))
+    starter_from_pages(
+        &[(name.to_string(), text.to_string())],
+        &[],
+        query,
+        inputs,
+        output_dir,
+    )
+}
+
+/// [`readme_starter`] on pages already read, each a file name and its
+/// text, the README first: among equally good examples the earlier page's
+/// wins. An example of a page after the first counts only when it imports
+/// one of `own` (the repository's top-level modules), unless `own` is
+/// empty.
+///
+/// ```
+/// let pages = [
+///     ("README.md".to_string(), "```python\nfrom pdf import Reader\nprint(Reader(\"a.pdf\").text())\n```\n".to_string()),
+///     ("docs/split.md".to_string(), "# Split pages\n\n```python\nfrom pdf import Reader, Writer\nfor i, page in enumerate(Reader(\"a.pdf\").pages):\n    Writer([page]).write(f\"page{i}.pdf\")\n```\n".to_string()),
+/// ];
+/// let starter = context_pack::starter::starter_from_pages(
+///     &pages,
+///     &["pdf".to_string()],
+///     "split the pdf into pages",
+///     &[std::path::Path::new("/in/x.pdf")],
+///     std::path::Path::new("/out"),
+/// )
+/// .expect("an example reads a PDF");
+/// assert_eq!(starter.file, "docs/split.md");
+/// assert!(starter.code.contains("Reader(\"/in/x.pdf\")"));
+/// ```
+pub fn starter_from_pages(
+    pages: &[(String, String)],
+    own: &[String],
+    query: &str,
+    inputs: &[&Path],
+    output_dir: &Path,
+) -> Option<Starter> {
+    let candidates: Vec<(usize, CodeSample, String)> = pages
+        .iter()
+        .enumerate()
+        .flat_map(|(page, (name, text))| {
+            code_samples(name, text)
+                .into_iter()
+                .take(MAX_BLOCKS)
+                .map(move |sample| (page, sample))
         })
+        .filter_map(|(page, sample)| {
+            let code = python_code(&sample.text)?;
+            Some((page, sample, code))
+        })
+        .take(MAX_CANDIDATES)
         .collect();
     if candidates.is_empty() {
         return None;
     }
     let documents: Vec<String> = candidates
         .iter()
-        .map(|(sample, code)| format!("{} {code}", sample.titles.join(" ")))
+        .map(|(_, sample, code)| format!("{} {code}", sample.titles.join(" ")))
         .collect();
     let index = Bm25::new(documents.iter().map(String::as_str));
     let scores = index.scores(query);
-    let mut best: Option<(bool, f64, usize, Adapted)> = None;
-    for (i, ((_, code), score)) in candidates.iter().zip(scores).enumerate() {
+    let mut best: Option<((bool, bool, f64), usize, Adapted)> = None;
+    for (i, ((page, _, code), score)) in candidates.iter().zip(scores).enumerate() {
+        // A documentation page may teach Python itself (`pd.read_excel` in
+        // NeuroKit's `learn_python.rst`): its example counts only when it
+        // imports the repository's own code.
+        if *page > 0 && !own.is_empty() && !imports_any(code, own) {
+            continue;
+        }
         let adapted = adapt(code, inputs, output_dir);
         let reads_input = adapted.swaps.iter().any(|s| s.role == PathRole::Input);
         // With inputs, an example that reads none of them would teach the
@@ -222,18 +284,17 @@ pub fn starter_from_readme(
             continue;
         }
         // An example that reads one of the inputs' kind of file beats one
-        // that only shares words with the task; then the better match, then
-        // the earlier block.
-        let better = match &best {
-            None => true,
-            Some((r, s, _, _)) => (reads_input, score) > (*r, *s),
-        };
-        if better {
-            best = Some((reads_input, score, i, adapted));
+        // that only shares words with the task, one whose every file is
+        // the task's beats one that keeps sample files (merging three
+        // PDFs for a task that gives one); then the better match, then the
+        // earlier block (the README's before the pages').
+        let key = (reads_input, adapted.unmatched == 0, score);
+        if best.as_ref().is_none_or(|(k, _, _)| key > *k) {
+            best = Some((key, i, adapted));
         }
     }
-    let (_, _, i, mut adapted) = best?;
-    let (sample, _) = candidates.into_iter().nth(i)?;
+    let (_, i, mut adapted) = best?;
+    let (page, sample, _) = candidates.into_iter().nth(i)?;
     let writes = adapted.swaps.iter().any(|s| s.role == PathRole::Output);
     if !writes && let Some((code, path)) = save_what_is_shown(&adapted.code, query, output_dir) {
         adapted.code = code;
@@ -241,7 +302,7 @@ pub fn starter_from_readme(
     }
     let first_items = first_items(&adapted.code);
     Some(Starter {
-        readme: name.to_string(),
+        file: pages.get(page).map(|(name, _)| name.clone())?,
         section: sample.titles,
         code: adapted.code,
         swaps: adapted.swaps,
@@ -250,6 +311,65 @@ pub fn starter_from_readme(
         values_put_in: Vec::new(),
         first_items,
         saved_result: adapted.saved_result,
+    })
+}
+
+/// Entries of a directory looked at for modules, at most.
+const MAX_MODULE_ENTRIES: usize = 2_000;
+
+/// The repository's top-level Python modules: packages (directories with
+/// an `__init__.py`) and `.py` files at the root or under `src/`.
+fn own_modules(root: &Path) -> Vec<String> {
+    let mut own = Vec::new();
+    for dir in [root.to_path_buf(), root.join("src")] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok).take(MAX_MODULE_ENTRIES) {
+            let name = entry.file_name().to_string_lossy().to_string();
+            // Not followed: a link out of the tree names nothing of it.
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let module = if kind.is_dir() {
+                let init = entry.path().join("__init__.py");
+                std::fs::symlink_metadata(&init)
+                    .is_ok_and(|m| m.is_file())
+                    .then_some(name)
+            } else if kind.is_file() {
+                name.strip_suffix(".py").map(str::to_string)
+            } else {
+                None
+            };
+            if let Some(module) = module
+                && !matches!(module.as_str(), "setup" | "conftest" | "noxfile" | "tasks")
+                && !own.contains(&module)
+            {
+                own.push(module);
+            }
+        }
+    }
+    own
+}
+
+/// Whether `code` imports one of `modules` (`import m`, `import m.sub as x`,
+/// `from m import ...`, `from m.sub import ...`).
+fn imports_any(code: &str, modules: &[String]) -> bool {
+    code.lines().any(|line| {
+        let line = line.trim_start();
+        let names: Vec<&str> = if let Some(rest) = line.strip_prefix("from ") {
+            rest.split_whitespace().next().into_iter().collect()
+        } else if let Some(rest) = line.strip_prefix("import ") {
+            rest.split(',')
+                .filter_map(|part| part.split_whitespace().next())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        names.iter().any(|name| {
+            let top = name.split('.').next().unwrap_or_default();
+            modules.iter().any(|m| m == top)
+        })
     })
 }
 
@@ -542,6 +662,9 @@ fn dedent(line: &str, base: usize) -> &str {
 struct Adapted {
     code: String,
     swaps: Vec<PathSwap>,
+    /// File names the example reads that no input of the task took: they
+    /// would stay the example's sample files.
+    unmatched: usize,
     samples: Vec<String>,
     saved_result: Option<PathBuf>,
 }
@@ -574,6 +697,7 @@ fn adapt(code: &str, inputs: &[&Path], output_dir: &Path) -> Adapted {
     }
     let outputs: Vec<&String> = names.iter().filter(|(_, w)| *w).map(|(n, _)| n).collect();
     let mut swaps: Vec<PathSwap> = Vec::new();
+    let mut unmatched = 0;
     let mut used = vec![false; inputs.len()];
     for (name, writes) in &names {
         let ext = file_type(name).unwrap_or_default();
@@ -605,6 +729,8 @@ fn adapt(code: &str, inputs: &[&Path], output_dir: &Path) -> Adapted {
                 now: inputs[i].to_path_buf(),
                 role: PathRole::Input,
             });
+        } else {
+            unmatched += 1;
         }
     }
     let mut out = String::with_capacity(code.len());
@@ -620,6 +746,7 @@ fn adapt(code: &str, inputs: &[&Path], output_dir: &Path) -> Adapted {
     Adapted {
         code: out,
         swaps,
+        unmatched,
         samples: sample_values(&literals),
         saved_result: None,
     }
@@ -904,6 +1031,59 @@ mod tests {
     fn start(readme: &str, name: &str, query: &str, inputs: &[&str]) -> Option<Starter> {
         let inputs: Vec<&Path> = inputs.iter().map(Path::new).collect();
         starter_from_readme(name, readme, query, &inputs, Path::new("/out"))
+    }
+
+    #[test]
+    fn a_docs_page_example_counts_only_when_it_imports_the_repositorys_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("pdfkit")).unwrap();
+        std::fs::write(root.join("pdfkit/__init__.py"), "").unwrap();
+        std::fs::write(root.join("README.md"), "# pdfkit\n\nNo examples here.\n").unwrap();
+        std::fs::create_dir_all(root.join("docs/user")).unwrap();
+        // A page that teaches Python, and the user guide's page.
+        std::fs::write(
+            root.join("docs/learn_python.md"),
+            "# Reading data\n\n```python\nimport pandas as pd\ndata = pd.read_csv(\"data.pdf\")\n```\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("docs/user/split.md"),
+            "# Split\n\n```python\nfrom pdfkit import Reader\nReader(\"in.pdf\").split().save(\"out.pdf\")\n```\n",
+        )
+        .unwrap();
+        let input = [Path::new("/in/a.pdf")];
+        let starter = readme_starter(root, "split the data", &input, Path::new("/o")).unwrap();
+        assert_eq!(starter.file, "docs/user/split.md");
+        assert_eq!(
+            starter.code,
+            "from pdfkit import Reader\nReader(\"/in/a.pdf\").split().save(\"/o/output.pdf\")\n"
+        );
+        // Without the guide, the tutorial's example is no starter.
+        std::fs::remove_file(root.join("docs/user/split.md")).unwrap();
+        assert!(readme_starter(root, "split the data", &input, Path::new("/o")).is_none());
+    }
+
+    #[test]
+    fn an_example_whose_every_file_is_the_tasks_beats_one_keeping_sample_files() {
+        let readme = "# Merge\n\n```python\nfrom pdf import merge\nmerge(\"a.pdf\", \"b.pdf\").save(\"out.pdf\")\n```\n\n\
+                      # Copy\n\n```python\nfrom pdf import copy\ncopy(\"a.pdf\").save(\"out.pdf\")\n```\n";
+        let starter = start(readme, "README.md", "merge", &["/in/x.pdf"]).unwrap();
+        assert_eq!(starter.section, ["Copy"]);
+        // Two inputs: the merge takes both.
+        let starter = start(readme, "README.md", "merge", &["/in/x.pdf", "/in/y.pdf"]).unwrap();
+        assert_eq!(starter.section, ["Merge"]);
+    }
+
+    #[test]
+    fn own_imports_are_read_from_import_lines() {
+        let own = ["stegano".to_string()];
+        assert!(imports_any("from stegano import lsb\n", &own));
+        assert!(imports_any("import os, stegano.lsb as l\n", &own));
+        assert!(!imports_any(
+            "import steganography\nx = 'from stegano import'\n",
+            &own
+        ));
     }
 
     #[test]

@@ -170,6 +170,75 @@ pub(crate) fn find_readme(root: &Path) -> Readme {
     readme
 }
 
+/// Directories whose pages hold usage examples besides the README's.
+const DOC_DIRS: &[&str] = &["docs", "doc", "examples", "example"];
+/// Pages of documentation read for examples, at most.
+const MAX_PAGES: usize = 100;
+/// Levels below a documentation directory walked, at most.
+const MAX_PAGE_DEPTH: usize = 4;
+/// Directory entries looked at while walking, at most.
+const MAX_PAGE_ENTRIES: usize = 5_000;
+
+/// The repository's documentation pages (Markdown and reStructuredText
+/// under `docs/`, `doc/`, `examples/` or `example/`), as paths relative to
+/// `root` with their text, in breadth-first path order: a user guide's
+/// `docs/user/*.md` comes before what sits deeper. Read the way the README
+/// is (inside the root, no links followed, at most [`MAX_BYTES`] each,
+/// binary files left out); the walk is bounded in pages, depth and entries.
+pub(crate) fn usage_pages(root: &Path) -> Vec<(String, String)> {
+    let mut pages = Vec::new();
+    let mut looked = 0usize;
+    let mut level: Vec<String> = DOC_DIRS.iter().map(|d| (*d).to_string()).collect();
+    for _ in 0..=MAX_PAGE_DEPTH {
+        let mut next = Vec::new();
+        for dir in &level {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            let mut names: Vec<(bool, String)> = Vec::new();
+            for entry in entries.filter_map(Result::ok) {
+                looked += 1;
+                if looked > MAX_PAGE_ENTRIES {
+                    break;
+                }
+                let name = entry.file_name().to_string_lossy().to_string();
+                if name.starts_with(['.', '_']) {
+                    continue;
+                }
+                // Not followed: a link is judged by where it leads when opened.
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                names.push((kind.is_dir(), name));
+            }
+            names.sort();
+            for (is_dir, name) in names {
+                let path = format!("{dir}/{name}");
+                if is_dir {
+                    next.push(path);
+                } else if is_page(&name) && pages.len() < MAX_PAGES {
+                    match read_readme(root, &path) {
+                        Ok(text) => pages.push((path, text)),
+                        Err(reason) => tracing::debug!(file = %path, %reason, "page not read"),
+                    }
+                }
+            }
+        }
+        if next.is_empty() || pages.len() >= MAX_PAGES || looked > MAX_PAGE_ENTRIES {
+            break;
+        }
+        level = next;
+    }
+    pages
+}
+
+fn is_page(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [".md", ".markdown", ".rst"]
+        .iter()
+        .any(|ext| lower.ends_with(ext))
+}
+
 /// A code block of a README, with the titles of the sections it sits
 /// under (outermost first; none in the introduction).
 #[derive(Debug, Clone, PartialEq, Eq)]
