@@ -296,7 +296,9 @@ pub fn starter_from_pages(
     let (_, i, mut adapted) = best?;
     let (page, sample, _) = candidates.into_iter().nth(i)?;
     let writes = adapted.swaps.iter().any(|s| s.role == PathRole::Output);
-    if !writes && let Some((code, path)) = save_what_is_shown(&adapted.code, query, output_dir) {
+    if !writes
+        && let Some((code, path)) = save_what_is_shown(&adapted.code, query, inputs, output_dir)
+    {
         adapted.code = code;
         adapted.saved_result = Some(path);
     }
@@ -384,8 +386,13 @@ const BINARY_FORMATS: &[&str] = &[
 
 /// The output format a task's text asks for, for a starter that only shows
 /// its result: the last text format named, `txt` when none is, `None`
-/// when the task names only binary formats.
-fn asked_text_format(query: &str) -> Option<&'static str> {
+/// when the task names only binary formats. A binary format that is an
+/// input's type names the input ("decode the watermark in the PNG
+/// image"), not the output: a 1.5B model given InvisibleWatermark's
+/// printing example for that task never saved the text (GitTaskBench
+/// InvisibleWatermark_03, run 11, tuning half).
+fn asked_text_format(query: &str, inputs: &[&Path]) -> Option<&'static str> {
+    let input_types: Vec<String> = inputs.iter().filter_map(|i| input_type(i)).collect();
     let mut text = None;
     let mut binary = false;
     for word in query
@@ -395,7 +402,7 @@ fn asked_text_format(query: &str) -> Option<&'static str> {
         let word = word.to_ascii_lowercase();
         if let Some(format) = TEXT_FORMATS.iter().find(|f| **f == word) {
             text = Some(*format);
-        } else if BINARY_FORMATS.contains(&word.as_str()) {
+        } else if BINARY_FORMATS.contains(&word.as_str()) && !input_types.contains(&word) {
             binary = true;
         }
     }
@@ -414,8 +421,13 @@ fn asked_text_format(query: &str) -> Option<&'static str> {
 /// instead of writing it, until the episode ended stuck. The saved text is
 /// `str()` of the value: the format is still the model's to get right, but
 /// the script it starts from now ends where the task's output goes.
-fn save_what_is_shown(code: &str, query: &str, output_dir: &Path) -> Option<(String, PathBuf)> {
-    let format = asked_text_format(query)?;
+fn save_what_is_shown(
+    code: &str,
+    query: &str,
+    inputs: &[&Path],
+    output_dir: &Path,
+) -> Option<(String, PathBuf)> {
+    let format = asked_text_format(query, inputs)?;
     let last = code.lines().rev().find(|l| !l.trim().is_empty())?;
     if last.starts_with([' ', '\t']) {
         return None;
@@ -733,6 +745,30 @@ fn adapt(code: &str, inputs: &[&Path], output_dir: &Path) -> Adapted {
             unmatched += 1;
         }
     }
+    // An input that is a directory takes the literal the example walks
+    // (`Path("tests").iterdir()`, `os.listdir("data")`): a task over "every
+    // Excel file of a directory" found no example that reads a file
+    // (GitTaskBench Eparse_01, run 11, tuning half).
+    if let Some(i) = (0..inputs.len()).find(|&i| !used[i] && inputs[i].is_dir())
+        && let Some(literal) = literals.iter().find(|l| walked_directory(l))
+    {
+        used[i] = true;
+        // A glob keeps its pattern: `data/*.xlsx` becomes `<input>/*.xlsx`.
+        let now = match literal.content.find(['*', '?']) {
+            Some(wild) => {
+                let cut = literal.content[..wild]
+                    .rfind('/')
+                    .map_or(0, |slash| slash + 1);
+                inputs[i].join(&literal.content[cut..])
+            }
+            None => inputs[i].to_path_buf(),
+        };
+        swaps.push(PathSwap {
+            written: literal.content.clone(),
+            now,
+            role: PathRole::Input,
+        });
+    }
     let mut out = String::with_capacity(code.len());
     let mut at = 0;
     for literal in &literals {
@@ -982,6 +1018,29 @@ fn is_written(literal: &Literal) -> bool {
         || callee.starts_with("to_")
 }
 
+/// Calls whose path argument is a directory walked for its files.
+const WALKS: &[&str] = &[
+    "Path", "listdir", "walk", "scandir", "glob", "iglob", "rglob",
+];
+
+/// Whether `literal` names a directory the example walks: a relative or
+/// absolute path with no file type, passed to [`WALKS`] (`glob`'s pattern
+/// counts by its directory part).
+fn walked_directory(literal: &Literal) -> bool {
+    let text = literal.content.as_str();
+    let dir = text.split(['*', '?']).next().unwrap_or_default();
+    let dir = dir.trim_end_matches('/');
+    if dir.is_empty()
+        || dir.len() > 260
+        || dir.contains(char::is_whitespace)
+        || dir.contains("://")
+        || file_type(dir).is_some()
+    {
+        return false;
+    }
+    open_call(literal.before.trim_end()).is_some_and(|callee| WALKS.contains(&callee))
+}
+
 /// Names of variables and keywords that hold an output path.
 fn writes_name(name: &str) -> bool {
     name.starts_with("out")
@@ -1073,6 +1132,80 @@ mod tests {
         // Two inputs: the merge takes both.
         let starter = start(readme, "README.md", "merge", &["/in/x.pdf", "/in/y.pdf"]).unwrap();
         assert_eq!(starter.section, ["Merge"]);
+    }
+
+    #[test]
+    fn an_input_type_named_by_the_task_is_not_the_output_format() {
+        let readme = "```python\nimport cv2\nfrom wm import Decoder\nbgr = cv2.imread(\"marked.png\")\nprint(Decoder().decode(bgr))\n```\n";
+        let png = [Path::new("/in/a.png")];
+        let starter = starter_from_readme(
+            "README.md",
+            readme,
+            "decode the watermark in the PNG image",
+            &png,
+            Path::new("/o"),
+        )
+        .unwrap();
+        assert_eq!(
+            starter.saved_result.as_deref(),
+            Some(Path::new("/o/output.txt"))
+        );
+        assert!(starter.code.ends_with("    out.write(str(result))\n"));
+        // A binary format that is no input's is the output's: no text saved.
+        let starter = starter_from_readme(
+            "README.md",
+            readme,
+            "decode the watermark and draw it as a JPG",
+            &png,
+            Path::new("/o"),
+        )
+        .unwrap();
+        assert_eq!(starter.saved_result, None);
+    }
+
+    #[test]
+    fn an_input_directory_takes_the_directory_the_example_walks() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("sheets");
+        std::fs::create_dir(&input).unwrap();
+        let readme = "```python\nfrom pathlib import Path\nfrom eparse.core import get_df_from_file\n\n\
+                      for f in Path(\"tests\").iterdir():\n    print(get_df_from_file(f))\n```\n";
+        let starter = starter_from_readme(
+            "README.rst",
+            readme,
+            "every excel file of the directory",
+            &[input.as_path()],
+            Path::new("/o"),
+        )
+        .unwrap();
+        let quoted = python_string(&input.to_string_lossy());
+        assert!(
+            starter
+                .code
+                .contains(&format!("for f in Path({quoted}).iterdir():")),
+            "{}",
+            starter.code
+        );
+        // A glob keeps its pattern.
+        let readme =
+            "```python\nimport glob\nfor f in glob.glob(\"data/*.xlsx\"):\n    print(f)\n```\n";
+        let starter = starter_from_readme(
+            "README.md",
+            readme,
+            "x",
+            &[input.as_path()],
+            Path::new("/o"),
+        )
+        .unwrap();
+        let quoted = python_string(&input.join("*.xlsx").to_string_lossy());
+        assert!(starter.code.contains(&quoted), "{}", starter.code);
+        // A file input takes no directory.
+        let file = dir.path().join("a.xlsx");
+        std::fs::write(&file, "").unwrap();
+        assert!(
+            starter_from_readme("README.md", readme, "x", &[file.as_path()], Path::new("/o"))
+                .is_none()
+        );
     }
 
     #[test]
