@@ -1,0 +1,112 @@
+//! Saving what an example only shows: the output format a task asks for
+//! and the step that writes the shown value there.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+/// Text formats a task may ask its output in; the last one its text
+/// names wins (`…按 JSON 行格式逐行写入一个 txt 文件` asks for a `.txt`).
+pub(super) const TEXT_FORMATS: &[&str] =
+    &["txt", "json", "jsonl", "csv", "tsv", "md", "xml", "yaml"];
+/// Formats that are not text: a task naming one of these and no text
+/// format wants a file its library writes, not a printed value saved.
+pub(super) const BINARY_FORMATS: &[&str] = &[
+    "png", "jpg", "jpeg", "bmp", "gif", "pdf", "wav", "mp3", "mp4", "xlsx", "xls", "docx", "zip",
+];
+
+/// The output format a task's text asks for, for a starter that only shows
+/// its result: the last text format named, `txt` when none is, `None`
+/// when the task names only binary formats. A binary format that is an
+/// input's type names the input ("decode the watermark in the PNG
+/// image"), not the output: a 1.5B model given InvisibleWatermark's
+/// printing example for that task never saved the text (GitTaskBench
+/// InvisibleWatermark_03, run 11, tuning half).
+pub(super) fn asked_text_format(query: &str, inputs: &[&Path]) -> Option<&'static str> {
+    let input_types: Vec<String> = inputs.iter().filter_map(|i| input_type(i)).collect();
+    let mut text = None;
+    let mut binary = false;
+    for word in query
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let word = word.to_ascii_lowercase();
+        if let Some(format) = TEXT_FORMATS.iter().find(|f| **f == word) {
+            text = Some(*format);
+        } else if BINARY_FORMATS.contains(&word.as_str()) && !input_types.contains(&word) {
+            binary = true;
+        }
+    }
+    match (text, binary) {
+        (Some(format), _) => Some(format),
+        (None, true) => None,
+        (None, false) => Some("txt"),
+    }
+}
+
+/// A starter that writes nothing but ends by showing its result (`print(x)`
+/// or `x = ...`) gets a last step saving that result to the output file, as
+/// text in the format the task names. Measured (GitTaskBench Eparse_02,
+/// tuning half, run 11): the README's example printed its tables; the
+/// model ran it, read "no output file yet", and looked for the file
+/// instead of writing it, until the episode ended stuck. The saved text is
+/// `str()` of the value: the format is still the model's to get right, but
+/// the script it starts from now ends where the task's output goes.
+pub(super) fn save_what_is_shown(
+    code: &str,
+    query: &str,
+    inputs: &[&Path],
+    output_dir: &Path,
+) -> Option<(String, PathBuf)> {
+    let format = asked_text_format(query, inputs)?;
+    let last = code.lines().rev().find(|l| !l.trim().is_empty())?;
+    if last.starts_with([' ', '\t']) {
+        return None;
+    }
+    let value = if let Some(inner) = last
+        .strip_prefix("print(")
+        .and_then(|rest| rest.trim_end().strip_suffix(')'))
+    {
+        // `print(a, b)` and `print(x, file=f)` are not one value to save.
+        if has_top_level_comma(inner) {
+            return None;
+        }
+        format!("result = {inner}\nprint(result)\n")
+    } else {
+        let (name, _) = last.split_once('=')?;
+        let name = name.trim();
+        let plain = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !plain || last.contains("==") {
+            return None;
+        }
+        format!("{last}\nresult = {name}\n")
+    };
+    let path = output_dir.join(format!("output.{format}"));
+    let head = &code[..code.rfind(last)?];
+    let script = format!(
+        "{head}{value}with open({}, \"w\", encoding=\"utf-8\") as out:\n    out.write(str(result))\n",
+        python_string(&path.to_string_lossy())
+    );
+    Some((script, path))
+}
+
+/// Whether `expr` has a comma outside brackets and string literals.
+pub(super) fn has_top_level_comma(expr: &str) -> bool {
+    let literals = string_literals(expr);
+    let mut depth = 0i32;
+    expr.char_indices().any(|(at, c)| {
+        if literals.iter().any(|l| l.span.0 <= at && at < l.span.1) {
+            return false;
+        }
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+        c == ',' && depth == 0
+    })
+}
