@@ -203,6 +203,20 @@ fn starter_text(starter: &Starter) -> String {
             swaps.join("; ")
         );
     }
+    if let Some(data) = &starter.made_up_data {
+        let column = data
+            .column
+            .as_ref()
+            .map(|c| format!(" (its column `{c}`)"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "The example made up its data with `{}`; it now reads the task's input `{}`{column} \
+             in its place: check that this is the data the task means.",
+            data.written,
+            data.input.display()
+        );
+    }
     for swap in &starter.values_put_in {
         let _ = writeln!(
             s,
@@ -310,6 +324,7 @@ mod tests {
             values_put_in: Vec::new(),
             first_items: vec!["reader.pages".into()],
             saved_result: Some("/o/output.txt".into()),
+            made_up_data: None,
         };
         let step = FirstStep {
             starter: Some(starter),

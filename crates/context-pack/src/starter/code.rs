@@ -196,3 +196,115 @@ pub(super) fn dedent(line: &str, base: usize) -> &str {
     }
     ""
 }
+
+/// Import lines of a page's other examples that `code` needs: it uses a
+/// name they bind (`nk` of `import neurokit2 as nk`) and binds it nowhere
+/// itself. A page imports once, in its first example, and its later
+/// examples use the names (NeuroKit's README: every signal example after
+/// the first calls `nk.` with no import, and ran into a `NameError`).
+pub(super) fn imports_needed(code: &str, page_examples: &[&str]) -> Vec<String> {
+    let bound_here = bound_names(code);
+    let used = words(code);
+    let mut needed: Vec<String> = Vec::new();
+    for example in page_examples {
+        for line in example.lines() {
+            let line = line.trim();
+            let line = line.strip_prefix(">>> ").unwrap_or(line);
+            let names = import_binds(line);
+            if names.is_empty() || needed.iter().any(|n| n == line) {
+                continue;
+            }
+            if names
+                .iter()
+                .any(|n| used.contains(n.as_str()) && !bound_here.contains(n))
+            {
+                needed.push(line.to_string());
+            }
+        }
+    }
+    needed
+}
+
+/// The names an `import` or `from ... import` line binds; none for any
+/// other line (or a star import).
+fn import_binds(line: &str) -> Vec<String> {
+    let alias = |part: &str| -> Option<String> {
+        let mut words = part.split_whitespace();
+        let first = words.next()?;
+        match (words.next(), words.next()) {
+            (Some("as"), Some(name)) => Some(name.to_string()),
+            (None, _) => Some(first.to_string()),
+            _ => None,
+        }
+    };
+    if let Some(rest) = line.strip_prefix("import ") {
+        return rest
+            .split(',')
+            .filter_map(|part| {
+                let name = alias(part)?;
+                // `import a.b` binds `a`.
+                Some(name.split('.').next().unwrap_or_default().to_string())
+            })
+            .filter(|n| is_identifier(n))
+            .collect();
+    }
+    if let Some(rest) = line.strip_prefix("from ")
+        && let Some((_, names)) = rest.split_once(" import ")
+    {
+        let names = names.trim().trim_start_matches('(').trim_end_matches(')');
+        return names
+            .split(',')
+            .filter_map(alias)
+            .filter(|n| is_identifier(n))
+            .collect();
+    }
+    Vec::new()
+}
+
+/// Names `code` binds by import, assignment, `def`, `class` or `for`.
+fn bound_names(code: &str) -> std::collections::BTreeSet<String> {
+    let mut bound = std::collections::BTreeSet::new();
+    for line in code.lines() {
+        let line = line.trim();
+        bound.extend(import_binds(line));
+        for keyword in ["def ", "class ", "for "] {
+            if let Some(rest) = line.strip_prefix(keyword) {
+                bound.extend(
+                    rest.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ','))
+                        .next()
+                        .unwrap_or_default()
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|n| is_identifier(n))
+                        .map(str::to_string),
+                );
+            }
+        }
+        if let Some((left, right)) = line.split_once('=')
+            && !right.starts_with('=')
+            && !left.ends_with(['!', '<', '>', '='])
+        {
+            bound.extend(
+                left.split(',')
+                    .map(str::trim)
+                    .filter(|n| is_identifier(n))
+                    .map(str::to_string),
+            );
+        }
+    }
+    bound
+}
+
+/// The identifier-like words of `code`.
+fn words(code: &str) -> std::collections::BTreeSet<&str> {
+    code.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| is_identifier(w))
+        .collect()
+}
+
+fn is_identifier(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+}

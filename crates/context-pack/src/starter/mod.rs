@@ -61,6 +61,7 @@ use crate::readme::{CodeSample, code_samples, find_readme, usage_pages};
 
 mod adapt;
 mod code;
+mod made_up;
 mod save;
 #[cfg(test)]
 mod tests;
@@ -68,6 +69,8 @@ mod tests;
 pub(crate) use adapt::names_a_file;
 use adapt::*;
 use code::*;
+pub use made_up::MadeUpData;
+use made_up::read_input_instead;
 use save::*;
 
 /// Lines of an example past which it is not a starting point but a program.
@@ -110,6 +113,9 @@ pub struct Starter {
     /// Where a step the example lacked saves the result it only showed
     /// (`print(x)`, `x = ...`), as text in the format the task names.
     pub saved_result: Option<PathBuf>,
+    /// The data the example made up, now read from the task's table
+    /// instead (when no example reads the task's input).
+    pub made_up_data: Option<MadeUpData>,
 }
 
 /// A sample text of the example and the task's value now in its place.
@@ -278,7 +284,8 @@ pub fn starter_from_pages(
         .collect();
     let index = Bm25::new(documents.iter().map(String::as_str));
     let scores = index.scores(query);
-    let mut best: Option<((bool, bool, f64), usize, Adapted)> = None;
+    type Key = (bool, bool, bool, f64);
+    let mut best: Option<(Key, usize, Adapted, Option<MadeUpData>)> = None;
     for (i, ((page, _, code), score)) in candidates.iter().zip(scores).enumerate() {
         // A documentation page may teach Python itself (`pd.read_excel` in
         // NeuroKit's `learn_python.rst`): its example counts only when it
@@ -286,8 +293,22 @@ pub fn starter_from_pages(
         if *page > 0 && !own.is_empty() && !imports_any(code, own) {
             continue;
         }
-        let adapted = adapt(code, inputs, output_dir);
-        let reads_input = adapted.swaps.iter().any(|s| s.role == PathRole::Input);
+        let mut adapted = adapt(code, inputs, output_dir);
+        let mut reads_input = adapted.swaps.iter().any(|s| s.role == PathRole::Input);
+        // An example that makes up its data, matching the task's words,
+        // may read the task's table instead; one that reads the input
+        // itself still comes first.
+        let mut made_up = None;
+        if !reads_input
+            && score > 0.0
+            && let Some((code, data)) = inputs.iter().find_map(|i| read_input_instead(code, i))
+        {
+            adapted = adapt(&code, inputs, output_dir);
+            // The table's path is already the task's: no swap is left to show.
+            adapted.swaps.retain(|s| s.now != data.input);
+            made_up = Some(data);
+            reads_input = true;
+        }
         // With inputs, an example that reads none of them would teach the
         // model to make up its data (a README's `ecg_simulate` for a task
         // that gives a recording); without, the words must match.
@@ -295,17 +316,41 @@ pub fn starter_from_pages(
             continue;
         }
         // An example that reads one of the inputs' kind of file beats one
-        // that only shares words with the task, one whose every file is
-        // the task's beats one that keeps sample files (merging three
-        // PDFs for a task that gives one); then the better match, then the
-        // earlier block (the README's before the pages').
-        let key = (reads_input, adapted.unmatched == 0, score);
-        if best.as_ref().is_none_or(|(k, _, _)| key > *k) {
-            best = Some((key, i, adapted));
+        // that only shares words with the task, one that reads it as
+        // written beats one whose made-up data was replaced, one whose
+        // every file is the task's beats one that keeps sample files
+        // (merging three PDFs for a task that gives one); then the better
+        // match, then the earlier block (the README's before the pages').
+        let key = (
+            reads_input,
+            made_up.is_none(),
+            adapted.unmatched == 0,
+            score,
+        );
+        if best.as_ref().is_none_or(|(k, ..)| key > *k) {
+            best = Some((key, i, adapted, made_up));
         }
     }
-    let (_, i, mut adapted) = best?;
-    let (page, sample, _) = candidates.into_iter().nth(i)?;
+    let (_, i, mut adapted, made_up_data) = best?;
+    let page = candidates.get(i)?.0;
+    // Every block of the page, Python or not by itself (a block of one
+    // import line is no example).
+    let page_blocks: Vec<String> = pages
+        .get(page)
+        .map(|(name, text)| {
+            code_samples(name, text)
+                .into_iter()
+                .take(MAX_BLOCKS)
+                .map(|sample| sample.text)
+                .collect()
+        })
+        .unwrap_or_default();
+    let page_examples: Vec<&str> = page_blocks.iter().map(String::as_str).collect();
+    let imports = imports_needed(&adapted.code, &page_examples);
+    if !imports.is_empty() {
+        adapted.code = format!("{}\n{}", imports.join("\n"), adapted.code);
+    }
+    let (_, sample, _) = candidates.into_iter().nth(i)?;
     let writes = adapted.swaps.iter().any(|s| s.role == PathRole::Output);
     if !writes
         && let Some((code, path)) = save_what_is_shown(&adapted.code, query, inputs, output_dir)
@@ -324,6 +369,7 @@ pub fn starter_from_pages(
         values_put_in: Vec::new(),
         first_items,
         saved_result: adapted.saved_result,
+        made_up_data,
     })
 }
 

@@ -395,3 +395,79 @@ fn hostile_readmes_end_quickly_with_nothing() {
     let s = start(&many, "README.md", "read", &["/in/a.png"]).unwrap();
     assert!(s.code.contains("/in/a.png"));
 }
+
+#[test]
+fn made_up_data_is_replaced_by_the_tasks_table_and_the_pages_import_carried() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("recording.csv");
+    std::fs::write(&table, "ECG,EDA\n0.1,1.0\n0.2,1.1\n").unwrap();
+    let readme = "# Quick start\n\n```python\nimport neurokit2 as nk\n```\n\n\
+                  ## EDA\n\n```python\n# Simulate\neda = nk.eda_simulate(duration=10, sampling_rate=250)\n\
+                  signals, info = nk.eda_process(eda, sampling_rate=250)\n```\n\n\
+                  ## Plot\n\n```python\nnk.signal_plot([1, 2])\n```\n";
+    let starter = starter_from_readme(
+        "README.md",
+        readme,
+        "extract SCR peaks from the EDA recording",
+        &[table.as_path()],
+        Path::new("/o"),
+    )
+    .unwrap();
+    let path = python_string(&table.to_string_lossy());
+    assert_eq!(
+        starter.code,
+        format!(
+            "import neurokit2 as nk\nimport pandas as pd\n# Simulate\neda = pd.read_csv({path})[\"EDA\"]\n\
+             signals, info = nk.eda_process(eda, sampling_rate=250)\n"
+        )
+    );
+    let data = starter.made_up_data.unwrap();
+    assert_eq!(
+        data.written,
+        "nk.eda_simulate(duration=10, sampling_rate=250)"
+    );
+    assert_eq!(data.column.as_deref(), Some("EDA"));
+    assert!(starter.swaps.is_empty(), "{:?}", starter.swaps);
+}
+
+#[test]
+fn an_example_reading_the_input_beats_one_whose_made_up_data_was_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("t.csv");
+    std::fs::write(&table, "a\n1\n").unwrap();
+    let readme = "```python\nimport lib\nx = lib.load_sample()\nlib.peaks(x)\n```\n\n\
+                  ```python\nimport lib\nx = lib.read(\"data.csv\")\n```\n";
+    let starter = starter_from_readme(
+        "README.md",
+        readme,
+        "peaks",
+        &[table.as_path()],
+        Path::new("/o"),
+    )
+    .unwrap();
+    assert!(starter.made_up_data.is_none());
+    assert!(starter.code.contains("lib.read("), "{}", starter.code);
+    // Only a table takes the place of made-up data; a file named in the
+    // call is read, not made up.
+    let png = Path::new("/in/a.png");
+    assert!(read_input_instead("x = lib.load_sample()\n", png).is_none());
+    assert!(read_input_instead("x = lib.load_data(\"a.csv\")\n", &table).is_none());
+    // The only column is taken whatever the variable's name.
+    let (code, data) = read_input_instead("signal = lib.simulate(10)\n", &table).unwrap();
+    assert!(code.contains("[\"a\"]"), "{code}");
+    assert_eq!(data.column.as_deref(), Some("a"));
+}
+
+#[test]
+fn imports_are_carried_only_for_names_used_and_unbound() {
+    let page = [
+        "import numpy as np\nimport neurokit2 as nk\nfrom x import (a, b as c)\n",
+        "nk.run()\n",
+    ];
+    assert_eq!(
+        imports_needed("nk.run(c)\n", &page),
+        ["import neurokit2 as nk", "from x import (a, b as c)"]
+    );
+    assert!(imports_needed("import neurokit2 as nk\nnk.run()\n", &page).is_empty());
+    assert!(imports_needed("np = 3\nprint(np)\n", &page).is_empty());
+}
