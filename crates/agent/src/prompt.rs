@@ -232,6 +232,13 @@ fn starter_text(starter: &Starter) -> String {
             path.display()
         );
     }
+    if let Some(collection) = &starter.looped_over {
+        let _ = writeln!(
+            s,
+            "The example took only the first item of `{collection}`; as the task asks for all of \
+             it, the script now loops over `{collection}` and joins the results."
+        );
+    }
     for items in &starter.first_items {
         let _ = writeln!(
             s,
@@ -324,6 +331,7 @@ mod tests {
             values_put_in: Vec::new(),
             first_items: vec!["reader.pages".into()],
             saved_result: Some("/o/output.txt".into()),
+            looped_over: None,
             made_up_data: None,
         };
         let step = FirstStep {

@@ -60,6 +60,7 @@ use crate::bm25::Bm25;
 use crate::readme::{CodeSample, code_samples, find_readme, usage_pages};
 
 mod adapt;
+mod all_items;
 mod code;
 mod made_up;
 mod save;
@@ -110,6 +111,10 @@ pub struct Starter {
     /// for `reader.pages[0]`): a 1.5B model asked for a whole PDF's text
     /// kept the README's first page (GitTaskBench PyPDF2_01, tuning half).
     pub first_items: Vec<String>,
+    /// The collection whose first item the example took and that the
+    /// script now loops over, as the task asks for all of it
+    /// ([`first_items`](Self::first_items) no longer names it).
+    pub looped_over: Option<String>,
     /// Where a step the example lacked saves the result it only showed
     /// (`print(x)`, `x = ...`), as text in the format the task names.
     pub saved_result: Option<PathBuf>,
@@ -358,6 +363,14 @@ pub fn starter_from_pages(
         adapted.code = code;
         adapted.saved_result = Some(path);
     }
+    let mut looped_over = None;
+    if adapted.saved_result.is_some()
+        && all_items::asks_for_all(query)
+        && let Some((code, collection)) = all_items::loop_over_all(&adapted.code)
+    {
+        adapted.code = code;
+        looped_over = Some(collection);
+    }
     let first_items = first_items(&adapted.code);
     Some(Starter {
         file: pages.get(page).map(|(name, _)| name.clone())?,
@@ -368,6 +381,7 @@ pub fn starter_from_pages(
         task_values: Vec::new(),
         values_put_in: Vec::new(),
         first_items,
+        looped_over,
         saved_result: adapted.saved_result,
         made_up_data,
     })
