@@ -161,6 +161,11 @@ pub async fn prepare_with_model(
         FirstStep {
             starter: starter(task, &keywords).map(|mut starter| {
                 starter.put_task_values(&values);
+                let inputs: Vec<&Path> = task.inputs.iter().map(|i| i.path.as_path()).collect();
+                let query = format!("{} {}", task.description, keywords.join(" "));
+                if starter.keep_reading_half(&query, &inputs, &task.output_dir) {
+                    tracing::info!(reading = ?starter.reading_half, "the example's round trip cut to its reading half");
+                }
                 starter.code = redactor.redact_owned(starter.code);
                 starter
             }),

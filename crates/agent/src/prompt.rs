@@ -232,6 +232,13 @@ fn starter_text(starter: &Starter) -> String {
             path.display()
         );
     }
+    if let Some(reading) = &starter.reading_half {
+        let _ = writeln!(
+            s,
+            "The example wrote a sample text into its file and read it back; the task gives no \
+             text to write, so the script keeps only the reading, on the task's input: `{reading}`."
+        );
+    }
     if let Some(collection) = &starter.looped_over {
         let _ = writeln!(
             s,
@@ -332,6 +339,7 @@ mod tests {
             first_items: vec!["reader.pages".into()],
             saved_result: Some("/o/output.txt".into()),
             looped_over: None,
+            reading_half: None,
             made_up_data: None,
         };
         let step = FirstStep {

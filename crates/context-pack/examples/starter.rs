@@ -18,7 +18,10 @@ fn main() {
         &inputs,
         Path::new(output_dir),
     ) {
-        Some(starter) => {
+        Some(mut starter) => {
+            // As `repo-agent run` does: the task's values, then the round trip.
+            starter.put_task_values(&context_pack::task_values::task_values(query));
+            starter.keep_reading_half(query, &inputs, Path::new(output_dir));
             println!("{} {:?}", starter.file, starter.section);
             println!("{}", starter.code);
         }

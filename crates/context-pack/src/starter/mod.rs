@@ -63,6 +63,7 @@ mod adapt;
 mod all_items;
 mod code;
 mod made_up;
+mod round_trip;
 mod save;
 #[cfg(test)]
 mod tests;
@@ -115,6 +116,10 @@ pub struct Starter {
     /// script now loops over, as the task asks for all of it
     /// ([`first_items`](Self::first_items) no longer names it).
     pub looped_over: Option<String>,
+    /// The reading call the example was cut to, when it wrote a sample
+    /// text and read it back and the task gives no text to write
+    /// ([`Starter::keep_reading_half`]).
+    pub reading_half: Option<String>,
     /// Where a step the example lacked saves the result it only showed
     /// (`print(x)`, `x = ...`), as text in the format the task names.
     pub saved_result: Option<PathBuf>,
@@ -177,6 +182,54 @@ impl Starter {
             now: value.clone(),
         });
         self.samples.clear();
+    }
+
+    /// When the task gives no value for the example's sample text (call
+    /// after [`Starter::put_task_values`]) and the example writes it into
+    /// the task's input file and reads it back (hide, then reveal), keeps
+    /// only the reading, on the input, and saves what it reads as text;
+    /// whether it did. A task that wants a text written names it.
+    ///
+    /// ```
+    /// let mut starter = context_pack::starter::starter_from_readme(
+    ///     "README.md",
+    ///     "```python\nfrom stegano import lsb\nsecret = lsb.hide(\"a.png\", \"Hello World\")\nsecret.save(\"b.png\")\nmessage = lsb.reveal(\"b.png\")\n```\n",
+    ///     "extract the hidden message",
+    ///     &[std::path::Path::new("/in/x.png")],
+    ///     std::path::Path::new("/out"),
+    /// )
+    /// .expect("the example reads the input's kind of file");
+    /// starter.put_task_values(&[]);
+    /// assert!(starter.keep_reading_half("extract the hidden message", &[std::path::Path::new("/in/x.png")], std::path::Path::new("/out")));
+    /// assert!(starter.code.starts_with("from stegano import lsb\nmessage = lsb.reveal(\"/in/x.png\")\n"));
+    /// assert_eq!(starter.saved_result.as_deref(), Some(std::path::Path::new("/out/output.txt")));
+    /// ```
+    pub fn keep_reading_half(&mut self, query: &str, inputs: &[&Path], output_dir: &Path) -> bool {
+        if !self.task_values.is_empty() || self.samples.is_empty() || self.reading_half.is_some() {
+            return false;
+        }
+        let (Some(output), Some(input)) = (
+            self.swaps.iter().find(|s| s.role == PathRole::Output),
+            self.swaps.iter().find(|s| s.role == PathRole::Input),
+        ) else {
+            return false;
+        };
+        let Some((code, reading)) =
+            round_trip::reading_half(&self.code, &output.now, &input.now, &self.samples)
+        else {
+            return false;
+        };
+        let (code, saved) = match save_what_is_shown(&code, query, inputs, output_dir) {
+            Some((code, path)) => (code, Some(path)),
+            None => (code, None),
+        };
+        self.code = code;
+        self.saved_result = saved;
+        self.swaps.retain(|s| s.role == PathRole::Input);
+        self.samples.clear();
+        self.first_items = first_items(&self.code);
+        self.reading_half = Some(reading);
+        true
     }
 }
 
@@ -382,6 +435,7 @@ pub fn starter_from_pages(
         values_put_in: Vec::new(),
         first_items,
         looped_over,
+        reading_half: None,
         saved_result: adapted.saved_result,
         made_up_data,
     })
