@@ -49,9 +49,10 @@ pub(super) fn asked_text_format(query: &str, inputs: &[&Path]) -> Option<&'stati
 /// text in the format the task names. Measured (GitTaskBench Eparse_02,
 /// tuning half, run 11): the README's example printed its tables; the
 /// model ran it, read "no output file yet", and looked for the file
-/// instead of writing it, until the episode ended stuck. The saved text is
-/// `str()` of the value: the format is still the model's to get right, but
-/// the script it starts from now ends where the task's output goes.
+/// instead of writing it, until the episode ended stuck. The value is
+/// written as the format wants it where Python can tell ([`write_step`]):
+/// the fields are still the model's to get right, but the script it
+/// starts from now ends where the task's output goes.
 pub(super) fn save_what_is_shown(
     code: &str,
     query: &str,
@@ -88,10 +89,43 @@ pub(super) fn save_what_is_shown(
     let path = output_dir.join(format!("output.{format}"));
     let head = &code[..code.rfind(last)?];
     let script = format!(
-        "{head}{value}with open({}, \"w\", encoding=\"utf-8\") as out:\n    out.write(str(result))\n",
-        python_string(&path.to_string_lossy())
+        "{head}{value}{}",
+        write_step(format, &python_string(&path.to_string_lossy()))
     );
     Some((script, path))
+}
+
+/// The step writing `result` to the quoted `path` in `format`: JSON as
+/// JSON (what cannot be, as its text), JSON lines one item per line, a
+/// table with its own `to_csv` where it has one, anything else as its
+/// text. `str()` of a dict is no JSON a grader parses.
+fn write_step(format: &str, path: &str) -> String {
+    let as_text = |indent: &str| {
+        format!(
+            "{indent}with open({path}, \"w\", encoding=\"utf-8\") as out:\n\
+             {indent}    out.write(str(result))\n"
+        )
+    };
+    match format {
+        "json" => format!(
+            "import json\nwith open({path}, \"w\", encoding=\"utf-8\") as out:\n    \
+             json.dump(result, out, ensure_ascii=False, indent=2, default=str)\n"
+        ),
+        "jsonl" => format!(
+            "import json\nwith open({path}, \"w\", encoding=\"utf-8\") as out:\n    \
+             for item in (result if isinstance(result, list) else [result]):\n        \
+             out.write(json.dumps(item, ensure_ascii=False, default=str) + \"\\n\")\n"
+        ),
+        "csv" | "tsv" => {
+            let sep = if format == "tsv" { ", sep=\"\\t\"" } else { "" };
+            format!(
+                "if hasattr(result, \"to_csv\"):\n    result.to_csv({path}, index=False{sep})\n\
+                 else:\n{}",
+                as_text("    ")
+            )
+        }
+        _ => as_text(""),
+    }
 }
 
 /// Whether `expr` has a comma outside brackets and string literals.

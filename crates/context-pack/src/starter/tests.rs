@@ -163,7 +163,7 @@ fn a_result_the_example_only_prints_is_saved_in_the_format_the_task_names() {
         Path::new("/o"),
     )
     .unwrap();
-    assert!(starter.code.ends_with("meta = reader.metadata\nresult = meta\nwith open(\"/o/output.json\", \"w\", encoding=\"utf-8\") as out:\n    out.write(str(result))\n"), "{}", starter.code);
+    assert!(starter.code.ends_with("meta = reader.metadata\nresult = meta\nimport json\nwith open(\"/o/output.json\", \"w\", encoding=\"utf-8\") as out:\n    json.dump(result, out, ensure_ascii=False, indent=2, default=str)\n"), "{}", starter.code);
     // Several values printed, or a keyword of `print`: not one value.
     for shown in ["print(a, b)", "print(text, file=log)"] {
         let readme = format!(
@@ -470,4 +470,44 @@ fn imports_are_carried_only_for_names_used_and_unbound() {
     );
     assert!(imports_needed("import neurokit2 as nk\nnk.run()\n", &page).is_empty());
     assert!(imports_needed("np = 3\nprint(np)\n", &page).is_empty());
+}
+
+#[test]
+fn a_shown_table_is_saved_by_its_own_to_csv_and_json_lines_item_by_item() {
+    let readme =
+        "```python\nimport pandas as pd\ndf = pd.read_csv(\"in.csv\")\nprint(df.describe())\n```\n";
+    let csv = [Path::new("/in/t.csv")];
+    let starter = starter_from_readme(
+        "README.md",
+        readme,
+        "save the summary as csv",
+        &csv,
+        Path::new("/o"),
+    )
+    .unwrap();
+    assert!(
+        starter.code.ends_with(
+            "result = df.describe()\nprint(result)\nif hasattr(result, \"to_csv\"):\n    \
+             result.to_csv(\"/o/output.csv\", index=False)\nelse:\n    \
+             with open(\"/o/output.csv\", \"w\", encoding=\"utf-8\") as out:\n        out.write(str(result))\n"
+        ),
+        "{}",
+        starter.code
+    );
+    let starter = starter_from_readme(
+        "README.md",
+        readme,
+        "one JSON line per row, jsonl",
+        &csv,
+        Path::new("/o"),
+    )
+    .unwrap();
+    assert!(
+        starter.code.ends_with(
+            "for item in (result if isinstance(result, list) else [result]):\n        \
+             out.write(json.dumps(item, ensure_ascii=False, default=str) + \"\\n\")\n"
+        ),
+        "{}",
+        starter.code
+    );
 }
