@@ -62,7 +62,7 @@ pub(super) fn save_what_is_shown(
     let format = asked_text_format(query, inputs)?;
     let last = code.lines().rev().find(|l| !l.trim().is_empty())?;
     if last.starts_with([' ', '\t']) {
-        return None;
+        return prints_into_the_output(code, output_dir, format);
     }
     let value = if let Some(inner) = last
         .strip_prefix("print(")
@@ -126,6 +126,56 @@ fn write_step(format: &str, path: &str) -> String {
         }
         _ => as_text(""),
     }
+}
+
+/// An example that ends printing inside a block (`for row in rows:
+/// print(row)`) shows what it prints: each `print(...)` statement also
+/// writes its line to the output file, opened before the first and closed
+/// at the end. Only for a text format other than JSON, whose lines would
+/// not make one document. Measured (GitTaskBench Eparse_01, run 13,
+/// tuning half): the README's loop printed its rows, the model ran it,
+/// was told no output file existed yet, ran it again and finished.
+fn prints_into_the_output(
+    code: &str,
+    output_dir: &Path,
+    format: &str,
+) -> Option<(String, PathBuf)> {
+    if format == "json" {
+        return None;
+    }
+    let lines: Vec<&str> = code.lines().collect();
+    let is_print = |line: &str| {
+        let t = line.trim_start();
+        t.starts_with("print(") && t.trim_end().ends_with(')') && !t.contains("file=")
+    };
+    let first = lines.iter().position(|l| is_print(l))?;
+    // Opened at the top level, before the statement holding the first print.
+    let open_at = (0..=first)
+        .rev()
+        .find(|&i| !lines[i].starts_with([' ', '\t']))?;
+    let path = output_dir.join(format!("output.{format}"));
+    let quoted = python_string(&path.to_string_lossy());
+    let mut out = String::with_capacity(code.len() + 128);
+    for (i, line) in lines.iter().enumerate() {
+        if i == open_at {
+            out.push_str(&format!(
+                "output_file = open({quoted}, \"w\", encoding=\"utf-8\")\n"
+            ));
+        }
+        if i >= open_at && is_print(line) {
+            let body = line.trim_end();
+            out.push_str(&body[..body.len() - 1]);
+            out.push_str(")\n");
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let args = &body[indent.len() + "print(".len()..body.len() - 1];
+            out.push_str(&format!("{indent}print({args}, file=output_file)\n"));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push_str("output_file.close()\n");
+    Some((out, path))
 }
 
 /// Whether `expr` has a comma outside brackets and string literals.

@@ -511,3 +511,37 @@ fn a_shown_table_is_saved_by_its_own_to_csv_and_json_lines_item_by_item() {
         starter.code
     );
 }
+
+#[test]
+fn what_a_loop_prints_is_also_written_to_the_output() {
+    let readme = "```python\nfrom pathlib import Path\nfrom eparse.core import get_df_from_file\n\n\
+                  for f in Path(\"tests\").iterdir():\n    for table in get_df_from_file(f):\n        print(table)\n```\n";
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = [dir.path()];
+    let starter = starter_from_readme(
+        "README.rst",
+        readme,
+        "写入一个 txt 文件",
+        &inputs,
+        Path::new("/o"),
+    )
+    .unwrap();
+    let quoted = python_string(&dir.path().to_string_lossy());
+    assert_eq!(
+        starter.code,
+        format!(
+            "from pathlib import Path\nfrom eparse.core import get_df_from_file\n\n\
+             output_file = open(\"/o/output.txt\", \"w\", encoding=\"utf-8\")\n\
+             for f in Path({quoted}).iterdir():\n    for table in get_df_from_file(f):\n        print(table)\n\
+             \x20       print(table, file=output_file)\noutput_file.close()\n"
+        )
+    );
+    assert_eq!(
+        starter.saved_result.as_deref(),
+        Some(Path::new("/o/output.txt"))
+    );
+    // JSON is one document: its lines are not printed into it.
+    let starter =
+        starter_from_readme("README.rst", readme, "as json", &inputs, Path::new("/o")).unwrap();
+    assert_eq!(starter.saved_result, None);
+}
