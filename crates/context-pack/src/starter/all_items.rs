@@ -13,6 +13,8 @@
 
 /// Words of a task asking for all of a collection, matched whole (or, in
 /// Chinese, anywhere).
+use super::code::{plain_assignment, uses_name};
+
 const ALL_WORDS: &[&str] = &["all", "every", "each", "whole", "entire"];
 const ALL_CHINESE: &[&str] = &["整个", "全部", "所有", "每"];
 
@@ -42,7 +44,7 @@ pub(super) fn loop_over_all(code: &str) -> Option<(String, String)> {
         let Some((name, expr)) = plain_assignment(line) else {
             break;
         };
-        if !chain.iter().any(|n| uses(expr, n)) {
+        if !chain.iter().any(|n| uses_name(expr, n)) {
             break;
         }
         chain.push(name);
@@ -82,29 +84,6 @@ fn first_item_assignment(line: &str) -> Option<(&str, &str)> {
         && !collection.starts_with('.')
         && !collection.ends_with('.');
     dotted.then_some((name, collection))
-}
-
-/// `name = expr` on one top-level line (no comparison, no augmented
-/// assignment, no tuple on the left).
-fn plain_assignment(line: &str) -> Option<(&str, &str)> {
-    if line.starts_with([' ', '\t']) {
-        return None;
-    }
-    let (name, expr) = line.split_once('=')?;
-    let name = name.trim();
-    let expr = expr.trim();
-    let identifier = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
-    (identifier && !expr.is_empty() && !expr.starts_with('=')).then_some((name, expr))
-}
-
-/// Whether `expr` uses the name `name` as a whole word.
-fn uses(expr: &str, name: &str) -> bool {
-    expr.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .any(|word| word == name)
 }
 
 #[cfg(test)]

@@ -302,9 +302,29 @@ fn words(code: &str) -> std::collections::BTreeSet<&str> {
         .collect()
 }
 
-fn is_identifier(name: &str) -> bool {
+/// Whether `name` is a Python identifier (ASCII letters, digits, `_`, or
+/// any alphabetic character; not starting with a digit).
+pub(super) fn is_identifier(name: &str) -> bool {
     name.chars()
         .next()
         .is_some_and(|c| c.is_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Whether `text` uses `name` as a whole word.
+pub(super) fn uses_name(text: &str, name: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|word| word == name)
+}
+
+/// `name = expr` on one top-level line (no comparison, no augmented
+/// assignment, no tuple on the left): the name and the expression.
+pub(super) fn plain_assignment(line: &str) -> Option<(&str, &str)> {
+    if line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let (name, expr) = line.split_once('=')?;
+    let name = name.trim();
+    let expr = expr.trim();
+    (is_identifier(name) && !expr.is_empty() && !expr.starts_with('=')).then_some((name, expr))
 }

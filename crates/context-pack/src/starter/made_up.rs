@@ -92,20 +92,7 @@ pub(super) fn read_input_instead(code: &str, input: &Path) -> Option<(String, Ma
 /// `name = call(...)` on one top-level line, the call's name making up
 /// data and no literal naming a file: the name and the call.
 fn made_up_assignment(line: &str) -> Option<(&str, &str)> {
-    if line.starts_with([' ', '\t']) {
-        return None;
-    }
-    let (name, call) = line.split_once('=')?;
-    let name = name.trim();
-    let call = call.trim();
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
-    if !plain || call.starts_with('=') {
-        return None;
-    }
+    let (name, call) = plain_assignment(line)?;
     let open = call.find('(')?;
     if !call.ends_with(')') || balance(call) != 0 {
         return None;

@@ -42,7 +42,7 @@ pub(super) fn reading_half(
         let holds_sample = literals
             .iter()
             .any(|l| line_of(l.span.0) == i && samples.iter().any(|s| l.content.trim() == s));
-        let follows = names.iter().any(|n| uses(line, n));
+        let follows = names.iter().any(|n| uses_name(line, n));
         if !(holds_sample || follows || i == written) {
             continue;
         }
@@ -53,14 +53,14 @@ pub(super) fn reading_half(
         dropped[i] = true;
         reads_input |= line.contains(input.as_ref());
         if let Some((name, _)) = line.split_once('=')
-            && is_name(name.trim())
+            && is_identifier(name.trim())
         {
             names.push(name.trim());
         }
     }
     // The sample went into the input's file; what reads it back reads
     // the input, and uses nothing the cut lines made.
-    if !reads_input || !dropped[written] || names.iter().any(|n| uses(lines[read_line], n)) {
+    if !reads_input || !dropped[written] || names.iter().any(|n| uses_name(lines[read_line], n)) {
         return None;
     }
     let quoted_output = &code[read.span.0..read.span.1];
@@ -78,18 +78,6 @@ pub(super) fn reading_half(
         out.push('\n');
     }
     Some((out, reading.trim().to_string()))
-}
-
-fn is_name(text: &str) -> bool {
-    text.chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
-        && text.chars().all(|c| c.is_alphanumeric() || c == '_')
-}
-
-fn uses(line: &str, name: &str) -> bool {
-    line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .any(|word| word == name)
 }
 
 #[cfg(test)]

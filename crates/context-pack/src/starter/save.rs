@@ -76,12 +76,7 @@ pub(super) fn save_what_is_shown(
     } else {
         let (name, _) = last.split_once('=')?;
         let name = name.trim();
-        let plain = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
-        if !plain || last.contains("==") {
+        if !is_identifier(name) || last.contains("==") {
             return None;
         }
         format!("{last}\nresult = {name}\n")
