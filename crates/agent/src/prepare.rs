@@ -253,7 +253,11 @@ pub async fn prepare_with_model(
             counter,
             config.tools,
         )
-        .with_redactor(redactor),
+        .with_redactor(redactor)
+        .with_task(
+            &task.description,
+            task.inputs.iter().map(|i| i.path.clone()).collect(),
+        ),
         context,
         setup,
         first_step,

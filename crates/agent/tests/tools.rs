@@ -865,3 +865,47 @@ async fn tools_explore_every_repository_of_the_task() -> TestResult {
     );
     Ok(())
 }
+
+/// A clean run that saved nothing is answered with the script itself plus
+/// a step saving what it shows, in the format the task names (CSV here);
+/// running what was offered writes the output.
+#[tokio::test]
+async fn a_clean_run_that_saved_nothing_is_offered_its_script_with_a_save_step() -> TestResult {
+    let (fixture, prepared) = setup().await?;
+    let code = format!(
+        "from collections import Counter\nwords = open({:?}).read().split()\nprint(Counter(words).most_common(3))\n",
+        fixture.input().display().to_string()
+    );
+    let out = call(&prepared, "run_python", json!({ "code": code })).await;
+    assert!(!out.is_error, "{}", out.text);
+    let csv = fixture.out().join("output.csv");
+    assert!(
+        out.text.contains(&format!(
+            "Your script with a last step that saves what it shows in {}",
+            csv.display()
+        )),
+        "{}",
+        out.text
+    );
+    let offered = out
+        .text
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .ok_or("no script offered")?
+        .to_owned();
+    assert!(
+        offered.starts_with(&code[..code.len() - "print(Counter(words).most_common(3))\n".len()])
+    );
+    assert!(!csv.exists());
+    let out = call(&prepared, "run_python", json!({ "code": offered })).await;
+    assert!(!out.is_error, "{}", out.text);
+    assert!(
+        !out.text.contains("holds no `output*` file yet"),
+        "{}",
+        out.text
+    );
+    let written = std::fs::read_to_string(&csv)?;
+    assert!(written.starts_with("[("), "{written}");
+    Ok(())
+}

@@ -441,6 +441,34 @@ pub fn starter_from_pages(
     })
 }
 
+/// `code` (a script the model ran) with a step that saves what it shows
+/// into `output_dir`, in the format `task` names, as the starter's own
+/// save step does: its last `print(x)` or `x = ...` written out, or what a
+/// loop at its end prints also written to the output. `inputs` are the
+/// task's input files (a binary format that is an input's names the
+/// input, not the output). `None` when the script shows nothing it could
+/// save that way.
+///
+/// ```
+/// let (script, path) = context_pack::starter::with_save_step(
+///     "from pypdf import PdfReader\ntext = PdfReader(\"/in/a.pdf\").pages[0].extract_text()\nprint(text)\n",
+///     "save the text as a txt file",
+///     &[std::path::Path::new("/in/a.pdf")],
+///     std::path::Path::new("/out"),
+/// )
+/// .expect("the script prints one value");
+/// assert_eq!(path, std::path::Path::new("/out/output.txt"));
+/// assert!(script.ends_with("result = text\nprint(result)\nwith open(\"/out/output.txt\", \"w\", encoding=\"utf-8\") as out:\n    out.write(str(result))\n"));
+/// ```
+pub fn with_save_step(
+    code: &str,
+    task: &str,
+    inputs: &[&Path],
+    output_dir: &Path,
+) -> Option<(String, PathBuf)> {
+    save_what_is_shown(code, task, inputs, output_dir)
+}
+
 /// Entries of a directory looked at for modules, at most.
 const MAX_MODULE_ENTRIES: usize = 2_000;
 
