@@ -545,3 +545,26 @@ fn what_a_loop_prints_is_also_written_to_the_output() {
         starter_from_readme("README.rst", readme, "as json", &inputs, Path::new("/o")).unwrap();
     assert_eq!(starter.saved_result, None);
 }
+
+#[test]
+fn a_docs_page_linked_out_of_the_tree_is_not_read() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("secret.md"),
+        "```python\nfrom pdfkit import Reader\nReader(\"in.pdf\").save(\"out.pdf\")\n```\n",
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("pdfkit")).unwrap();
+    std::fs::write(root.join("pdfkit/__init__.py"), "").unwrap();
+    std::fs::write(root.join("README.md"), "# pdfkit\n").unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("docs/guide.md"))
+        .unwrap();
+    // A linked directory is not walked either.
+    std::os::unix::fs::symlink(outside.path(), root.join("docs/more")).unwrap();
+    let input = [Path::new("/in/a.pdf")];
+    assert!(readme_starter(root, "save", &input, Path::new("/o")).is_none());
+    assert!(crate::readme::usage_pages(root).is_empty());
+}
