@@ -26,7 +26,7 @@ use tracing::{debug, warn};
 use super::LocalError;
 use super::gguf::{ModelParams, RopeStyle};
 use super::kernels::{
-    Activations, AttentionShape, NativeType, QMatrix, SpanStats, attend_span, merge_spans,
+    Activations, AttentionShape, Grain, NativeType, QMatrix, SpanStats, attend_span, merge_spans,
 };
 use super::repacked::{Repacked, Writer};
 
@@ -615,7 +615,8 @@ impl Weights {
         let mut s = Scratch::default();
         for (i, layer) in self.layers.iter().enumerate() {
             rms_norm(&x, &layer.attn_norm, eps, dim, &mut s.normed);
-            s.act.set(&s.normed, dim)?;
+            let grains = grains_of(&[&layer.wq, &layer.wk, &layer.wv]);
+            s.act.set_grains(&s.normed, dim, &grains)?;
             resize(&mut s.q, seq * dim);
             resize(&mut s.k, seq * kv_dim);
             resize(&mut s.v, seq * kv_dim);
@@ -639,21 +640,21 @@ impl Weights {
             } else {
                 attention(&s.q, keys, values, start, p, &mut s.attn);
             }
-            s.act.set(&s.attn, dim)?;
+            s.act.set_grains(&s.attn, dim, &[layer.wo.grain()])?;
             resize(&mut s.projected, seq * dim);
             layer.wo.matmul(&s.act, &mut s.projected)?;
             add(&mut x, &s.projected);
 
             rms_norm(&x, &layer.ffn_norm, eps, dim, &mut s.normed);
-            s.act.set(&s.normed, dim)?;
+            let grains = grains_of(&[&layer.gate, &layer.up]);
+            s.act.set_grains(&s.normed, dim, &grains)?;
             resize(&mut s.gate, seq * self.hidden);
             resize(&mut s.up, seq * self.hidden);
             layer.gate.matmul(&s.act, &mut s.gate)?;
             layer.up.matmul(&s.act, &mut s.up)?;
-            for (g, u) in s.gate.iter_mut().zip(&s.up) {
-                *g = *g / (1.0 + (-*g).exp()) * u;
-            }
-            s.act.set(&s.gate, self.hidden)?;
+            swiglu(&mut s.gate, &s.up);
+            s.act
+                .set_grains(&s.gate, self.hidden, &[layer.down.grain()])?;
             layer.down.matmul(&s.act, &mut s.projected)?;
             add(&mut x, &s.projected);
         }
@@ -661,8 +662,8 @@ impl Weights {
 
         let last = &x[(seq - 1) * dim..];
         rms_norm(last, &self.norm, eps, dim, &mut s.normed);
-        s.act.set(&s.normed, dim)?;
         let head = self.head();
+        s.act.set_grains(&s.normed, dim, &[head.grain()])?;
         let mut logits = vec![0.0f32; head.rows()];
         head.matmul(&s.act, &mut logits)?;
         Ok(logits)
@@ -681,21 +682,68 @@ impl Weights {
     }
 }
 
+/// Values from which the element-wise passes of a forward pass are split
+/// over threads: a prompt chunk's (millions of values, `exp` in SwiGLU)
+/// took a tenth of its wall time on one thread while the other waited;
+/// one generated token's (a few thousand) are not worth a task.
+const PARALLEL_VALUES: usize = 1 << 15;
+
+/// The activation grains a set of matrices sharing one input needs.
+fn grains_of(matrices: &[&QMatrix]) -> Vec<Grain> {
+    let mut grains: Vec<Grain> = matrices.iter().map(|m| m.grain()).collect();
+    grains.dedup();
+    grains
+}
+
 /// Root-mean-square normalisation of each `dim`-sized row, times `weight`.
 fn rms_norm(x: &[f32], weight: &[f32], eps: f32, dim: usize, out: &mut Vec<f32>) {
     resize(out, x.len());
-    for (row, out) in x.chunks_exact(dim).zip(out.chunks_exact_mut(dim)) {
+    let one = |(row, out): (&[f32], &mut [f32])| {
         let mean_square = row.iter().map(|v| v * v).sum::<f32>() / dim as f32;
         let scale = 1.0 / (mean_square + eps).sqrt();
         for ((o, v), w) in out.iter_mut().zip(row).zip(weight) {
             *o = v * scale * w;
         }
+    };
+    if x.len() < PARALLEL_VALUES {
+        x.chunks_exact(dim)
+            .zip(out.chunks_exact_mut(dim))
+            .for_each(one);
+    } else {
+        x.par_chunks_exact(dim)
+            .zip(out.par_chunks_exact_mut(dim))
+            .for_each(one);
     }
 }
 
 fn add(x: &mut [f32], delta: &[f32]) {
-    for (a, b) in x.iter_mut().zip(delta) {
-        *a += b;
+    let one = |(x, delta): (&mut [f32], &[f32])| {
+        for (a, b) in x.iter_mut().zip(delta) {
+            *a += b;
+        }
+    };
+    if x.len() < PARALLEL_VALUES {
+        one((x, delta));
+    } else {
+        x.par_chunks_mut(PARALLEL_VALUES / 4)
+            .zip(delta.par_chunks(PARALLEL_VALUES / 4))
+            .for_each(one);
+    }
+}
+
+/// `gate = silu(gate) * up`, element by element.
+fn swiglu(gate: &mut [f32], up: &[f32]) {
+    let one = |(gate, up): (&mut [f32], &[f32])| {
+        for (g, u) in gate.iter_mut().zip(up) {
+            *g = *g / (1.0 + (-*g).exp()) * u;
+        }
+    };
+    if gate.len() < PARALLEL_VALUES {
+        one((gate, up));
+    } else {
+        gate.par_chunks_mut(PARALLEL_VALUES / 4)
+            .zip(up.par_chunks(PARALLEL_VALUES / 4))
+            .for_each(one);
     }
 }
 

@@ -37,8 +37,11 @@ use rayon::prelude::*;
 
 use super::LocalError;
 
+mod activations;
 mod interleaved;
 mod kquants;
+
+pub(crate) use activations::{Activations, Grain};
 
 use interleaved::{Q4KRows16, Q6KRows16, ROWS};
 use kquants::{Blocks32, Q4K_BYTES, Q5_0_BYTES, Q6K_BYTES, QK_K, TokenQ, common_len};
@@ -46,7 +49,7 @@ use kquants::{Blocks32, Q4K_BYTES, Q5_0_BYTES, Q6K_BYTES, QK_K, TokenQ, common_l
 /// Tokens each call of a kernel multiplies by a weight row in a prompt:
 /// enough that unpacking a block is paid for rarely, few enough that the
 /// accumulators of every token stay in registers.
-const TOKEN_TILE: usize = 4;
+const TOKEN_TILE: usize = 8;
 
 /// Values per quantization block, for every block type here.
 pub(crate) const BLOCK: usize = 32;
@@ -381,8 +384,9 @@ impl QMatrix {
         let blocks = values
             .par_chunks_exact(BLOCK)
             .map(|chunk| {
-                let (d, q) = quantize_block(chunk);
-                BlockQ8_0 { d, qs: q }
+                let mut qs = [0i8; BLOCK];
+                let d = activations::quantize_into(chunk, &mut qs);
+                BlockQ8_0 { d, qs }
             })
             .collect();
         Ok(Self {
@@ -400,6 +404,28 @@ impl QMatrix {
     /// Input size.
     pub(crate) fn cols(&self) -> usize {
         self.cols
+    }
+
+    /// The block type of the weights.
+    fn kind(&self) -> NativeType {
+        match &self.blocks {
+            Blocks::Q4_0(_) => NativeType::Q4_0,
+            Blocks::Q4_1(_) => NativeType::Q4_1,
+            Blocks::Q8_0(_) => NativeType::Q8_0,
+            Blocks::Q4K(_) => NativeType::Q4K,
+            Blocks::Q6K(_) => NativeType::Q6K,
+            Blocks::Q5_0(_) => NativeType::Q5_0,
+        }
+    }
+
+    /// How finely [`QMatrix::matmul`] wants its activations quantized.
+    pub(crate) fn grain(&self) -> Grain {
+        match self.kind() {
+            NativeType::Q4K | NativeType::Q6K => Grain::SuperBlock,
+            NativeType::Q4_0 | NativeType::Q4_1 | NativeType::Q8_0 | NativeType::Q5_0 => {
+                Grain::Block32
+            }
+        }
     }
 
     /// Bytes the blocks take in memory.
@@ -504,6 +530,13 @@ impl QMatrix {
                 out.len()
             )));
         }
+        let grain = self.grain();
+        if tokens > 0 && x.token_q(grain, tokens - 1).is_none() {
+            return Err(LocalError::Engine(format!(
+                "a {:?} matrix needs activations in the {grain:?} grain",
+                self.kind()
+            )));
+        }
         // Enough chunks to keep every thread busy, few enough that each
         // one is worth a task; a chunk's blocks (at most 256 rows of 9,000
         // columns, 1.3 MB of Q4_K) stay in the L2 cache while all the
@@ -528,13 +561,17 @@ impl QMatrix {
                 let first_row = chunk * chunk_rows;
                 let mut t = 0;
                 while t < tokens {
-                    let n = (tokens - t).min(TOKEN_TILE);
+                    // Tiles of 8, then 4, 2, 1 for the rest.
+                    let n = match tokens - t {
+                        left if left >= TOKEN_TILE => TOKEN_TILE,
+                        left => 1 << left.ilog2(),
+                    };
                     let outs = &mut outs[t..t + n];
                     match n {
-                        1 => self.tile::<1>(simd, first_row, x, t, outs),
-                        2 => self.tile::<2>(simd, first_row, x, t, outs),
-                        3 => self.tile::<3>(simd, first_row, x, t, outs),
-                        _ => self.tile::<TOKEN_TILE>(simd, first_row, x, t, outs),
+                        1 => self.tile::<1>(simd, first_row, x, grain, t, outs),
+                        2 => self.tile::<2>(simd, first_row, x, grain, t, outs),
+                        4 => self.tile::<4>(simd, first_row, x, grain, t, outs),
+                        _ => self.tile::<TOKEN_TILE>(simd, first_row, x, grain, t, outs),
                     }
                     t += n;
                 }
@@ -550,11 +587,15 @@ impl QMatrix {
         simd: Simd,
         first_row: usize,
         x: &Activations,
+        grain: Grain,
         first_token: usize,
         outs: &mut [&mut [f32]],
     ) {
         let rows = outs.iter().map(|o| o.len()).min().unwrap_or(0);
-        let xs: [TokenQ; N] = std::array::from_fn(|i| x.token_q(first_token + i));
+        // Checked by `matmul_with` for the last token; an empty token
+        // multiplies as zeros (every kernel stops at the shortest input).
+        let xs: [TokenQ; N] =
+            std::array::from_fn(|i| x.token_q(grain, first_token + i).unwrap_or(TokenQ::EMPTY));
         match &self.blocks {
             Blocks::Q4K(groups) => {
                 let per = self.blocks_per_row(NativeType::Q4K);
@@ -623,6 +664,16 @@ fn write_group<const N: usize>(
 ) {
     let len = (rows - start).min(ROWS);
     for (out, values) in outs.iter_mut().zip(values) {
+        // A whole group: a copy of fixed size, inlined (a `memmove` call
+        // per group and token was 3% of a prompt).
+        if len == ROWS
+            && let Some(whole) = out
+                .get_mut(start..start + ROWS)
+                .and_then(|part| <&mut [f32; ROWS]>::try_from(part).ok())
+        {
+            *whole = values;
+            continue;
+        }
         out[start..start + len].copy_from_slice(&values[..len]);
     }
 }
@@ -646,121 +697,6 @@ fn interleave<const SIZE: usize, T: Send>(
             }))
         })
         .collect()
-}
-
-/// Activations of several tokens for [`QMatrix::matmul`], quantized to
-/// 8 bits in blocks of 32 values.
-#[derive(Default)]
-pub(crate) struct Activations {
-    tokens: usize,
-    cols: usize,
-    /// The 8-bit values, token after token.
-    q: Vec<i8>,
-    /// Each block's scale.
-    scales: Vec<f32>,
-    /// Each block's `d * Σq`.
-    sums: Vec<f32>,
-    /// `d * Σq` over each half block (16 values).
-    halves: Vec<f32>,
-}
-
-/// Tokens from which [`Activations::set`] quantizes in parallel.
-const PARALLEL_TOKENS: usize = 8;
-
-impl Activations {
-    /// Quantizes `values`, `cols` per token; reuses this buffer.
-    pub(crate) fn set(&mut self, values: &[f32], cols: usize) -> Result<(), LocalError> {
-        if cols == 0 || !cols.is_multiple_of(BLOCK) || !values.len().is_multiple_of(cols) {
-            return Err(LocalError::Engine(format!(
-                "cannot quantize {} activations in rows of {cols}",
-                values.len()
-            )));
-        }
-        self.tokens = values.len() / cols;
-        self.cols = cols;
-        let blocks = values.len() / BLOCK;
-        self.q.resize(values.len(), 0);
-        self.scales.resize(blocks, 0.0);
-        self.sums.resize(blocks, 0.0);
-        self.halves.resize(2 * blocks, 0.0);
-        let per = cols / BLOCK;
-        let tokens = values
-            .chunks_exact(cols)
-            .zip(self.q.chunks_exact_mut(cols))
-            .zip(self.scales.chunks_exact_mut(per))
-            .zip(self.sums.chunks_exact_mut(per))
-            .zip(self.halves.chunks_exact_mut(2 * per))
-            .map(|((((values, q), scales), sums), halves)| TokenOut {
-                values,
-                q,
-                scales,
-                sums,
-                halves,
-            });
-        if self.tokens < PARALLEL_TOKENS {
-            tokens.for_each(TokenOut::quantize);
-        } else {
-            tokens.par_bridge().for_each(TokenOut::quantize);
-        }
-        Ok(())
-    }
-
-    /// Token `t`.
-    fn token_q(&self, t: usize) -> TokenQ<'_> {
-        let per = self.cols / BLOCK;
-        TokenQ {
-            q: &self.q[t * self.cols..(t + 1) * self.cols],
-            d: &self.scales[t * per..(t + 1) * per],
-            sums: &self.sums[t * per..(t + 1) * per],
-            halves: &self.halves[2 * t * per..2 * (t + 1) * per],
-        }
-    }
-}
-
-/// One token's values and where [`Activations::set`] puts them.
-struct TokenOut<'a> {
-    values: &'a [f32],
-    q: &'a mut [i8],
-    scales: &'a mut [f32],
-    sums: &'a mut [f32],
-    halves: &'a mut [f32],
-}
-
-impl TokenOut<'_> {
-    fn quantize(self) {
-        let blocks = self
-            .values
-            .chunks_exact(BLOCK)
-            .zip(self.q.chunks_exact_mut(BLOCK))
-            .zip(self.scales.iter_mut().zip(self.sums.iter_mut()))
-            .zip(self.halves.chunks_exact_mut(2));
-        for (((values, q), (scale, sum)), halves) in blocks {
-            let (d, block) = quantize_block(values);
-            q.copy_from_slice(&block);
-            let half = |part: &[i8]| part.iter().map(|&v| i32::from(v)).sum::<i32>();
-            let (first, second) = (half(&block[..16]), half(&block[16..]));
-            *scale = d;
-            *sum = d * (first + second) as f32;
-            halves[0] = d * first as f32;
-            halves[1] = d * second as f32;
-        }
-    }
-}
-
-/// Symmetric 8-bit quantization of one block: `q` in -127..=127.
-fn quantize_block(values: &[f32]) -> (f32, [i8; 32]) {
-    let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-    let d = amax / 127.0;
-    let inverse = if d > 0.0 { 1.0 / d } else { 0.0 };
-    let mut q = [0i8; 32];
-    for (q, v) in q.iter_mut().zip(values) {
-        // Rounds half away from zero, as `f32::round`, which is a libm
-        // call on baseline x86-64 (no SSE4.1) and kept this loop from
-        // vectorizing. In range by construction; `as` saturates NaN to 0.
-        let scaled = (v * inverse).clamp(-127.0, 127.0);
-        *q = (scaled + 0.5f32.copysign(scaled)) as i8;
-    }
-    (d, q)
 }
 
 /// Which kernels this CPU can run.

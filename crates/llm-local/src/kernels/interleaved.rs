@@ -335,52 +335,63 @@ mod avx512 {
         ]))
     }
 
-    /// The 16 rows' integer sums over `K` chunks (`weights`) against the
-    /// activations `q` (`4K` bytes), in two chains for latency.
+    /// `start` plus the 16 rows' integer sums over `K` chunks (`weights`)
+    /// against the activations `q` (`4K` bytes). One chain: the tokens of
+    /// a tile and the sub-blocks after it are independent chains enough
+    /// to hide its latency.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
-    fn chunk_sums<const K: usize>(weights: &[__m512i; K], q: &[i8]) -> __m512i {
-        let (mut even, mut odd) = (_mm512_setzero_si512(), _mm512_setzero_si512());
-        for k in (0..K).step_by(2) {
-            even = _mm512_dpbusd_epi32(even, weights[k], broadcast4(q, k));
-            odd = _mm512_dpbusd_epi32(odd, weights[k + 1], broadcast4(q, k + 1));
+    fn chunk_sums<const K: usize>(start: __m512i, weights: &[__m512i; K], q: &[i8]) -> __m512i {
+        let mut sum = start;
+        for (k, weights) in weights.iter().enumerate() {
+            sum = _mm512_dpbusd_epi32(sum, *weights, broadcast4(q, k));
         }
-        _mm512_add_epi32(even, odd)
+        sum
     }
+
+    // Both kernels take the super-block grain (one activation scale per
+    // 256 values, `x.d[0]` of each super-block): a sub-block's sums are
+    // scaled by the weights' small scales alone, in floats, and a
+    // super-block's total by `d` and the activation scale once.
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
     pub(super) fn dot_q4k<const N: usize>(w: &[Q4KRows16], x: &[TokenQ; N]) -> [[f32; ROWS]; N] {
         let xs = x.map(SuperBlocks::of);
         let n = common_len(w.len(), &xs.map(|x| x.len()));
         let (low, high) = (_mm512_set1_epi8(0x0f), _mm512_set1_epi8(-16));
+        let zero = _mm512_setzero_si512();
+        let sixteenth = _mm512_set1_ps(1.0 / 16.0);
         let mut acc = [_mm512_setzero_ps(); N];
         for (b, block) in w[..n].iter().enumerate() {
             let xb: [TokenBlock; N] = std::array::from_fn(|t| xs[t].block(b));
             let d = halves16(&block.d);
-            // High nibbles are used in place, as 16 times their value
-            // (one `and`, no shift): `vpdpbusd` sums into 32 bits, so
-            // 240 * 127 * 4 per step cannot overflow, and the 1/16 goes
-            // into the scale.
-            let d_high = _mm512_mul_ps(d, _mm512_set1_ps(1.0 / 16.0));
             let dmin = halves16(&block.dmin);
+            // Per token, `Σ_j scale_j * (integer sum of sub-block j)`.
+            let mut scaled = [_mm512_setzero_ps(); N];
             for g in 0..4 {
                 let raw: [__m512i; 8] = std::array::from_fn(|k| load64(&block.qs[8 * g + k]));
                 for h in 0..2 {
                     let j = 2 * g + h;
-                    let (mask, d) = match h {
-                        0 => (low, d),
-                        _ => (high, d_high),
+                    // High nibbles are used in place, as 16 times their
+                    // value (one `and`, no shift): `vpdpbusd` sums into 32
+                    // bits, so 240 * 127 * 32 cannot overflow, and the
+                    // 1/16 goes into the scale.
+                    let (mask, scale) = match h {
+                        0 => (low, unsigned16(&block.scales[j])),
+                        _ => (high, _mm512_mul_ps(unsigned16(&block.scales[j]), sixteenth)),
                     };
                     let weights = raw.map(|r| _mm512_and_si512(r, mask));
-                    let scale = _mm512_mul_ps(unsigned16(&block.scales[j]), d);
                     let min = _mm512_mul_ps(unsigned16(&block.mins[j]), dmin);
                     for t in 0..N {
                         let x = &xb[t];
-                        let sums = chunk_sums(&weights, &x.q[32 * j..32 * j + 32]);
-                        let factor = _mm512_mul_ps(scale, _mm512_set1_ps(x.d[j]));
-                        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), factor, acc[t]);
+                        let sums = chunk_sums(zero, &weights, &x.q[32 * j..32 * j + 32]);
+                        scaled[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), scale, scaled[t]);
                         acc[t] = _mm512_fnmadd_ps(min, _mm512_set1_ps(x.sums[j]), acc[t]);
                     }
                 }
+            }
+            for t in 0..N {
+                let factor = _mm512_mul_ps(d, _mm512_set1_ps(xb[t].d[0]));
+                acc[t] = _mm512_fmadd_ps(scaled[t], factor, acc[t]);
             }
         }
         let mut out = [[0.0f32; ROWS]; N];
@@ -398,10 +409,10 @@ mod avx512 {
         let low = _mm512_set1_epi8(0x0f);
         let two = _mm512_set1_epi8(0x30);
         let mut acc = [_mm512_setzero_ps(); N];
-        let mut offsets = [_mm512_setzero_ps(); N];
         for (b, block) in w[..n].iter().enumerate() {
             let xb: [TokenBlock; N] = std::array::from_fn(|t| xs[t].block(b));
             let d = halves16(&block.d);
+            let mut scaled = [_mm512_setzero_ps(); N];
             // Activation block `a` (32 values) is chunks 8a..8a + 8, Q6_K
             // sub-blocks 2a and 2a + 1.
             for a in 0..8 {
@@ -420,26 +431,30 @@ mod avx512 {
                 };
                 let first: [__m512i; 4] = std::array::from_fn(|k| chunk(8 * a + k));
                 let second: [__m512i; 4] = std::array::from_fn(|k| chunk(8 * a + 4 + k));
-                let scale0 = _mm512_mul_ps(signed16(&block.scales[2 * a]), d);
-                let scale1 = _mm512_mul_ps(signed16(&block.scales[2 * a + 1]), d);
+                let scale0 = signed16(&block.scales[2 * a]);
+                let scale1 = signed16(&block.scales[2 * a + 1]);
                 for t in 0..N {
                     let x = &xb[t];
                     let q = &x.q[32 * a..32 * a + 32];
-                    let sums0 = _mm512_cvtepi32_ps(chunk_sums(&first, &q[..16]));
-                    let sums1 = _mm512_cvtepi32_ps(chunk_sums(&second, &q[16..]));
-                    let both = _mm512_fmadd_ps(sums1, scale1, _mm512_mul_ps(sums0, scale0));
-                    acc[t] = _mm512_fmadd_ps(both, _mm512_set1_ps(x.d[a]), acc[t]);
-                    let h = x.halves;
-                    offsets[t] = _mm512_fmadd_ps(scale0, _mm512_set1_ps(h[2 * a]), offsets[t]);
-                    offsets[t] = _mm512_fmadd_ps(scale1, _mm512_set1_ps(h[2 * a + 1]), offsets[t]);
+                    // Weights are stored as `q + 32`: each sum starts at
+                    // `-32 * Σx` of its 16 values.
+                    let start0 = _mm512_set1_epi32(x.offsets[2 * a]);
+                    let start1 = _mm512_set1_epi32(x.offsets[2 * a + 1]);
+                    let sums0 = _mm512_cvtepi32_ps(chunk_sums(start0, &first, &q[..16]));
+                    let sums1 = _mm512_cvtepi32_ps(chunk_sums(start1, &second, &q[16..]));
+                    scaled[t] = _mm512_fmadd_ps(sums0, scale0, scaled[t]);
+                    scaled[t] = _mm512_fmadd_ps(sums1, scale1, scaled[t]);
                 }
+            }
+            for t in 0..N {
+                let factor = _mm512_mul_ps(d, _mm512_set1_ps(xb[t].d[0]));
+                acc[t] = _mm512_fmadd_ps(scaled[t], factor, acc[t]);
             }
         }
         let mut out = [[0.0f32; ROWS]; N];
-        for t in 0..N {
-            let total = _mm512_fnmadd_ps(_mm512_set1_ps(32.0), offsets[t], acc[t]);
+        for (out, acc) in out.iter_mut().zip(acc) {
             // SAFETY: 16 writable floats.
-            unsafe { _mm512_storeu_ps(out[t].as_mut_ptr(), total) };
+            unsafe { _mm512_storeu_ps(out.as_mut_ptr(), acc) };
         }
         out
     }

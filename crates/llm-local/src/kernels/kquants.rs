@@ -55,15 +55,29 @@ pub(crate) type BlockQ6K = [u8; Q6K_BYTES];
 /// One Q5_0 block, as in the file.
 pub(crate) type BlockQ5_0 = [u8; Q5_0_BYTES];
 
-/// One token's activations quantized in blocks of 32, laid out for the
-/// kernels: `q` the 8-bit values, and per block of 32 its scale `d` and
-/// `sums` (`d * Σq`); per 16 values `halves` (`d * Σq` over the 16).
+/// One token's activations quantized to 8 bits (see
+/// [`super::activations`]), laid out for the kernels: `q` the 8-bit
+/// values, and per block of 32 its scale `d` and `sums` (`d * Σq`); per
+/// 16 values `halves` (`d * Σq` over the 16) and, in the super-block
+/// grain, `offsets` (`-32 * Σq`; empty in the other grain).
 #[derive(Clone, Copy)]
 pub(crate) struct TokenQ<'a> {
     pub(crate) q: &'a [i8],
     pub(crate) d: &'a [f32],
     pub(crate) sums: &'a [f32],
     pub(crate) halves: &'a [f32],
+    pub(crate) offsets: &'a [i32],
+}
+
+impl TokenQ<'_> {
+    /// No values.
+    pub(crate) const EMPTY: TokenQ<'static> = TokenQ {
+        q: &[],
+        d: &[],
+        sums: &[],
+        halves: &[],
+        offsets: &[],
+    };
 }
 
 fn f16_le(lo: u8, hi: u8) -> f32 {
@@ -191,13 +205,16 @@ fn int_dot(w: &[u8], x: &[i8]) -> i32 {
         .sum()
 }
 
-/// One token's activations seen in super-blocks of 256 values.
+/// One token's activations seen in super-blocks of 256 values (the
+/// super-block grain: a K-quant kernel takes `d[0]` as the whole
+/// super-block's scale).
 #[derive(Clone, Copy)]
 pub(crate) struct SuperBlocks<'a> {
     pub(crate) q: &'a [[i8; QK_K]],
     pub(crate) d: &'a [[f32; 8]],
     pub(crate) sums: &'a [[f32; 8]],
     pub(crate) halves: &'a [[f32; 16]],
+    pub(crate) offsets: &'a [[i32; 16]],
 }
 
 impl<'a> SuperBlocks<'a> {
@@ -207,6 +224,7 @@ impl<'a> SuperBlocks<'a> {
             d: x.d.as_chunks().0,
             sums: x.sums.as_chunks().0,
             halves: x.halves.as_chunks().0,
+            offsets: x.offsets.as_chunks().0,
         }
     }
 
@@ -220,6 +238,7 @@ impl<'a> SuperBlocks<'a> {
             d: &self.d[b],
             sums: &self.sums[b],
             halves: &self.halves[b],
+            offsets: &self.offsets[b],
         }
     }
 
@@ -229,6 +248,7 @@ impl<'a> SuperBlocks<'a> {
             .min(self.d.len())
             .min(self.sums.len())
             .min(self.halves.len())
+            .min(self.offsets.len())
     }
 }
 
@@ -239,6 +259,7 @@ pub(crate) struct TokenBlock<'a> {
     pub(crate) d: &'a [f32; 8],
     pub(crate) sums: &'a [f32; 8],
     pub(crate) halves: &'a [f32; 16],
+    pub(crate) offsets: &'a [i32; 16],
 }
 
 /// One token's activations seen in blocks of 32 values.
@@ -383,8 +404,8 @@ pub(super) mod tests {
     use candle_core::quantized::{GgmlDType, QStorage, QTensor};
     use proptest::prelude::*;
 
-    use super::super::Activations;
     use super::super::interleaved::{self, ROWS, repack_q4k, repack_q6k};
+    use super::super::{Activations, Grain};
     use super::*;
 
     /// A deterministic byte stream.
@@ -556,7 +577,8 @@ pub(super) mod tests {
         first: usize,
         out: &mut [Vec<f32>],
     ) {
-        let xs: [TokenQ; N] = std::array::from_fn(|i| act.token_q(first + i));
+        let xs: [TokenQ; N] =
+            std::array::from_fn(|i| act.token_q(grain_of(kind), first + i).unwrap());
         let out = &mut out[first..first + N];
         match kind {
             GgmlDType::Q4K | GgmlDType::Q6K => {
@@ -595,6 +617,14 @@ pub(super) mod tests {
         }
     }
 
+    /// The activations' grain the kernels of `kind` take.
+    fn grain_of(kind: GgmlDType) -> Grain {
+        match kind {
+            GgmlDType::Q4K | GgmlDType::Q6K => Grain::SuperBlock,
+            _ => Grain::Block32,
+        }
+    }
+
     /// Group `g`'s rows of `blocks` (`rows` rows), super-block after
     /// super-block, as [`repack_q4k`] and [`repack_q6k`] take them.
     pub(in super::super) fn interleave<const SIZE: usize>(
@@ -627,12 +657,17 @@ pub(super) mod tests {
         let mut out = vec![vec![0.0; rows]; tokens];
         let mut t = 0;
         while t < tokens {
-            let n = tile.min(tokens - t);
+            let n = match tile.min(tokens - t) {
+                n @ 1..=4 => n,
+                5..8 => 4,
+                _ => 8,
+            };
             match n {
                 1 => run::<1>(kind, raw, rows, act, simd, t, &mut out),
                 2 => run::<2>(kind, raw, rows, act, simd, t, &mut out),
                 3 => run::<3>(kind, raw, rows, act, simd, t, &mut out),
-                _ => run::<4>(kind, raw, rows, act, simd, t, &mut out),
+                4 => run::<4>(kind, raw, rows, act, simd, t, &mut out),
+                _ => run::<8>(kind, raw, rows, act, simd, t, &mut out),
             }
             t += n;
         }
@@ -657,12 +692,12 @@ pub(super) mod tests {
         act.set(x, cols).unwrap();
         for simd in Simd::available() {
             let single = products(kind, raw, rows, &act, simd, 1);
-            for tile in [2, 3, 4] {
+            for tile in [2, 3, 4, 8] {
                 let tiled = products(kind, raw, rows, &act, simd, tile);
                 assert_eq!(bits(&tiled), bits(&single), "{kind:?} {simd:?} tile {tile}");
             }
             for (t, single) in single.iter().enumerate() {
-                let token = act.token_q(t);
+                let token = act.token_q(grain_of(kind), t).unwrap();
                 let acts: Vec<f64> = token
                     .q
                     .iter()
@@ -706,7 +741,7 @@ pub(super) mod tests {
                 (GgmlDType::Q5_0, 3, 16, 32),
             ] {
                 let raw = random_blocks(kind, seed, rows * per);
-                let x = activations(seed + 100, 5 * per * values);
+                let x = activations(seed + 100, 9 * per * values);
                 check_rows(kind, &raw, rows, &x);
             }
         }
@@ -751,7 +786,7 @@ pub(super) mod tests {
             kind in prop_oneof![Just(GgmlDType::Q4K), Just(GgmlDType::Q6K), Just(GgmlDType::Q5_0)],
             rows in 1usize..20,
             blocks in 1usize..4,
-            tokens in 1usize..6,
+            tokens in 1usize..10,
             spread in 0.01f32..100.0,
         ) {
             let (raw, per) = match kind {
