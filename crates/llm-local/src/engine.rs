@@ -59,6 +59,10 @@ pub(crate) struct Weights {
     hidden: usize,
     /// Positions a cache may hold (the context window).
     max_positions: usize,
+    /// The buffers of the last forward call, kept for the next: a
+    /// prompt chunk's are tens of megabytes, and fresh ones cost a page
+    /// fault per 4 KiB and a fill with zeros per layer.
+    scratch: std::sync::Mutex<Scratch>,
 }
 
 /// Keys and values of the tokens seen so far: per layer, position after
@@ -428,8 +432,9 @@ struct Scratch {
     act: Activations,
 }
 
+/// `buffer` at `len` values, keeping what it held: every caller
+/// overwrites all of them.
 fn resize(buffer: &mut Vec<f32>, len: usize) {
-    buffer.clear();
     buffer.resize(len, 0.0);
 }
 
@@ -487,6 +492,7 @@ impl Weights {
             params,
             hidden,
             max_positions: usize::MAX,
+            scratch: std::sync::Mutex::default(),
         };
         debug!(
             megabytes = weights.memory_bytes() / 1_000_000,
@@ -612,7 +618,11 @@ impl Weights {
             self.embed.row(token as usize, row)?;
         }
         let rotary = self.rotary(start, seq);
-        let mut s = Scratch::default();
+        let mut scratch = self
+            .scratch
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let s = &mut *scratch;
         for (i, layer) in self.layers.iter().enumerate() {
             rms_norm(&x, &layer.attn_norm, eps, dim, &mut s.normed);
             let grains = grains_of(&[&layer.wq, &layer.wk, &layer.wv]);
@@ -735,7 +745,7 @@ fn add(x: &mut [f32], delta: &[f32]) {
 fn swiglu(gate: &mut [f32], up: &[f32]) {
     let one = |(gate, up): (&mut [f32], &[f32])| {
         for (g, u) in gate.iter_mut().zip(up) {
-            *g = *g / (1.0 + (-*g).exp()) * u;
+            *g = *g / (1.0 + crate::math::exp(-*g)) * u;
         }
     };
     if gate.len() < PARALLEL_VALUES {
@@ -937,11 +947,10 @@ fn attention_batched(
                 let (seen, hidden) = row.split_at_mut(start + first + r / group + 1);
                 hidden.fill(0.0);
                 let max = seen.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                let mut total = 0.0;
                 for s in seen.iter_mut() {
-                    *s = ((*s - max) * scale).exp();
-                    total += *s;
+                    *s = crate::math::exp((*s - max) * scale);
                 }
+                let total: f32 = seen.iter().sum();
                 let inverse = 1.0 / total;
                 for s in seen.iter_mut() {
                     *s *= inverse;

@@ -927,11 +927,10 @@ fn attend_span_with(
             *s = dot(query, &key[kv_offset..kv_offset + head_dim]) * scale;
         }
         let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let mut sum = 0.0;
         for s in row.iter_mut() {
-            *s = (*s - max).exp();
-            sum += *s;
+            *s = crate::math::exp(*s - max);
         }
+        let sum = row.iter().sum();
         stats[r] = SpanStats { max, sum };
         let out = &mut out[r * head_dim..(r + 1) * head_dim];
         for (&weight, value) in row.iter().zip(values.chunks_exact(kv_dim)) {

@@ -55,6 +55,7 @@ mod gguf;
 mod grammar;
 mod install;
 mod kernels;
+mod math;
 mod memory;
 mod repacked;
 mod repetition;

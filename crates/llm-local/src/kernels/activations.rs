@@ -240,8 +240,7 @@ impl TokenOut<'_> {
 /// Symmetric 8-bit quantization of `values` into `q` (in -127..=127) with
 /// one scale, which it returns.
 pub(super) fn quantize_into(values: &[f32], q: &mut [i8]) -> f32 {
-    let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-    let d = amax / 127.0;
+    let d = abs_max(values) / 127.0;
     let inverse = if d > 0.0 { 1.0 / d } else { 0.0 };
     for (q, v) in q.iter_mut().zip(values) {
         // Rounds half away from zero, as `f32::round`, which is a libm
@@ -251,6 +250,21 @@ pub(super) fn quantize_into(values: &[f32], q: &mut [i8]) -> f32 {
         *q = (scaled + 0.5f32.copysign(scaled)) as i8;
     }
     d
+}
+
+/// The largest `|v|` (0 for none; NaN values are skipped). In eight
+/// independent lanes: one running maximum is a chain of dependent
+/// instructions the compiler may not reorder, three cycles a value.
+fn abs_max(values: &[f32]) -> f32 {
+    let (lanes, rest) = values.as_chunks::<8>();
+    let mut max = [0.0f32; 8];
+    for lane in lanes {
+        for (m, v) in max.iter_mut().zip(lane) {
+            *m = m.max(v.abs());
+        }
+    }
+    let tail = rest.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    max.into_iter().fold(tail, f32::max)
 }
 
 #[cfg(test)]
@@ -281,6 +295,19 @@ mod tests {
                 assert_eq!(x.halves[s], x.d[s / 2] * sum as f32);
             }
         }
+    }
+
+    #[test]
+    fn the_largest_magnitude_is_found_in_any_lane() {
+        for n in [0, 1, 7, 8, 9, 31, 256] {
+            for at in 0..n {
+                let mut values: Vec<f32> = (0..n).map(|i| (i as f32).sin()).collect();
+                values[at] = -3.5;
+                assert_eq!(abs_max(&values), 3.5, "{n} values, largest at {at}");
+            }
+        }
+        assert_eq!(abs_max(&[]), 0.0);
+        assert_eq!(abs_max(&[f32::NAN, -2.0]), 2.0);
     }
 
     #[test]
