@@ -29,7 +29,7 @@ pub(crate) fn exp(x: f32) -> f32 {
     let p = p * r + 8.333_452e-3;
     let p = p * r + 4.166_579_6e-2;
     let p = p * r + 1.666_666_5e-1;
-    let p = p * r + 5.000_000_1e-1;
+    let p = p * r + 0.5;
     let e = p * z + r + 1.0;
     // 2^n from the rounded value's low bits: n is in -126..=128 after
     // the clamp, so `n + 127` is a valid biased exponent except at 128,
