@@ -744,9 +744,7 @@ fn add(x: &mut [f32], delta: &[f32]) {
 /// `gate = silu(gate) * up`, element by element.
 fn swiglu(gate: &mut [f32], up: &[f32]) {
     let one = |(gate, up): (&mut [f32], &[f32])| {
-        for (g, u) in gate.iter_mut().zip(up) {
-            *g = *g / (1.0 + crate::math::exp(-*g)) * u;
-        }
+        crate::math::swiglu(gate, up);
     };
     if gate.len() < PARALLEL_VALUES {
         one((gate, up));

@@ -5,7 +5,14 @@
 //! thread. [`exp`] is straight-line arithmetic (range reduction by a
 //! rounding trick that needs no SSE4.1, a degree-6 polynomial, the power
 //! of two built from bits), so loops over slices that call it become SIMD
-//! code.
+//! code; [`swiglu`] compiles such a loop for each instruction set and
+//! picks one at run time.
+
+// The `unsafe` calls are of functions compiled for an instruction set,
+// each after a run-time check that the CPU has it (`Simd::detect`).
+#![allow(unsafe_code)]
+
+use crate::kernels::Simd;
 
 /// `e^x` within 2 ulp for `x` in about -87.3..88.7; below that range the
 /// result is `e^-87.3` (about 1.2e-38) rather than a subnormal or zero,
@@ -40,9 +47,68 @@ pub(crate) fn exp(x: f32) -> f32 {
     e * f32::from_bits(half << 23) * f32::from_bits(rest << 23)
 }
 
+/// `gate = silu(gate) * up` (SwiGLU's element-wise step), with the
+/// widest vectors this CPU has.
+pub(crate) fn swiglu(gate: &mut [f32], up: &[f32]) {
+    swiglu_with(Simd::detect(), gate, up);
+}
+
+fn swiglu_with(simd: Simd, gate: &mut [f32], up: &[f32]) {
+    match simd {
+        // SAFETY: `Simd::Avx512` is only made after detecting AVX-512 F,
+        // BW and VL (and more).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe { swiglu_avx512(gate, up) },
+        // SAFETY: `Simd::Avx2` is only made after detecting AVX2 and FMA.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { swiglu_avx2(gate, up) },
+        Simd::Scalar => swiglu_portable(gate, up),
+    }
+}
+
+#[inline(always)]
+fn swiglu_portable(gate: &mut [f32], up: &[f32]) {
+    for (g, u) in gate.iter_mut().zip(up) {
+        *g = *g / (1.0 + exp(-*g)) * u;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn swiglu_avx2(gate: &mut [f32], up: &[f32]) {
+    swiglu_portable(gate, up);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
+fn swiglu_avx512(gate: &mut [f32], up: &[f32]) {
+    swiglu_portable(gate, up);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn swiglu_is_the_same_on_every_instruction_set() {
+        let up: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.37).sin()).collect();
+        let gate: Vec<f32> = (0..1000).map(|i| (i as f32 - 500.0) / 25.0).collect();
+        let mut portable = gate.clone();
+        swiglu_with(Simd::Scalar, &mut portable, &up);
+        for ((&g, &u), &got) in gate.iter().zip(&up).zip(&portable) {
+            let exact = f64::from(g) / (1.0 + (-f64::from(g)).exp()) * f64::from(u);
+            assert!((f64::from(got) - exact).abs() <= 1e-6 * exact.abs().max(1e-3));
+        }
+        for simd in Simd::available() {
+            let mut out = gate.clone();
+            swiglu_with(simd, &mut out, &up);
+            let same = out
+                .iter()
+                .zip(&portable)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{simd:?}");
+        }
+    }
 
     fn ulps(a: f32, b: f32) -> u32 {
         (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs() as u32
