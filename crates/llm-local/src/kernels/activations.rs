@@ -284,7 +284,9 @@ pub(super) fn quantize_into(values: &[f32], q: &mut [i8]) -> f32 {
     // this loop from vectorizing.
     const ROUND: f32 = 12_582_912.0;
     for (q, v) in q.iter_mut().zip(values) {
-        // `max` and `min` drop a NaN (to -127): no value leaves the range.
+        // `max` and `min` drop a NaN (to -127): no value leaves the range
+        // (`clamp` keeps NaN).
+        #[allow(clippy::manual_clamp)]
         let scaled = (v * inverse).max(-127.0).min(127.0);
         *q = (scaled + ROUND).to_bits().wrapping_sub(ROUND.to_bits()) as i8;
     }
