@@ -38,10 +38,12 @@ use rayon::prelude::*;
 use super::LocalError;
 
 mod activations;
+mod attention;
 mod interleaved;
 mod kquants;
 
 pub(crate) use activations::{Activations, Grain};
+pub(crate) use attention::{AttentionShape, SpanStats, attend_span, merge_spans};
 
 use interleaved::{Q4KRows16, Q6KRows16, ROWS};
 use kquants::{Blocks32, Q4K_BYTES, Q5_0_BYTES, Q6K_BYTES, QK_K, TokenQ, common_len};
@@ -806,206 +808,11 @@ fn dot_q8_0<const N: usize>(simd: Simd, w: &[BlockQ8_0], x: &[TokenQ; N]) -> [f3
     }
 }
 
-/// `Σ a[i] * b[i]` in f32.
-#[cfg(test)]
-fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-    match Simd::detect() {
-        // SAFETY: as in `dot_q4_1`.
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 | Simd::Avx512 => unsafe { avx2::dot_f32(a, b) },
-        Simd::Scalar => a.iter().zip(b).map(|(x, y)| x * y).sum(),
-    }
-}
-
-/// The shapes [`attend`] works on.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct AttentionShape {
-    /// Values per head.
-    pub(crate) head_dim: usize,
-    /// Values per cached position (all kv heads).
-    pub(crate) kv_dim: usize,
-    /// Query heads sharing one kv head.
-    pub(crate) group: usize,
-    /// `1 / sqrt(head_dim)`.
-    pub(crate) scale: f32,
-}
-
-/// Softmax statistics of one query head over a span of positions.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SpanStats {
-    /// Largest score (`-inf` when the head sees none of the span).
-    pub(crate) max: f32,
-    /// `Σ exp(score - max)`.
-    pub(crate) sum: f32,
-}
-
-/// Attention of a few consecutive tokens' query heads that share the kv
-/// head at `kv_offset`, over one span of cached positions: `keys` and
-/// `values` hold just the span. `queries` holds, token after token, the
-/// `shape.group` heads of each (`head_dim` values each). The first token
-/// sees `first_visible` positions of the span, the next one more (capped
-/// at the span's length).
-///
-/// Writes each head's *unnormalized* output `Σ exp(s - max) v` to `out`
-/// (same layout as `queries`) and its statistics to `stats`, so spans
-/// computed in parallel can be merged (see [`merge_spans`]).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn attend_span(
-    shape: AttentionShape,
-    queries: &[f32],
-    keys: &[f32],
-    values: &[f32],
-    kv_offset: usize,
-    first_visible: usize,
-    scores: &mut Vec<f32>,
-    out: &mut [f32],
-    stats: &mut [SpanStats],
-) {
-    match Simd::detect() {
-        // SAFETY: as in `dot_q4_1`.
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 | Simd::Avx512 => unsafe {
-            avx2::attend_span(
-                shape,
-                queries,
-                keys,
-                values,
-                kv_offset,
-                first_visible,
-                scores,
-                out,
-                stats,
-            )
-        },
-        Simd::Scalar => attend_span_with(
-            |a, b| a.iter().zip(b).map(|(x, y)| x * y).sum(),
-            shape,
-            queries,
-            keys,
-            values,
-            kv_offset,
-            first_visible,
-            scores,
-            out,
-            stats,
-        ),
-    }
-}
-
-/// [`attend_span`] with a given dot product; inlined into each kernel so
-/// the compiler vectorizes the other loops for that kernel's CPU.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn attend_span_with(
-    dot: impl Fn(&[f32], &[f32]) -> f32,
-    shape: AttentionShape,
-    queries: &[f32],
-    keys: &[f32],
-    values: &[f32],
-    kv_offset: usize,
-    first_visible: usize,
-    scores: &mut Vec<f32>,
-    out: &mut [f32],
-    stats: &mut [SpanStats],
-) {
-    let AttentionShape {
-        head_dim,
-        kv_dim,
-        group,
-        scale,
-    } = shape;
-    let span = keys.len() / kv_dim;
-    let rows = (queries.len() / head_dim).min(stats.len());
-    let visible = |r: usize| (first_visible + r / group.max(1)).min(span);
-    scores.clear();
-    scores.resize(rows * span, 0.0);
-    out.fill(0.0);
-    for (r, query) in queries.chunks_exact(head_dim).take(rows).enumerate() {
-        let seen = visible(r);
-        let row = &mut scores[r * span..r * span + seen];
-        for (s, key) in row.iter_mut().zip(keys.chunks_exact(kv_dim)) {
-            *s = dot(query, &key[kv_offset..kv_offset + head_dim]) * scale;
-        }
-        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        for s in row.iter_mut() {
-            *s = crate::math::exp(*s - max);
-        }
-        let sum = row.iter().sum();
-        stats[r] = SpanStats { max, sum };
-        let out = &mut out[r * head_dim..(r + 1) * head_dim];
-        for (&weight, value) in row.iter().zip(values.chunks_exact(kv_dim)) {
-            for (o, v) in out.iter_mut().zip(&value[kv_offset..kv_offset + head_dim]) {
-                *o += weight * v;
-            }
-        }
-    }
-}
-
-/// Combines one head's unnormalized outputs over several spans (from
-/// [`attend_span`]) into its attention output.
-pub(crate) fn merge_spans<'a>(
-    parts: impl Iterator<Item = (SpanStats, &'a [f32])> + Clone,
-    out: &mut [f32],
-) {
-    let max = parts
-        .clone()
-        .map(|(stats, _)| stats.max)
-        .fold(f32::NEG_INFINITY, f32::max);
-    out.fill(0.0);
-    let mut total = 0.0;
-    for (stats, values) in parts {
-        if stats.sum == 0.0 {
-            continue;
-        }
-        let weight = (stats.max - max).exp();
-        total += stats.sum * weight;
-        for (o, v) in out.iter_mut().zip(values) {
-            *o += weight * v;
-        }
-    }
-    if total > 0.0 {
-        let inverse = 1.0 / total;
-        for o in out.iter_mut() {
-            *o *= inverse;
-        }
-    }
-}
-
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{
-        AttentionShape, BlockQ4_0, BlockQ4_1, BlockQ8_0, Blocks32, SpanStats, TokenQ,
-        attend_span_with, common_len,
-    };
-
-    #[target_feature(enable = "avx2,fma")]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn attend_span(
-        shape: AttentionShape,
-        queries: &[f32],
-        keys: &[f32],
-        values: &[f32],
-        kv_offset: usize,
-        first_visible: usize,
-        scores: &mut Vec<f32>,
-        out: &mut [f32],
-        stats: &mut [SpanStats],
-    ) {
-        attend_span_with(
-            |a, b| dot_f32(a, b),
-            shape,
-            queries,
-            keys,
-            values,
-            kv_offset,
-            first_visible,
-            scores,
-            out,
-            stats,
-        );
-    }
+    use super::{BlockQ4_0, BlockQ4_1, BlockQ8_0, Blocks32, TokenQ, common_len};
 
     #[target_feature(enable = "avx2,fma")]
     fn hsum(v: __m256) -> f32 {
@@ -1128,30 +935,6 @@ mod avx2 {
             out[t] = hsum(acc[t]);
         }
         out
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-        let n = a.len().min(b.len());
-        let (mut acc0, mut acc1) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-        let mut i = 0;
-        while i + 16 <= n {
-            // SAFETY: `i + 16 <= n`, within both slices.
-            unsafe {
-                let a0 = _mm256_loadu_ps(a.as_ptr().add(i));
-                let b0 = _mm256_loadu_ps(b.as_ptr().add(i));
-                let a1 = _mm256_loadu_ps(a.as_ptr().add(i + 8));
-                let b1 = _mm256_loadu_ps(b.as_ptr().add(i + 8));
-                acc0 = _mm256_fmadd_ps(a0, b0, acc0);
-                acc1 = _mm256_fmadd_ps(a1, b1, acc1);
-            }
-            i += 16;
-        }
-        let mut sum = hsum(_mm256_add_ps(acc0, acc1));
-        for j in i..n {
-            sum += a[j] * b[j];
-        }
-        sum
     }
 }
 
@@ -1353,15 +1136,5 @@ mod tests {
         assert!(at(200..344).is_err());
         assert!(at(0..145).is_err());
         assert!(QMatrix::from_file_blocks(NativeType::Q4K, &[0; 144], usize::MAX, 256).is_err());
-    }
-
-    #[test]
-    fn f32_dot_matches_the_plain_sum() {
-        for n in [0, 1, 15, 16, 64, 77] {
-            let a = values(1, n, 1.0);
-            let b = values(2, n, 1.0);
-            let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-            assert!((dot_f32(&a, &b) - plain).abs() < 1e-4);
-        }
     }
 }
