@@ -4,8 +4,9 @@
 //! CPU generation speed is set by how many bytes the weights take, and a
 //! prompt's speed by how many multiplications a second the kernels keep
 //! up. Here the matrices stay in their 4- to 8-bit GGUF blocks and the
-//! activations are quantized to 8 bits per block of 32, as llama.cpp
-//! does, so a block's products are a few integer SIMD instructions.
+//! activations are quantized to 8 bits ([`activations`]: per block of 32,
+//! or per super-block of 256 for the K-quants), as llama.cpp does, so a
+//! block's products are a few integer SIMD instructions.
 //!
 //! - Q4_K and Q6_K (most of a Q4_K_M file) are interleaved at load, 16
 //!   rows at a time ([`interleaved`]): one 512-bit integer dot product

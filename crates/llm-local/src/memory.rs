@@ -1,9 +1,10 @@
 //! How much memory the key/value cache may take, which caps the context
 //! window below what a model declares.
 //!
-//! The cache grows with the conversation (f32 keys and values of every
-//! layer: 57 KB a position for Qwen2.5-1.5B, 23 KB for SmolLM2-135M), so
-//! a model declaring 32,768 positions could need 1.9 GB for a full one.
+//! The cache grows with the conversation (f16 keys and values of every
+//! layer: 28 KB a position for Qwen2.5-1.5B, 11.5 KB for SmolLM2-135M),
+//! so a model declaring 32,768 positions could need 0.9 GB for a full
+//! one.
 //! The window is the declared one, capped so that a full cache takes at
 //! most a quarter of the memory available once the weights are loaded
 //! (the rest is for the cache's growth by doubling, the prompt's scratch

@@ -629,11 +629,12 @@ async fn a_looping_reply_is_rewound_to_one_copy_and_goes_on() {
         .with_max_tokens(300)
     };
 
-    // Code that falls into a loop inside an f-string.
+    // Code that falls into a loop (greedy decoding; which prompt loops
+    // depends on the engine's rounding: f16 keys and values, the
+    // activations' grain).
     let code = ask(
-        "Continue this Python code:\nfrom stegano.lsb import hide\nfrom stegano.lsb import reveal\n\
-         from stegano.lsb import encode_pixel\nfrom stegano.lsb import hide\nfrom stegano.lsb import reveal\n\
-         from stegano.lsb import encode_pixel\n",
+        "Continue this Python code:\nfrom PyPDF2 import PdfReader\nfrom PyPDF2 import PdfWriter\n\
+         from PyPDF2 import PdfReader\nfrom PyPDF2 import PdfWriter\n",
     );
     let looped = plain.complete(&code).await.unwrap();
     let looped = looped.content.unwrap_or_default();
@@ -647,8 +648,8 @@ async fn a_looping_reply_is_rewound_to_one_copy_and_goes_on() {
         "the same reply up to the loop:\n{text}"
     );
     assert!(
-        text.len() > before.len() + 100,
-        "the reply goes on:\n{text}"
+        text.len() > before.len() + block.len(),
+        "the reply goes on past one copy of the block:\n{text}"
     );
 
     // A list that ends in one word forever: the reply ends instead.

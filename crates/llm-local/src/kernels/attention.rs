@@ -14,6 +14,8 @@
 // each after a run-time check that the CPU has it (`Simd::detect`).
 #![allow(unsafe_code)]
 
+use half::f16;
+
 use super::Simd;
 
 /// The shapes [`attend_span`] works on.
@@ -52,8 +54,8 @@ pub(crate) struct SpanStats {
 pub(crate) fn attend_span(
     shape: AttentionShape,
     queries: &[f32],
-    keys: &[f32],
-    values: &[f32],
+    keys: &[f16],
+    values: &[f16],
     kv_offset: usize,
     first_visible: usize,
     scores: &mut Vec<f32>,
@@ -76,8 +78,8 @@ pub(crate) fn attend_span(
 struct Span<'a> {
     shape: AttentionShape,
     queries: &'a [f32],
-    keys: &'a [f32],
-    values: &'a [f32],
+    keys: &'a [f16],
+    values: &'a [f16],
     kv_offset: usize,
     first_visible: usize,
 }
@@ -143,8 +145,8 @@ fn attend_with(
 #[derive(Clone, Copy)]
 struct Row<'a> {
     query: &'a [f32],
-    keys: &'a [f32],
-    values: &'a [f32],
+    keys: &'a [f16],
+    values: &'a [f16],
     kv_dim: usize,
     kv_offset: usize,
     scale: f32,
@@ -155,11 +157,11 @@ impl Row<'_> {
         self.keys.len().min(self.values.len()) / self.kv_dim
     }
 
-    fn key(&self, p: usize) -> &[f32] {
+    fn key(&self, p: usize) -> &[f16] {
         &self.keys[p * self.kv_dim + self.kv_offset..][..self.query.len()]
     }
 
-    fn value(&self, p: usize) -> &[f32] {
+    fn value(&self, p: usize) -> &[f16] {
         &self.values[p * self.kv_dim + self.kv_offset..][..self.query.len()]
     }
 }
@@ -190,14 +192,14 @@ fn row_portable(row: Row<'_>, scores: &mut [f32], out: &mut [f32]) -> SpanStats 
             .query
             .iter()
             .zip(row.key(p))
-            .map(|(q, k)| q * k)
+            .map(|(q, k)| q * k.to_f32())
             .sum::<f32>()
             * row.scale;
     }
     let stats = softmax_weights(scores);
     for (p, &w) in scores.iter().enumerate() {
         for (o, v) in out.iter_mut().zip(row.value(p)) {
-            *o += w * v;
+            *o += w * v.to_f32();
         }
     }
     stats
@@ -207,7 +209,26 @@ fn row_portable(row: Row<'_>, scores: &mut [f32], out: &mut [f32]) -> SpanStats 
 mod x86 {
     use std::arch::x86_64::*;
 
+    use half::f16;
+
     use super::{Row, SpanStats, softmax_weights};
+
+    /// Sixteen f16 as f32.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
+    fn load16(values: &[f16]) -> __m512 {
+        let values = &values[..16];
+        // SAFETY: 32 readable bytes (f16 is two bytes, `repr(transparent)`
+        // over `u16`); unaligned loads are allowed.
+        _mm512_cvtph_ps(unsafe { _mm256_loadu_si256(values.as_ptr().cast()) })
+    }
+
+    /// Eight f16 as f32.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn load8(values: &[f16]) -> __m256 {
+        let values = &values[..8];
+        // SAFETY: 16 readable bytes, as in `load16`.
+        _mm256_cvtph_ps(unsafe { _mm_loadu_si128(values.as_ptr().cast()) })
+    }
 
     /// Head values per pass of the AVX-512 row kernel (8 registers).
     pub(super) const AVX512_PASS: usize = 64;
@@ -229,8 +250,7 @@ mod x86 {
                 std::array::from_fn(|c| unsafe { _mm512_loadu_ps(q[16 * c..].as_ptr()) });
             for (p, s) in scores[..seen].iter_mut().enumerate() {
                 let k = &row.key(p)[pass..pass + AVX512_PASS];
-                // SAFETY: 64 readable floats.
-                let k = |c: usize| unsafe { _mm512_loadu_ps(k[16 * c..].as_ptr()) };
+                let k = |c: usize| load16(&k[16 * c..]);
                 let a = _mm512_fmadd_ps(q[1], k(1), _mm512_mul_ps(q[0], k(0)));
                 let b = _mm512_fmadd_ps(q[3], k(3), _mm512_mul_ps(q[2], k(2)));
                 *s += _mm512_reduce_add_ps(_mm512_add_ps(a, b));
@@ -246,9 +266,7 @@ mod x86 {
                 let v = &row.value(p)[pass..pass + AVX512_PASS];
                 let w = _mm512_set1_ps(w);
                 for (c, acc) in acc.iter_mut().enumerate() {
-                    // SAFETY: 16 readable floats.
-                    let v = unsafe { _mm512_loadu_ps(v[16 * c..].as_ptr()) };
-                    *acc = _mm512_fmadd_ps(w, v, *acc);
+                    *acc = _mm512_fmadd_ps(w, load16(&v[16 * c..]), *acc);
                 }
             }
             let out = &mut out[pass..pass + AVX512_PASS];
@@ -274,8 +292,7 @@ mod x86 {
                 std::array::from_fn(|c| unsafe { _mm256_loadu_ps(q[8 * c..].as_ptr()) });
             for (p, s) in scores[..seen].iter_mut().enumerate() {
                 let k = &row.key(p)[pass..pass + AVX2_PASS];
-                // SAFETY: 32 readable floats.
-                let k = |c: usize| unsafe { _mm256_loadu_ps(k[8 * c..].as_ptr()) };
+                let k = |c: usize| load8(&k[8 * c..]);
                 let a = _mm256_fmadd_ps(q[1], k(1), _mm256_mul_ps(q[0], k(0)));
                 let b = _mm256_fmadd_ps(q[3], k(3), _mm256_mul_ps(q[2], k(2)));
                 *s += hsum(_mm256_add_ps(a, b));
@@ -291,9 +308,7 @@ mod x86 {
                 let v = &row.value(p)[pass..pass + AVX2_PASS];
                 let w = _mm256_set1_ps(w);
                 for (c, acc) in acc.iter_mut().enumerate() {
-                    // SAFETY: 8 readable floats.
-                    let v = unsafe { _mm256_loadu_ps(v[8 * c..].as_ptr()) };
-                    *acc = _mm256_fmadd_ps(w, v, *acc);
+                    *acc = _mm256_fmadd_ps(w, load8(&v[8 * c..]), *acc);
                 }
             }
             let out = &mut out[pass..pass + AVX2_PASS];
@@ -406,7 +421,7 @@ mod tests {
                     let k = &span.keys[p * kv_dim + span.kv_offset..][..head_dim];
                     q.iter()
                         .zip(k)
-                        .map(|(a, b)| f64::from(*a) * f64::from(*b))
+                        .map(|(a, b)| f64::from(*a) * f64::from(b.to_f32()))
                         .sum::<f64>()
                         * f64::from(scale)
                 })
@@ -418,7 +433,7 @@ mod tests {
                 sum += w;
                 let v = &span.values[p * kv_dim + span.kv_offset..][..head_dim];
                 for (o, v) in out[r * head_dim..(r + 1) * head_dim].iter_mut().zip(v) {
-                    *o += w * f64::from(*v);
+                    *o += w * f64::from(v.to_f32());
                 }
             }
             stats.push((max, sum));
@@ -440,8 +455,9 @@ mod tests {
             let kv_heads = 2;
             let kv_dim = kv_heads * head_dim;
             let positions = 40.max(first_visible.min(300));
-            let keys = noise(1, positions * kv_dim);
-            let values = noise(2, positions * kv_dim);
+            let half = |v: Vec<f32>| -> Vec<f16> { v.into_iter().map(f16::from_f32).collect() };
+            let keys = half(noise(1, positions * kv_dim));
+            let values = half(noise(2, positions * kv_dim));
             let rows = group * tokens;
             let queries = noise(3, rows * head_dim);
             let shape = AttentionShape {
