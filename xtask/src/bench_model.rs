@@ -18,7 +18,9 @@
 //! (each under `/usr/bin/time -v`), and `llama-simple -n 1` for its load
 //! time (model load plus the first, 1-token evaluation: `load time` of its
 //! performance report) and its memory after loading. Ours runs the
-//! `speed` example of `llm-local` (`--prompt --depth --gen --json`), whose
+//! `speed` example of `llm-local` on the same work in the same two
+//! processes (`--prompt 512,4096` then `--depth 512,4096 --gen 64`, each
+//! with `--json`), so each peak resident set covers the same work; its
 //! load time includes a one-token self-check. The CPU and the load average
 //! before and after are recorded; the raw results go to
 //! `target/bench/model-<UTC timestamp>.json`.
@@ -552,33 +554,44 @@ fn measure_llama(bin: &Path, model: &Path, options: &Options) -> anyhow::Result<
 }
 
 /// Our numbers, from the `speed` example.
+/// Our engine on the same work as llama.cpp, in the same two processes:
+/// prompts (as `llama-bench -p ... -n 0`), then generation at depths (as
+/// `llama-bench -p 0 -n ... -d ...`). Peak memory is the larger of the two
+/// processes' peaks, as for llama.cpp; each process's own is kept too.
 fn measure_ours(speed: &Path, model: &Path, options: &Options) -> anyhow::Result<Value> {
-    let measured = run_measured(
-        Command::new(speed)
-            .arg(model)
-            .args(["--threads", &options.threads.to_string()])
-            .args(["--runs", &options.runs.to_string()])
-            .args(["--prompt", &join(&options.prompts)])
-            .args(["--depth", &join(&options.depths)])
-            .args(["--gen", &options.generate.to_string()])
-            .arg("--json")
-            .env("RAYON_NUM_THREADS", options.threads.to_string()),
-    );
-    let measured = match measured {
-        Ok(measured) => measured,
-        Err(error) => {
-            eprintln!("warning: our engine failed: {error:#}");
-            return Err(error);
-        }
+    let run = |what: &str, list: &[usize]| -> anyhow::Result<Value> {
+        let flag = format!("--{what}");
+        let measured = run_measured(
+            Command::new(speed)
+                .arg(model)
+                .args(["--threads", &options.threads.to_string()])
+                .args(["--runs", &options.runs.to_string()])
+                .args([flag.as_str(), &join(list)])
+                .args(["--gen", &options.generate.to_string()])
+                .arg("--json")
+                .env("RAYON_NUM_THREADS", options.threads.to_string()),
+        )
+        .inspect_err(|error| eprintln!("warning: our engine failed: {error:#}"))?;
+        let stdout = String::from_utf8_lossy(&measured.output.stdout);
+        let line = stdout
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .context("the speed example printed no JSON")?;
+        let mut report: Value =
+            serde_json::from_str(line).context("the speed example's JSON")?;
+        report["process_peak_rss_kib"] = json!(measured.peak_rss_kib);
+        Ok(report)
     };
-    let stdout = String::from_utf8_lossy(&measured.output.stdout);
-    let line = stdout
-        .lines()
-        .rev()
-        .find(|l| l.starts_with('{'))
-        .context("the speed example printed no JSON")?;
-    let mut report: Value = serde_json::from_str(line).context("the speed example's JSON")?;
-    report["process_peak_rss_kib"] = json!(measured.peak_rss_kib);
+    let mut report = run("prompt", &options.prompts)?;
+    let depths = run("depth", &options.depths)?;
+    report["generation"] = depths["generation"].clone();
+    let peak = |r: &Value| r.get("process_peak_rss_kib").and_then(Value::as_u64);
+    report["processes"] = json!([
+        {"work": "prompts", "peak_rss_kib": peak(&report)},
+        {"work": "depths", "peak_rss_kib": peak(&depths)},
+    ]);
+    report["process_peak_rss_kib"] = json!(peak(&report).max(peak(&depths)));
     Ok(report)
 }
 
