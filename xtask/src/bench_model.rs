@@ -578,8 +578,7 @@ fn measure_ours(speed: &Path, model: &Path, options: &Options) -> anyhow::Result
             .rev()
             .find(|l| l.starts_with('{'))
             .context("the speed example printed no JSON")?;
-        let mut report: Value =
-            serde_json::from_str(line).context("the speed example's JSON")?;
+        let mut report: Value = serde_json::from_str(line).context("the speed example's JSON")?;
         report["process_peak_rss_kib"] = json!(measured.peak_rss_kib);
         Ok(report)
     };
