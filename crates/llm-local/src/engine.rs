@@ -27,10 +27,12 @@ use tracing::{debug, warn};
 
 use super::LocalError;
 use super::gguf::{ModelParams, RopeStyle};
-use super::kernels::{
-    Activations, AttentionShape, Grain, NativeType, QMatrix, SpanStats, attend_span, merge_spans,
-};
+use super::kernels::{Activations, Grain, NativeType, QMatrix};
 use super::repacked::{Repacked, Writer};
+
+mod attention;
+
+use attention::{attention, attention_batched};
 
 struct Layer {
     attn_norm: Vec<f32>,
@@ -80,6 +82,8 @@ pub(crate) struct KvCache {
     /// Values per position in each layer's keys (and values).
     width: usize,
     len: usize,
+    /// Positions [`KvCache::reserve`] asked room for.
+    reserved: usize,
 }
 
 impl KvCache {
@@ -108,6 +112,7 @@ impl KvCache {
             values: vec![layer],
             width: 2,
             len,
+            reserved: 0,
         }
     }
 
@@ -126,6 +131,17 @@ impl KvCache {
             .unwrap_or_default()
     }
 
+    /// Makes room for `positions` positions in all (within the layers the
+    /// cache has; a fresh cache gets its layers on the first forward call,
+    /// which reserves then).
+    pub(crate) fn reserve(&mut self, positions: usize) {
+        let want = positions * self.width;
+        for layer in self.keys.iter_mut().chain(self.values.iter_mut()) {
+            layer.reserve_exact(want.saturating_sub(layer.len()));
+        }
+        self.reserved = self.reserved.max(positions);
+    }
+
     /// A copy of the first `len` tokens (all of them if there are fewer).
     pub(crate) fn prefix(&self, len: usize) -> KvCache {
         let len = len.min(self.len);
@@ -140,6 +156,7 @@ impl KvCache {
             values: copy(&self.values),
             width: self.width,
             len,
+            reserved: 0,
         }
     }
 
@@ -619,12 +636,15 @@ impl Weights {
         let kv_dim = p.head_count_kv * head_dim;
         let eps = p.rms_eps as f32;
         if cache.keys.len() != self.layers.len() {
+            let reserved = cache.reserved.min(self.max_positions);
             *cache = KvCache {
                 keys: vec![Vec::new(); self.layers.len()],
                 values: vec![Vec::new(); self.layers.len()],
                 width: kv_dim,
                 len: 0,
+                reserved: 0,
             };
+            cache.reserve(reserved.max(start + seq));
         }
 
         let mut x = vec![0.0f32; seq * dim];
@@ -835,168 +855,12 @@ fn rotate(x: &mut [f32], rotary: &[(f32, f32)], head_dim: usize, style: RopeStyl
     }
 }
 
-/// Cached positions one attention task covers when few tokens are run
-/// (generation), so that a long context is split over every thread.
-const ATTENTION_SPAN: usize = 256;
-
-/// Causal grouped-query attention of a few new tokens' queries over every
-/// cached position up to their own: one task per kv head and span of
-/// positions, merged per head afterwards.
-fn attention(
-    q: &[f32],
-    keys: &[f16],
-    values: &[f16],
-    start: usize,
-    p: &ModelParams,
-    out: &mut [f32],
-) {
-    let dim = p.embedding_length;
-    let head_dim = dim / p.head_count;
-    let kv_dim = p.head_count_kv * head_dim;
-    let group = p.head_count / p.head_count_kv;
-    let shape = AttentionShape {
-        head_dim,
-        kv_dim,
-        group,
-        scale: 1.0 / (head_dim as f32).sqrt(),
-    };
-    let width = group * head_dim;
-    let seq = q.len() / dim;
-    let positions = keys.len() / kv_dim;
-    let spans = positions.div_ceil(ATTENTION_SPAN).max(1);
-    let rows = seq * group;
-    let parts: Vec<(Vec<SpanStats>, Vec<f32>)> = (0..p.head_count_kv * spans)
-        .into_par_iter()
-        .map_init(Vec::new, |scores, task| {
-            let (kv_head, span) = (task / spans, task % spans);
-            let lo = span * ATTENTION_SPAN;
-            let hi = (lo + ATTENTION_SPAN).min(positions);
-            let queries: Vec<f32> = q
-                .chunks_exact(dim)
-                .flat_map(|row| row[kv_head * width..(kv_head + 1) * width].iter().copied())
-                .collect();
-            let mut stats = vec![
-                SpanStats {
-                    max: f32::NEG_INFINITY,
-                    sum: 0.0,
-                };
-                rows
-            ];
-            let mut local = vec![0.0; rows * head_dim];
-            attend_span(
-                shape,
-                &queries,
-                &keys[lo * kv_dim..hi * kv_dim],
-                &values[lo * kv_dim..hi * kv_dim],
-                kv_head * head_dim,
-                (start + 1).saturating_sub(lo),
-                scores,
-                &mut local,
-                &mut stats,
-            );
-            (stats, local)
-        })
-        .collect();
-    for (t, row) in out.chunks_exact_mut(dim).enumerate() {
-        for (h, head) in row.chunks_exact_mut(head_dim).enumerate() {
-            let (kv_head, r) = (h / group, t * group + h % group);
-            let of_head = parts[kv_head * spans..(kv_head + 1) * spans]
-                .iter()
-                .map(|(stats, local)| (stats[r], &local[r * head_dim..(r + 1) * head_dim]));
-            merge_spans(of_head, head);
-        }
-    }
-}
-
-/// Query tokens per matrix product in [`attention_batched`]: small enough
-/// that little of the causal mask's upper triangle is computed and thrown
-/// away, large enough for the products to run at full speed.
-const BATCHED_TILE: usize = 128;
-
-/// A prompt chunk's attention as f32 matrix products (scores = Q Kᵀ, then
-/// softmax, then P V), per tile of query tokens and kv head.
-fn attention_batched(
-    q: &[f32],
-    keys: &[f16],
-    values: &[f16],
-    start: usize,
-    p: &ModelParams,
-    out: &mut [f32],
-) -> Result<(), LocalError> {
-    use candle_core::Tensor;
-    let dim = p.embedding_length;
-    let head_dim = dim / p.head_count;
-    let kv_dim = p.head_count_kv * head_dim;
-    let group = p.head_count / p.head_count_kv;
-    let width = group * head_dim;
-    let scale = 1.0 / (head_dim as f32).sqrt();
-    let seq = q.len() / dim;
-    let tiles = seq.div_ceil(BATCHED_TILE);
-    let results = (0..tiles * p.head_count_kv)
-        .into_par_iter()
-        .map(|task| -> Result<(usize, usize, Vec<f32>), LocalError> {
-            let (tile, kv_head) = (task / p.head_count_kv, task % p.head_count_kv);
-            let first = tile * BATCHED_TILE;
-            let tokens = BATCHED_TILE.min(seq - first);
-            // Positions the tile's last token sees.
-            let visible = start + first + tokens;
-            let queries: Vec<f32> = q
-                .chunks_exact(dim)
-                .skip(first)
-                .take(tokens)
-                .flat_map(|row| row[kv_head * width..(kv_head + 1) * width].iter().copied())
-                .collect();
-            let head_of = |cache: &[f16]| -> Vec<f32> {
-                let mut head = vec![0.0f32; visible * head_dim];
-                for (out, pos) in head
-                    .chunks_exact_mut(head_dim)
-                    .zip(cache.chunks_exact(kv_dim))
-                {
-                    pos[kv_head * head_dim..(kv_head + 1) * head_dim].convert_to_f32_slice(out);
-                }
-                head
-            };
-            let device = &Device::Cpu;
-            let k = Tensor::from_vec(head_of(keys), (visible, head_dim), device)?;
-            let v = Tensor::from_vec(head_of(values), (visible, head_dim), device)?;
-            let queries = Tensor::from_vec(queries, (tokens * group, head_dim), device)?;
-            let mut scores = queries.matmul(&k.t()?)?.flatten_all()?.to_vec1::<f32>()?;
-            for (r, row) in scores.chunks_exact_mut(visible).enumerate() {
-                let (seen, hidden) = row.split_at_mut(start + first + r / group + 1);
-                hidden.fill(0.0);
-                let max = seen.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                for s in seen.iter_mut() {
-                    *s = crate::math::exp((*s - max) * scale);
-                }
-                let total: f32 = seen.iter().sum();
-                let inverse = 1.0 / total;
-                for s in seen.iter_mut() {
-                    *s *= inverse;
-                }
-            }
-            let probabilities = Tensor::from_vec(scores, (tokens * group, visible), device)?;
-            let heads = probabilities.matmul(&v)?.flatten_all()?.to_vec1::<f32>()?;
-            Ok((first, kv_head, heads))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    for (first, kv_head, heads) in results {
-        for (row, heads) in out
-            .chunks_exact_mut(dim)
-            .skip(first)
-            .zip(heads.chunks_exact(width))
-        {
-            row[kv_head * width..(kv_head + 1) * width].copy_from_slice(heads);
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::gguf::Architecture;
     use super::*;
 
-    fn params() -> ModelParams {
+    pub(super) fn params() -> ModelParams {
         ModelParams {
             architecture: Architecture::Llama,
             block_count: 1,
@@ -1012,7 +876,7 @@ mod tests {
         }
     }
 
-    fn noise(seed: u32, n: usize) -> Vec<f32> {
+    pub(super) fn noise(seed: u32, n: usize) -> Vec<f32> {
         (0..n)
             .map(|i| {
                 let x = (i as u32)
@@ -1021,78 +885,6 @@ mod tests {
                 ((x >> 8) % 2000) as f32 / 1000.0 - 1.0
             })
             .collect()
-    }
-
-    /// Softmax attention written the obvious way.
-    fn reference(
-        q: &[f32],
-        keys: &[f32],
-        values: &[f32],
-        start: usize,
-        p: &ModelParams,
-    ) -> Vec<f32> {
-        let dim = p.embedding_length;
-        let hd = dim / p.head_count;
-        let kv_dim = p.head_count_kv * hd;
-        let group = p.head_count / p.head_count_kv;
-        let mut out = vec![0.0; q.len()];
-        for (t, row) in q.chunks_exact(dim).enumerate() {
-            for h in 0..p.head_count {
-                let qh = &row[h * hd..(h + 1) * hd];
-                let off = (h / group) * hd;
-                let n = start + t + 1;
-                let scores: Vec<f32> = (0..n)
-                    .map(|j| {
-                        let k = &keys[j * kv_dim + off..j * kv_dim + off + hd];
-                        qh.iter().zip(k).map(|(a, b)| a * b).sum::<f32>() / (hd as f32).sqrt()
-                    })
-                    .collect();
-                let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                let e: Vec<f32> = scores.iter().map(|s| (s - max).exp()).collect();
-                let total: f32 = e.iter().sum();
-                for (j, w) in e.iter().enumerate() {
-                    for d in 0..hd {
-                        out[t * dim + h * hd + d] += w / total * values[j * kv_dim + off + d];
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn both_attention_paths_match_plain_softmax_attention() {
-        let p = params();
-        let dim = p.embedding_length;
-        let kv_dim = 2 * 16;
-        for (start, seq) in [(0, 1), (0, 5), (700, 1), (700, 3), (0, 200), (300, 150)] {
-            let q = noise(1, seq * dim);
-            // The cache holds f16; the reference takes the same values.
-            let keys: Vec<f16> = noise(2, (start + seq) * kv_dim)
-                .into_iter()
-                .map(f16::from_f32)
-                .collect();
-            let values: Vec<f16> = noise(3, (start + seq) * kv_dim)
-                .into_iter()
-                .map(f16::from_f32)
-                .collect();
-            let wide = |v: &[f16]| -> Vec<f32> { v.iter().map(|v| v.to_f32()).collect() };
-            let expected = reference(&q, &wide(&keys), &wide(&values), start, &p);
-            let mut few = vec![0.0; seq * dim];
-            attention(&q, &keys, &values, start, &p, &mut few);
-            let mut batched = vec![0.0; seq * dim];
-            attention_batched(&q, &keys, &values, start, &p, &mut batched).unwrap();
-            for (i, ((a, b), want)) in few.iter().zip(&batched).zip(&expected).enumerate() {
-                assert!(
-                    (a - want).abs() < 1e-4,
-                    "start {start} seq {seq} [{i}]: spans {a} vs {want}"
-                );
-                assert!(
-                    (b - want).abs() < 1e-4,
-                    "start {start} seq {seq} [{i}]: batched {b} vs {want}"
-                );
-            }
-        }
     }
 
     /// Rotary embedding as Hugging Face writes it for one head: with
@@ -1423,6 +1215,27 @@ mod tests {
             assert!(distance(&prompt, &wrong_rope) > 3.0 * distance(&prompt, &want));
             assert!(distance(&prompt, &no_bias) > 3.0 * distance(&prompt, &want));
         }
+    }
+
+    #[test]
+    fn a_reserved_cache_grows_without_moving() {
+        let mut cache = KvCache::numbered(3);
+        cache.reserve(100);
+        let keys = cache.keys[0].as_ptr();
+        assert!(cache.keys[0].capacity() >= 200 && cache.values[0].capacity() >= 200);
+        for layer in cache.keys.iter_mut().chain(cache.values.iter_mut()) {
+            append_f16(layer, &[7.0; 194]);
+        }
+        assert_eq!(
+            cache.keys[0].as_ptr(),
+            keys,
+            "no reallocation within the reserve"
+        );
+        assert_eq!(&cache.positions()[..3], &[0.0, 1.0, 2.0]);
+        // A fresh cache keeps the request for its first forward call.
+        let mut fresh = KvCache::default();
+        fresh.reserve(50);
+        assert_eq!(fresh.reserved, 50);
     }
 
     #[test]

@@ -790,6 +790,10 @@ impl Inner {
             tokens: mut seen,
         } = guard.take_for(prompt)?;
         let reused = seen.len();
+        // Room for the whole call at once: grown chunk by chunk, every
+        // layer's keys and values were copied at each doubling and the
+        // freed buffers stayed in the allocator's heap.
+        cache.reserve(prompt.len() + budget);
         let prefill_started = Instant::now();
         // In chunks, so attention scores stay small for long prompts.
         let mut logits = Vec::new();
