@@ -286,6 +286,14 @@ struct Session {
 /// tokens, close to a minute of prompt on two cores).
 const SESSIONS: usize = 3;
 
+/// A kept session whose tokens past the shared prefix are at most
+/// `1 / CUT_RATHER_THAN_COPY` of that prefix is cut to it and taken rather
+/// than copied: recomputing those few tokens later costs less than two
+/// copies of a long cache (the same prompt sent again shares all but its
+/// last token with the kept one, and copying 4,096 positions held 117 MB
+/// twice). A short call sharing only the template's opening still copies.
+const CUT_RATHER_THAN_COPY: usize = 8;
+
 /// The kept sessions, most recently used last.
 #[derive(Default)]
 struct Sessions(Vec<Session>);
@@ -293,9 +301,10 @@ struct Sessions(Vec<Session>);
 impl Sessions {
     /// The session to run `prompt` from: the kept one sharing the longest
     /// prefix with it (the most recent one on a tie), taken out when
-    /// `prompt` extends all of it, else a copy of the shared prefix (so a
-    /// short call that shares only the template's opening does not cut a
-    /// long conversation down to it); a fresh one when none shares a token.
+    /// `prompt` extends all of it or nearly all (see
+    /// [`CUT_RATHER_THAN_COPY`]), else a copy of the shared prefix (so a short call that
+    /// shares only the template's opening does not cut a long conversation
+    /// down to it); a fresh one when none shares a token.
     /// Never all of `prompt`: its last token is run again for the logits of
     /// the next one.
     fn take_for(&mut self, prompt: &[u32]) -> Result<Session, LocalError> {
@@ -323,7 +332,7 @@ impl Sessions {
             });
         };
         let mut session = match self.0.get(i) {
-            Some(kept) if shared < kept.tokens.len() => Session {
+            Some(kept) if (kept.tokens.len() - shared) * CUT_RATHER_THAN_COPY > shared => Session {
                 tokens: kept.tokens[..shared].to_vec(),
                 cache: kept.cache.prefix(shared),
             },
@@ -1157,21 +1166,35 @@ mod tests {
     #[test]
     fn a_prompt_that_extends_a_kept_one_takes_it_and_a_partial_match_copies() {
         let mut sessions = Sessions::default();
-        sessions.keep(session(&[1, 2, 3, 4]), 100);
-        sessions.keep(session(&[1, 9, 9]), 100);
-        // Shares [1, 2] with the first: copied, both stay kept.
+        let long: Vec<u32> = [1, 2].into_iter().chain(10..110).collect();
+        sessions.keep(session(&long), 1000);
+        sessions.keep(session(&[1, 9, 9]), 1000);
+        // Shares [1, 2] with the long one, whose other 100 tokens are
+        // worth keeping: copied, both stay kept.
         let copy = sessions.take_for(&[1, 2, 7, 7]).unwrap();
         assert_eq!(copy.tokens, [1, 2]);
         assert_eq!(copy.cache.positions(), [0.0, 1.0]);
         assert_eq!(sessions.0.len(), 2);
-        // Extends the first: taken out (not copied), cut to all but the
-        // prompt's last token.
-        let taken = sessions.take_for(&[1, 2, 3, 4, 5]).unwrap();
-        assert_eq!(taken.tokens, [1, 2, 3, 4]);
+        // Extends it: taken out (not copied), cut to all but the prompt's
+        // last token.
+        let mut longer = long.clone();
+        longer.push(5);
+        let taken = sessions.take_for(&longer).unwrap();
+        assert_eq!(taken.tokens, long);
         assert_eq!(sessions.0.len(), 1);
+        // A short prompt sent again: its one token past the shared prefix
+        // is half of what is shared, so the kept one is copied.
         let whole = sessions.take_for(&[1, 9, 9]).unwrap();
         assert_eq!(whole.tokens, [1, 9]);
         assert_eq!(whole.cache.len(), 2);
+        assert_eq!(sessions.0.len(), 1);
+        // A long one sent again shares all but its last token: the kept
+        // one is cut by that token and taken, not copied.
+        sessions.keep(session(&long), 1000);
+        let again = sessions.take_for(&long).unwrap();
+        assert_eq!(again.tokens, long[..long.len() - 1]);
+        assert_eq!(again.cache.len(), long.len() - 1);
+        assert_eq!(sessions.0.len(), 1, "only [1, 9, 9] is still kept");
         // Nothing shared: a fresh session.
         sessions.keep(session(&[3, 3]), 100);
         assert!(sessions.take_for(&[4, 4]).unwrap().tokens.is_empty());
