@@ -664,9 +664,14 @@ impl Weights {
             resize(&mut s.q, seq * dim);
             resize(&mut s.k, seq * kv_dim);
             resize(&mut s.v, seq * kv_dim);
-            layer.wq.matmul(&s.act, &mut s.q)?;
-            layer.wk.matmul(&s.act, &mut s.k)?;
-            layer.wv.matmul(&s.act, &mut s.v)?;
+            QMatrix::matmul_all(
+                &s.act,
+                vec![
+                    (&layer.wq, &mut s.q),
+                    (&layer.wk, &mut s.k),
+                    (&layer.wv, &mut s.v),
+                ],
+            )?;
             add_bias(&mut s.q, layer.bq.as_deref());
             add_bias(&mut s.k, layer.bk.as_deref());
             add_bias(&mut s.v, layer.bv.as_deref());
@@ -694,8 +699,10 @@ impl Weights {
             s.act.set_grains(&s.normed, dim, &grains)?;
             resize(&mut s.gate, seq * self.hidden);
             resize(&mut s.up, seq * self.hidden);
-            layer.gate.matmul(&s.act, &mut s.gate)?;
-            layer.up.matmul(&s.act, &mut s.up)?;
+            QMatrix::matmul_all(
+                &s.act,
+                vec![(&layer.gate, &mut s.gate), (&layer.up, &mut s.up)],
+            )?;
             swiglu(&mut s.gate, &s.up);
             s.act
                 .set_grains(&s.gate, self.hidden, &[layer.down.grain()])?;

@@ -521,8 +521,44 @@ impl QMatrix {
         self.matmul_with(Simd::detect(), x, out)
     }
 
+    /// [`QMatrix::matmul`] of several matrices sharing one input, their
+    /// chunks of rows all in one parallel pass: a generated token runs
+    /// about 200 matrix products, and each pass ends in a wait for the
+    /// slowest thread.
+    pub(crate) fn matmul_all(
+        x: &Activations,
+        work: Vec<(&QMatrix, &mut [f32])>,
+    ) -> Result<(), LocalError> {
+        Self::matmul_all_with(Simd::detect(), x, work)
+    }
+
     /// [`QMatrix::matmul`] by the kernels of `simd`.
     fn matmul_with(&self, simd: Simd, x: &Activations, out: &mut [f32]) -> Result<(), LocalError> {
+        Self::matmul_all_with(simd, x, vec![(self, out)])
+    }
+
+    fn matmul_all_with(
+        simd: Simd,
+        x: &Activations,
+        work: Vec<(&QMatrix, &mut [f32])>,
+    ) -> Result<(), LocalError> {
+        let mut chunks = Vec::new();
+        for (matrix, out) in work {
+            chunks.extend(matrix.chunks(x, out)?);
+        }
+        chunks
+            .into_par_iter()
+            .for_each(|chunk| chunk.matrix.run_chunk(simd, x, chunk));
+        Ok(())
+    }
+
+    /// `out` split into the chunks of rows one task computes, each with
+    /// its outputs for every token; the shapes and grain checked.
+    fn chunks<'a>(
+        &'a self,
+        x: &Activations,
+        out: &'a mut [f32],
+    ) -> Result<Vec<RowChunk<'a>>, LocalError> {
         let tokens = x.tokens;
         if x.cols != self.cols || out.len() != tokens * self.rows {
             return Err(LocalError::Engine(format!(
@@ -549,37 +585,42 @@ impl QMatrix {
             .next_multiple_of(ROWS);
         // Per chunk of rows, its outputs of every token (`out` is token
         // after token, so they are not contiguous).
-        let chunks = self.rows.div_ceil(chunk_rows);
-        let mut parts: Vec<Vec<&mut [f32]>> =
-            (0..chunks).map(|_| Vec::with_capacity(tokens)).collect();
+        let mut chunks: Vec<RowChunk<'a>> = (0..self.rows.div_ceil(chunk_rows))
+            .map(|chunk| RowChunk {
+                matrix: self,
+                first_row: chunk * chunk_rows,
+                outs: Vec::with_capacity(tokens),
+            })
+            .collect();
         for of_token in out.chunks_exact_mut(self.rows) {
-            for (part, piece) in parts.iter_mut().zip(of_token.chunks_mut(chunk_rows)) {
-                part.push(piece);
+            for (chunk, piece) in chunks.iter_mut().zip(of_token.chunks_mut(chunk_rows)) {
+                chunk.outs.push(piece);
             }
         }
-        parts
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(chunk, mut outs)| {
-                let first_row = chunk * chunk_rows;
-                let mut t = 0;
-                while t < tokens {
-                    // Tiles of 8, then 4, 2, 1 for the rest.
-                    let n = match tokens - t {
-                        left if left >= TOKEN_TILE => TOKEN_TILE,
-                        left => 1 << left.ilog2(),
-                    };
-                    let outs = &mut outs[t..t + n];
-                    match n {
-                        1 => self.tile::<1>(simd, first_row, x, grain, t, outs),
-                        2 => self.tile::<2>(simd, first_row, x, grain, t, outs),
-                        4 => self.tile::<4>(simd, first_row, x, grain, t, outs),
-                        _ => self.tile::<TOKEN_TILE>(simd, first_row, x, grain, t, outs),
-                    }
-                    t += n;
-                }
-            });
-        Ok(())
+        Ok(chunks)
+    }
+
+    /// Every token of `x` times the rows of `chunk`.
+    fn run_chunk(&self, simd: Simd, x: &Activations, mut chunk: RowChunk<'_>) {
+        let grain = self.grain();
+        let tokens = chunk.outs.len();
+        let mut t = 0;
+        while t < tokens {
+            // Tiles of 8, then 4, 2, 1 for the rest.
+            let n = match tokens - t {
+                left if left >= TOKEN_TILE => TOKEN_TILE,
+                left => 1 << left.ilog2(),
+            };
+            let first_row = chunk.first_row;
+            let outs = &mut chunk.outs[t..t + n];
+            match n {
+                1 => self.tile::<1>(simd, first_row, x, grain, t, outs),
+                2 => self.tile::<2>(simd, first_row, x, grain, t, outs),
+                4 => self.tile::<4>(simd, first_row, x, grain, t, outs),
+                _ => self.tile::<TOKEN_TILE>(simd, first_row, x, grain, t, outs),
+            }
+            t += n;
+        }
     }
 
     /// Tokens `first_token..first_token + N` times the rows from
@@ -655,6 +696,14 @@ impl QMatrix {
             Blocks::Q4K(_) | Blocks::Q6K(_) | Blocks::Q5_0(_) => [0.0; N],
         }
     }
+}
+
+/// One task of a matrix product: rows `first_row..` of `matrix`, and
+/// each token's outputs for them.
+struct RowChunk<'a> {
+    matrix: &'a QMatrix,
+    first_row: usize,
+    outs: Vec<&'a mut [f32]>,
 }
 
 /// A group's 16 outputs per token into `outs[t][start..]`, cut at `rows`
@@ -1097,6 +1146,40 @@ mod tests {
             for tokens in [1, 3, 5, 17] {
                 check(kind, tokens);
             }
+        }
+    }
+
+    #[test]
+    fn several_matrices_in_one_pass_give_each_ones_product() {
+        let cols = 2 * QK_K;
+        let a = QMatrix::from_file_blocks(
+            NativeType::Q4K,
+            &file_bytes(NativeType::Q4K, 1, 37, cols),
+            37,
+            cols,
+        )
+        .unwrap();
+        let b = QMatrix::from_file_blocks(
+            NativeType::Q6K,
+            &file_bytes(NativeType::Q6K, 2, 16, cols),
+            16,
+            cols,
+        )
+        .unwrap();
+        for tokens in [1, 9] {
+            let x = values(3, tokens * cols, 2.0);
+            let mut act = Activations::default();
+            act.set(&x, cols).unwrap();
+            let (mut one, mut two) = (vec![0.0; tokens * 37], vec![0.0; tokens * 16]);
+            QMatrix::matmul_all(&act, vec![(&a, &mut one), (&b, &mut two)]).unwrap();
+            let (mut alone_a, mut alone_b) = (vec![0.0; tokens * 37], vec![0.0; tokens * 16]);
+            a.matmul(&act, &mut alone_a).unwrap();
+            b.matmul(&act, &mut alone_b).unwrap();
+            assert_eq!(one, alone_a);
+            assert_eq!(two, alone_b);
+            // A wrong output size is an error before anything runs.
+            let mut short = vec![0.0; 3];
+            assert!(QMatrix::matmul_all(&act, vec![(&a, &mut one), (&b, &mut short)]).is_err());
         }
     }
 
