@@ -864,8 +864,9 @@ mod avx2 {
 
     use super::{BlockQ4_0, BlockQ4_1, BlockQ8_0, Blocks32, TokenQ, common_len};
 
+    /// The sum of eight lanes.
     #[target_feature(enable = "avx2,fma")]
-    fn hsum(v: __m256) -> f32 {
+    pub(super) fn hsum(v: __m256) -> f32 {
         let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
         let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
         let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));

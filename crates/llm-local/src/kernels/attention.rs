@@ -211,6 +211,7 @@ mod x86 {
 
     use half::f16;
 
+    use super::super::avx2::hsum;
     use super::{Row, SpanStats, softmax_weights};
 
     /// Sixteen f16 as f32.
@@ -318,14 +319,6 @@ mod x86 {
             }
         }
         stats
-    }
-
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn hsum(v: __m256) -> f32 {
-        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-        _mm_cvtss_f32(s)
     }
 }
 
