@@ -775,31 +775,27 @@ fn rms_norm(x: &[f32], weight: &[f32], eps: f32, dim: usize, out: &mut Vec<f32>)
 }
 
 fn add(x: &mut [f32], delta: &[f32]) {
-    let one = |(x, delta): (&mut [f32], &[f32])| {
+    in_pieces(x, delta, |x, delta| {
         for (a, b) in x.iter_mut().zip(delta) {
             *a += b;
         }
-    };
-    if x.len() < PARALLEL_VALUES {
-        one((x, delta));
-    } else {
-        x.par_chunks_mut(PARALLEL_VALUES / 4)
-            .zip(delta.par_chunks(PARALLEL_VALUES / 4))
-            .for_each(one);
-    }
+    });
 }
 
 /// `gate = silu(gate) * up`, element by element.
 fn swiglu(gate: &mut [f32], up: &[f32]) {
-    let one = |(gate, up): (&mut [f32], &[f32])| {
-        crate::math::swiglu(gate, up);
-    };
-    if gate.len() < PARALLEL_VALUES {
-        one((gate, up));
+    in_pieces(gate, up, crate::math::swiglu);
+}
+
+/// `one` over matching pieces of `out` and `input`: on every thread when
+/// they are large (a prompt chunk), in place otherwise (one token).
+fn in_pieces(out: &mut [f32], input: &[f32], one: impl Fn(&mut [f32], &[f32]) + Sync) {
+    if out.len() < PARALLEL_VALUES {
+        one(out, input);
     } else {
-        gate.par_chunks_mut(PARALLEL_VALUES / 4)
-            .zip(up.par_chunks(PARALLEL_VALUES / 4))
-            .for_each(one);
+        out.par_chunks_mut(PARALLEL_VALUES / 4)
+            .zip(input.par_chunks(PARALLEL_VALUES / 4))
+            .for_each(|(out, input)| one(out, input));
     }
 }
 

@@ -25,10 +25,13 @@
 //!   `d * (q - 16)`.
 //!
 //! The dot products (here and in [`super::interleaved`]) take the 8-bit
-//! activations of [`super::Activations`] (one scale per 32 values) in a
-//! contiguous layout, [`TokenQ`]. A Q4_K sub-block is one activation
-//! block; a Q6_K activation block covers two sub-blocks, whose `- 32`
-//! offsets take the per-16 activation sums.
+//! activations of [`super::Activations`] in a contiguous layout,
+//! [`TokenQ`]: Q5_0 one scale per 32 values, the K-quants one per
+//! super-block of 256 (the scalar and AVX2 K-quant kernels read a scale
+//! per 32 values, which is correct in either grain). A Q4_K sub-block is
+//! one activation block; a Q6_K activation block covers two sub-blocks,
+//! whose `- 32` offsets take the per-16 activation sums (or, in the
+//! AVX-512 kernel, start its integer sums at `-32 * Σx`).
 
 // SIMD intrinsics are `unsafe`; each kernel runs only after a run-time
 // check of the CPU features it needs (see `Simd::detect`), and its loads
