@@ -377,6 +377,48 @@ pub fn held_out(runnable: &[&str]) -> BTreeSet<String> {
     ranked.into_iter().take(third).map(str::to_owned).collect()
 }
 
+/// Which part of the runnable tasks a run keeps (`--half`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Half {
+    /// The two thirds the agent may be tuned on.
+    Tuning,
+    /// The third set aside ([`held_out`]); never tuned on.
+    HeldOut,
+}
+
+/// The held-out third of the whole checkout's runnable tasks.
+///
+/// The split is drawn over every task of `bench`, never over a run's
+/// selection: `--tasks A,B,C --half tuning` must keep the tuning tasks
+/// among A, B, C, not re-split those three into thirds of their own.
+pub fn benchmark_held_out(bench: &Benchmark) -> Result<BTreeSet<String>, crate::Error> {
+    let all = bench.select(&crate::task::Selection::default())?;
+    let assessed = assess(bench, &all);
+    Ok(held_out_of(&assessed))
+}
+
+/// [`held_out`] over the runnable ones of `results`.
+fn held_out_of(results: &[TaskFeasibility]) -> BTreeSet<String> {
+    let runnable: Vec<&str> = results
+        .iter()
+        .filter(|r| r.class == Feasibility::Runnable)
+        .map(|r| r.task.as_str())
+        .collect();
+    held_out(&runnable)
+}
+
+/// The runnable tasks of `selected` that lie in `half`, given the
+/// checkout's held-out third `held` ([`benchmark_held_out`]).
+pub fn in_half(selected: &[TaskFeasibility], held: &BTreeSet<String>, half: Half) -> Vec<String> {
+    selected
+        .iter()
+        .filter(|t| t.class == Feasibility::Runnable)
+        .filter(|t| held.contains(&t.task) == (half == Half::HeldOut))
+        .map(|t| t.task.clone())
+        .collect()
+}
+
 fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &text[..at]),
@@ -384,15 +426,10 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
-/// The classes' counts and the tasks of each, as Markdown; the held-out
-/// third of the runnable tasks ([`held_out`]) is marked.
-pub fn markdown(results: &[TaskFeasibility]) -> String {
-    let runnable: Vec<&str> = results
-        .iter()
-        .filter(|r| r.class == Feasibility::Runnable)
-        .map(|r| r.task.as_str())
-        .collect();
-    let held = held_out(&runnable);
+/// The classes' counts and the tasks of each, as Markdown; the tasks in
+/// `held` (the checkout's held-out third, [`benchmark_held_out`]) are
+/// marked.
+pub fn markdown(results: &[TaskFeasibility], held: &BTreeSet<String>) -> String {
     let mut by_class: BTreeMap<Feasibility, Vec<&TaskFeasibility>> = BTreeMap::new();
     for result in results {
         by_class.entry(result.class).or_default().push(result);

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use bench_harness::feasibility::{self, Feasibility};
+use bench_harness::feasibility::{self, Feasibility, Half};
 use bench_harness::{
     Benchmark, DomainMap, Event, Harness, HarnessConfig, ModelSpec, Models, Selection,
 };
@@ -96,13 +96,6 @@ impl Ablation {
             Ablation::Selection => config.tools.info_selection = false,
         }
     }
-}
-
-/// Which part of the tasks `--half` keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Half {
-    Tuning,
-    HeldOut,
 }
 
 fn parse(rest: &[&str]) -> anyhow::Result<Args> {
@@ -301,28 +294,25 @@ fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
                 out.join("feasibility.json"),
                 serde_json::to_string_pretty(&assessed)?,
             )?;
-            let text = feasibility::markdown(&assessed);
+            let held = feasibility::benchmark_held_out(&bench)?;
+            let text = feasibility::markdown(&assessed, &held);
             std::fs::write(out.join("feasibility.md"), &text)?;
             println!("{text}");
             return Ok(());
         }
-        // The halves split the runnable tasks; `--half` implies `--runnable`.
-        let runnable: Vec<&str> = assessed
-            .iter()
-            .filter(|t| t.class == Feasibility::Runnable)
-            .map(|t| t.task.as_str())
-            .collect();
-        let held = feasibility::held_out(&runnable);
-        config.selection.tasks = assessed
-            .iter()
-            .filter(|t| (!args.runnable && args.half.is_none()) || t.class == Feasibility::Runnable)
-            .filter(|t| match args.half {
-                None => true,
-                Some(Half::HeldOut) => held.contains(&t.task),
-                Some(Half::Tuning) => !held.contains(&t.task),
-            })
-            .map(|t| t.task.clone())
-            .collect();
+        // The halves split the checkout's runnable tasks; `--half` implies
+        // `--runnable`.
+        config.selection.tasks = match args.half {
+            Some(half) => {
+                let held = feasibility::benchmark_held_out(&bench)?;
+                feasibility::in_half(&assessed, &held, half)
+            }
+            None => assessed
+                .iter()
+                .filter(|t| !args.runnable || t.class == Feasibility::Runnable)
+                .map(|t| t.task.clone())
+                .collect(),
+        };
         if config.selection.tasks.is_empty() {
             bail!("no task is left after --runnable/--half");
         }

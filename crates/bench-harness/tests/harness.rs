@@ -647,6 +647,37 @@ fn selections_and_paths_of_the_checkout() {
 }
 
 #[test]
+fn a_selection_keeps_each_task_in_its_checkout_half() {
+    // The halves are thirds of the whole checkout. Selecting a few tasks
+    // (`--tasks`) must not re-split them: a lone held-out task stays held
+    // out, a lone tuning task stays tuning.
+    use bench_harness::feasibility::{self, Half};
+    let bench = Benchmark::open(&mini(), &domains()).unwrap();
+    let held = feasibility::benchmark_held_out(&bench).unwrap();
+    assert_eq!(held.len(), 1, "{held:?}");
+    let mut seen_held = Vec::new();
+    for task in bench.tasks() {
+        let one = bench
+            .select(&Selection {
+                tasks: vec![task.id.clone()],
+                ..Selection::default()
+            })
+            .unwrap();
+        let assessed = feasibility::assess(&bench, &one);
+        let out = feasibility::in_half(&assessed, &held, Half::HeldOut);
+        let tuning = feasibility::in_half(&assessed, &held, Half::Tuning);
+        assert_eq!(out.len() + tuning.len(), 1, "{}", task.id);
+        seen_held.extend(out);
+    }
+    assert_eq!(
+        seen_held
+            .into_iter()
+            .collect::<std::collections::BTreeSet<_>>(),
+        held
+    );
+}
+
+#[test]
 fn automatic_isolation_runs_and_grades_the_same_way() {
     // Namespaces (bubblewrap) when the machine has them, else process mode.
     let out = tempfile::tempdir().unwrap();
