@@ -43,6 +43,10 @@
 //!   context, load time, peak memory, with ratios; llama.cpp's
 //!   `llama-bench` is built once from the pinned `llama-cpp-python` sdist
 //!   into `target/llama.cpp/` (`bench_model.rs`, docs/PERFORMANCE.md).
+//! - `bench pycg`: the Python call graph against PyCG's own
+//!   micro-benchmark, with PyCG (from PyPI) run on the same cases in the
+//!   same run; the suite comes from a snapshot of github.com/vitsalis/PyCG
+//!   (`pycg.rs`, docs/PERFORMANCE.md).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -55,6 +59,7 @@ mod genesis;
 mod gittaskbench_data;
 mod localization;
 mod model;
+mod pycg;
 mod test_runner;
 
 /// A PyPI source distribution the benchmarks read, unpacked into
@@ -133,6 +138,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "repogenesis", rest @ ..] => bench_repogenesis(rest),
         ["bench", "localization", rest @ ..] => localization::bench(rest),
         ["bench", "model", rest @ ..] => bench_model::bench(rest),
+        ["bench", "pycg", rest @ ..] => pycg::bench(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
@@ -153,7 +159,9 @@ fn main() -> anyhow::Result<()> {
                  bench localization [--budgets N,...] [--only LIB,...] [--json OUT] [--no-aider] [--keywords] [--verbose]\n      \
                  how often the initial context shows a task's entry points, against aider's repo map\n  \
                  bench model [--model FILE] [--threads N] [--runs N] [--no-ours] [...]\n      \
-                 the embedded engine against llama.cpp (built once from the llama-cpp-python sdist) (see --help)"
+                 the embedded engine against llama.cpp (built once from the llama-cpp-python sdist) (see --help)\n  \
+                 bench pycg [--git-dir DIR] [--no-pycg] [--verbose]\n      \
+                 the Python call graph against PyCG on PyCG's micro-benchmark (from a snapshot of its repository)"
             );
             bail!("unknown or missing command")
         }
