@@ -478,7 +478,7 @@ fn run_ours(binary: &Path, dir: &Path) -> Result<Graph, String> {
     let out = Command::new(binary)
         .arg("analyze")
         .arg(dir)
-        .args(["--format", "calls"])
+        .args(["--format", "calls", "--no-cache"])
         .output()
         .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
     if !out.status.success() {

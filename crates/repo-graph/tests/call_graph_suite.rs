@@ -67,6 +67,7 @@ const CATEGORY_FLOORS: &[(&str, f64, f64)] = &[
     ("generators", 0.97, 1.00),
     ("getattr", 1.00, 0.85),
     ("imports", 1.00, 1.00),
+    ("iteration", 1.00, 1.00),
     ("lambdas", 1.00, 1.00),
     ("lists", 0.95, 1.00),
     ("mro", 1.00, 1.00),

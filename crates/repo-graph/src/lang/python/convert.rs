@@ -412,7 +412,8 @@ impl<'s> Extractor<'s> {
                     g.field(*child, g.field_right),
                 )
             {
-                let value = VExpr::Elem(Box::new(self.vexpr(right, depth + 1)));
+                let iterable = self.vexpr(right, depth + 1);
+                let value = self.iteration(iterable, line_of(child.start_position().row));
                 self.assign_target(left, value, None, node.start_byte(), depth + 1);
             }
         }
@@ -801,9 +802,40 @@ impl<'s> Extractor<'s> {
         else {
             return;
         };
-        let value = VExpr::Elem(Box::new(self.vexpr(right, 0)));
+        let iterable = self.vexpr(right, 0);
+        let value = self.iteration(iterable, line_of(node.start_position().row));
         let pos = body.map_or(node.end_byte(), |b| b.start_byte());
         self.assign_target(left, value, None, pos, 0);
+    }
+
+    /// What a `for` over `iterable` binds: its elements, and for an object
+    /// with the iterator protocol, what `__next__` returns on what
+    /// `__iter__` returned. The two protocol calls are sites of their own
+    /// ([`CallKind::Implicit`]), so a class's `__iter__`/`__next__` are
+    /// called from the loop's function. A display or a literal has no
+    /// protocol of the program's, so it gets no sites.
+    pub(super) fn iteration(&mut self, iterable: VExpr, line: u32) -> VExpr {
+        if matches!(iterable, VExpr::Container(_) | VExpr::Unknown) {
+            return VExpr::Elem(Box::new(iterable));
+        }
+        let scope = self.scope();
+        let iter = self.name_id("__iter__");
+        let next = self.name_id("__next__");
+        let iterator = self.push_call(CallFacts {
+            scope,
+            callee: VExpr::Attr(Box::new(iterable.clone()), iter),
+            args: Box::default(),
+            line,
+            kind: CallKind::Implicit,
+        });
+        let item = self.push_call(CallFacts {
+            scope,
+            callee: VExpr::Attr(Box::new(VExpr::Call(iterator)), next),
+            args: Box::default(),
+            line,
+            kind: CallKind::Implicit,
+        });
+        VExpr::union(vec![VExpr::Elem(Box::new(iterable)), VExpr::Call(item)])
     }
 
     /// `with value as target`: the context manager's value (its `__enter__`

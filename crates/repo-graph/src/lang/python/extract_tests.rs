@@ -80,9 +80,27 @@ fn calls_and_complexity() {
         .iter()
         .map(|c| super::super::output::render(&f, &c.callee))
         .collect();
-    assert_eq!(callees, ["cb", "g"]);
+    // A `for` (statement or clause) calls the iterator protocol of what it
+    // walks: two implicit sites before its body's calls.
     assert_eq!(
-        super::super::output::render(&f, &f.calls[1].args[0].value),
+        callees,
+        [
+            "y.__iter__",
+            "y.__iter__().__next__",
+            "cb",
+            "z.__iter__",
+            "z.__iter__().__next__",
+            "g"
+        ]
+    );
+    let kinds: Vec<CallKind> = f.calls.iter().map(|c| c.kind).collect();
+    use CallKind::{Implicit, Written};
+    assert_eq!(
+        kinds,
+        [Implicit, Implicit, Written, Implicit, Implicit, Written]
+    );
+    assert_eq!(
+        super::super::output::render(&f, &f.calls[5].args[0].value),
         "a.b"
     );
 }

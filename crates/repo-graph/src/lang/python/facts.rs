@@ -318,6 +318,11 @@ pub(crate) enum CallKind {
     Decorator,
     /// `raise C` (Python instantiates the class) or `raise C(...)`.
     Raise,
+    /// A call Python makes on the program's behalf: `__iter__` and
+    /// `__next__` of what a `for` loop walks. Its internal callees are
+    /// edges like any other; it is never reported as unresolved or
+    /// external, since nothing was written.
+    Implicit,
 }
 
 /// A call site.

@@ -46,7 +46,8 @@ impl<'f> Analysis<'f> {
                     .main_calls
                     .extend(site.targets.iter().map(|t| (block, *t)));
             }
-            if !site.targets.is_empty() || site.kind == CallKind::Raise {
+            if !site.targets.is_empty() || matches!(site.kind, CallKind::Raise | CallKind::Implicit)
+            {
                 continue;
             }
             let Some(facts) = self.facts(site.module) else {
