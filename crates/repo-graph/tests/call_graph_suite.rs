@@ -66,6 +66,7 @@ const CATEGORY_FLOORS: &[(&str, f64, f64)] = &[
     ("external", 1.00, 1.00),
     ("generators", 0.97, 1.00),
     ("getattr", 1.00, 0.85),
+    ("higher_order", 1.00, 1.00),
     ("imports", 1.00, 1.00),
     ("iteration", 1.00, 1.00),
     ("lambdas", 1.00, 1.00),

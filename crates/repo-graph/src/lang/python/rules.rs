@@ -671,12 +671,98 @@ impl<'f> Analysis<'f> {
                 }
                 self.engine.add(result, Obj::Container(container));
             }
+            // Callables handed to a builtin that calls them: `map(f, xs)`
+            // and `filter(f, xs)` call `f` on each element.
+            "builtins.map" | "builtins.filter" => {
+                let mut args = Vec::new();
+                let mut position = 1;
+                while let op @ (Operand::Node(_) | Operand::Const(_)) = self.arg(site, position) {
+                    let elements = self.elements_of(op, out);
+                    args.push((ArgSlot::Positional(position - 1), elements));
+                    position += 1;
+                    if text == "builtins.filter" {
+                        break;
+                    }
+                }
+                let returned = self.implicit_call(site, first, args, out);
+                let items = self.new_container();
+                let elem = self.elem(items);
+                if text == "builtins.map" {
+                    if let Some(returned) = returned {
+                        self.engine.edge(returned, elem, Transform::Copy, out);
+                    }
+                } else if let Some(from) = self.node_of(self.arg(site, 1)) {
+                    self.constrain(from, Constraint::Elem { dst: elem }, out);
+                }
+                self.engine.add(result, Obj::Container(items));
+            }
+            // `reduce(f, xs[, start])` calls `f(total, element)`.
+            "functools.reduce" => {
+                let elements = self.elements_of(self.arg(site, 1), out);
+                let total = match self.node_of(elements) {
+                    Some(node) => {
+                        let total = self.engine.node();
+                        self.engine.edge(node, total, Transform::Copy, out);
+                        self.flow(self.arg(site, 2), total, out);
+                        Operand::Node(total)
+                    }
+                    None => Operand::None,
+                };
+                let args = vec![
+                    (ArgSlot::Positional(0), total),
+                    (ArgSlot::Positional(1), elements),
+                ];
+                if let (Some(returned), Operand::Node(total)) =
+                    (self.implicit_call(site, first, args, out), total)
+                {
+                    self.engine.edge(returned, total, Transform::Copy, out);
+                    self.engine.edge(returned, result, Transform::Copy, out);
+                }
+            }
+            // `sorted(xs, key=f)`, `min(xs, key=f)`, `max(a, b, key=f)`:
+            // `f` is called on each element (or each argument).
+            "builtins.sorted" | "builtins.min" | "builtins.max" => {
+                let several = matches!(self.arg(site, 1), Operand::Node(_) | Operand::Const(_));
+                if let Some(key) = self.keyword_arg(site, "key") {
+                    let item = match several {
+                        false => self.elements_of(first, out),
+                        true => {
+                            let item = self.engine.node();
+                            let mut position = 0;
+                            while let op @ (Operand::Node(_) | Operand::Const(_)) =
+                                self.arg(site, position)
+                            {
+                                self.flow(op, item, out);
+                                position += 1;
+                            }
+                            Operand::Node(item)
+                        }
+                    };
+                    self.implicit_call(site, key, vec![(ArgSlot::Positional(0), item)], out);
+                }
+                match (text.as_str(), several) {
+                    ("builtins.sorted", _) => self.flow(first, result, out),
+                    (_, false) => {
+                        if let Some(from) = self.node_of(first) {
+                            self.constrain(from, Constraint::Elem { dst: result }, out);
+                        }
+                    }
+                    (_, true) => {
+                        let mut position = 0;
+                        while let op @ (Operand::Node(_) | Operand::Const(_)) =
+                            self.arg(site, position)
+                        {
+                            self.flow(op, result, out);
+                            position += 1;
+                        }
+                    }
+                }
+            }
             "builtins.iter"
             | "builtins.list"
             | "builtins.tuple"
             | "builtins.set"
             | "builtins.frozenset"
-            | "builtins.sorted"
             | "builtins.reversed"
             | "builtins.staticmethod"
             | "builtins.classmethod"
@@ -706,6 +792,68 @@ impl<'f> Analysis<'f> {
                 }
             }
         }
+    }
+
+    /// The value of keyword argument `name` at `site`.
+    fn keyword_arg(&self, site: u32, name: &str) -> Option<Operand> {
+        let atom = self.atoms.get(name)?;
+        self.sites
+            .get(site as usize)?
+            .args
+            .iter()
+            .find_map(|(slot, op)| match slot {
+                ArgSlot::Keyword(k) if *k == atom => Some(*op),
+                _ => None,
+            })
+    }
+
+    /// A node holding the elements of `op`'s values.
+    fn elements_of(&mut self, op: Operand, out: &mut Vec<Delivery>) -> Operand {
+        match self.node_of(op) {
+            Some(from) => {
+                let dst = self.engine.node();
+                self.constrain(from, Constraint::Elem { dst }, out);
+                Operand::Node(dst)
+            }
+            None => Operand::None,
+        }
+    }
+
+    /// A call Python makes for the program at `site` (a callable handed
+    /// to `map`, a `key=`): the values of `callee` called from the site's
+    /// caller with `args`, as a site of its own ([`CallKind::Implicit`]:
+    /// its internal callees are edges, nothing of it is reported
+    /// unresolved). Returns the node of what the call returns.
+    fn implicit_call(
+        &mut self,
+        site: u32,
+        callee: Operand,
+        args: Vec<(ArgSlot, Operand)>,
+        out: &mut Vec<Delivery>,
+    ) -> Option<u32> {
+        // Only a written call makes implicit ones: `map(map, [map])` would
+        // otherwise make sites without end.
+        let (module, caller, local) = self
+            .sites
+            .get(site as usize)
+            .filter(|s| s.kind != CallKind::Implicit)
+            .map(|s| (s.module, s.caller, s.local))?;
+        let callee = self.node_of(callee)?;
+        let id = u32::try_from(self.sites.len()).ok()?;
+        let result = self.engine.node();
+        self.sites.push(super::resolve::Site {
+            module,
+            caller,
+            receiver: u32::MAX,
+            result,
+            args: args.into_boxed_slice(),
+            kind: CallKind::Implicit,
+            targets: Vec::new(),
+            externals: Vec::new(),
+            local,
+        });
+        self.constrain(callee, Constraint::Call { site: id }, out);
+        Some(result)
     }
 
     pub(super) fn container_call(

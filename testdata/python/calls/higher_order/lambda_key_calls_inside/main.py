@@ -1,0 +1,6 @@
+def weight(item):
+    return item[1]
+
+
+def heaviest(items):
+    return max(items, key=lambda item: weight(item))
