@@ -374,7 +374,7 @@ impl<'s> Extractor<'s> {
                     }
                 }
                 _ => {
-                    let key = position.map(|p| self.name_id(&p.to_string()));
+                    let key = position.map(|p| self.index_key(u64::from(p)));
                     position = position.map(|p| p + 1);
                     (key, self.vexpr(child, depth + 1))
                 }
@@ -387,13 +387,33 @@ impl<'s> Extractor<'s> {
     }
 
     /// A string or integer literal used as a key or index, as a name id.
+    /// A string key is its text (so `d["a"]` meets `dict(a=...)`); an
+    /// integer is [`Self::index_key`], so `d[1]` and `d["1"]` differ as they
+    /// do in Python.
     pub(super) fn literal_key(&mut self, node: Node<'_>) -> Option<u32> {
-        let text = match self.g.kind(node) {
-            Kind::String => self.plain_string(node)?,
-            Kind::Integer => self.text(node).to_string(),
-            _ => return None,
-        };
-        Some(self.name_id(&text))
+        match self.g.kind(node) {
+            Kind::String => {
+                let text = self.plain_string(node)?;
+                Some(self.name_id(&text))
+            }
+            Kind::Integer => {
+                let text = self.text(node).replace('_', "");
+                let value = match text.get(..2) {
+                    Some("0x" | "0X") => u64::from_str_radix(&text[2..], 16).ok(),
+                    Some("0o" | "0O") => u64::from_str_radix(&text[2..], 8).ok(),
+                    Some("0b" | "0B") => u64::from_str_radix(&text[2..], 2).ok(),
+                    _ => text.parse().ok(),
+                }?;
+                Some(self.index_key(value))
+            }
+            _ => None,
+        }
+    }
+
+    /// The name id of integer key or position `index` (`[0]`: no
+    /// identifier or string key spelled alike can be mistaken for it).
+    pub(super) fn index_key(&mut self, index: u64) -> u32 {
+        self.name_id(&format!("[{index}]"))
     }
 
     /// A comprehension's variables are bound in a block of their own,
@@ -650,7 +670,7 @@ impl<'s> Extractor<'s> {
                             } else {
                                 VExpr::ElemAt(
                                     Box::new(shared.clone()),
-                                    self.name_id(&index.to_string()),
+                                    self.index_key(index as u64),
                                 )
                             };
                             let part = if g.kind(part) == Kind::ListSplatPattern {

@@ -291,8 +291,8 @@ impl<'f> Analysis<'f> {
                 }
                 Obj::Tuple2(first, second) => {
                     let part = match self.atoms.text(key) {
-                        "0" => Some(first),
-                        "1" => Some(second),
+                        "[0]" => Some(first),
+                        "[1]" => Some(second),
                         _ => None,
                     };
                     if let Some(part) = part {
