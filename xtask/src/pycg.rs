@@ -485,7 +485,27 @@ fn run_ours(binary: &Path, dir: &Path) -> Result<Graph, String> {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
     let value: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
-    graph(&value).map_err(|e| e.to_string())
+    // `{"calls": .., "external": ..}`; builds before external callees were
+    // printed gave the internal map alone.
+    let Some(calls) = value.get("calls") else {
+        return graph(&value).map_err(|e| e.to_string());
+    };
+    let mut merged = graph(calls).map_err(|e| e.to_string())?;
+    if let Some(external) = value.get("external") {
+        for (caller, callees) in graph(external).map_err(|e| e.to_string())? {
+            let set = merged.entry(caller).or_default();
+            // PyCG spells builtins `<builtin>.len` where we say `builtins.len`.
+            set.extend(
+                callees
+                    .into_iter()
+                    .map(|c| match c.strip_prefix("builtins.") {
+                        Some(rest) => format!("<builtin>.{rest}"),
+                        None => c,
+                    }),
+            );
+        }
+    }
+    Ok(merged)
 }
 
 fn run_pycg(cases: &[Case]) -> anyhow::Result<BTreeMap<PathBuf, Result<Graph, String>>> {
@@ -540,6 +560,7 @@ fn score_all(
         ..Tally::default()
     };
     let empty = Graph::new();
+    let mut names_external = false;
     for case in cases {
         let produced = match graphs.get(&case.dir) {
             Some(Ok(graph)) => graph,
@@ -562,18 +583,12 @@ fn score_all(
             .entry(case.category.clone())
             .or_default()
             .add(Score::of(&want_internal, &got_internal));
-        // External callees are scored only for a tool that names any.
-        if !got_external.is_empty()
-            || produced
-                .values()
-                .any(|c| c.iter().any(|n| n.starts_with("<builtin>")))
-        {
-            tally
-                .external
-                .entry(case.category.clone())
-                .or_default()
-                .add(Score::of(&want_external, &got_external));
-        }
+        names_external |= !got_external.is_empty();
+        tally
+            .external
+            .entry(case.category.clone())
+            .or_default()
+            .add(Score::of(&want_external, &got_external));
         if verbose {
             for edge in want_internal.difference(&got_internal) {
                 println!(
@@ -587,7 +602,23 @@ fn score_all(
                     case.category, case.name, edge.0, edge.1
                 );
             }
+            for edge in want_external.difference(&got_external) {
+                println!(
+                    "  missed external   {}/{}: {} -> {}",
+                    case.category, case.name, edge.0, edge.1
+                );
+            }
+            for edge in got_external.difference(&want_external) {
+                println!(
+                    "  spurious external {}/{}: {} -> {}",
+                    case.category, case.name, edge.0, edge.1
+                );
+            }
         }
+    }
+    // External callees are scored only for a tool that names any.
+    if !names_external {
+        tally.external.clear();
     }
     tally
 }

@@ -41,13 +41,20 @@ fn every_format_prints_something_well_formed() {
     let calls: serde_json::Value = serde_json::from_str(&calls).unwrap();
     // `charge(cart, card)` calls the cart it is given, then its own helper.
     assert_eq!(
-        calls["shop.payments.gateway.charge"],
+        calls["calls"]["shop.payments.gateway.charge"],
         serde_json::json!([
             "shop.cart.Cart.total",
             "shop.payments.gateway._send",
             "shop.utils.money.round_cents"
         ])
     );
+    // Callees outside the repository, by absolute name, kept apart.
+    let external = calls["external"]["checkout.main"].as_array().unwrap();
+    assert!(
+        external.contains(&serde_json::json!("builtins.print")),
+        "{external:?}"
+    );
+    assert!(calls["calls"].get("builtins.print").is_none());
     let (tree, _, ok) = analyze(&[root, "--format", "tree"]);
     assert!(ok && tree.contains("class Cart  (L7-20)"));
     let (dot, _, ok) = analyze(&[root, "--format", "dot"]);
@@ -114,7 +121,7 @@ fn lang_filters_a_mixed_repository() {
     let (calls, _, ok) = analyze(&[root, "--no-cache", "--lang", "java", "--format", "calls"]);
     assert!(ok);
     let calls: serde_json::Value = serde_json::from_str(&calls).unwrap();
-    assert_eq!(calls["app.App.run"][0], "app.App.helper");
+    assert_eq!(calls["calls"]["app.App.run"][0], "app.App.helper");
     let (_, stderr, ok) = analyze(&[root, "--no-cache", "--lang", "cobol"]);
     assert!(!ok && stderr.contains("cobol"), "{stderr}");
 }

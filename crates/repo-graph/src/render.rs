@@ -265,6 +265,26 @@ impl RepoGraph {
         map
     }
 
+    /// Every function, method and module that calls something outside the
+    /// repository, mapped to the sorted absolute names of those callees
+    /// (`os.path.join`, `builtins.len`, `java.util.List.add`): the
+    /// unresolved calls known to be external. A name here is never a key
+    /// of [`RepoGraph::calls_map`] unless the repository defines the same
+    /// dotted name, which resolution would then have preferred.
+    pub fn external_calls_map(&self) -> BTreeMap<String, Vec<String>> {
+        let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for call in self.unresolved.iter().filter(|u| u.external) {
+            map.entry(self.qualname(call.caller).to_string())
+                .or_default()
+                .push(call.callee.clone());
+        }
+        for callees in map.values_mut() {
+            callees.sort_unstable();
+            callees.dedup();
+        }
+        map
+    }
+
     /// The MDG in Graphviz `dot` syntax; edge labels are coupling weights.
     pub fn dot(&self) -> String {
         let mut out = String::from(

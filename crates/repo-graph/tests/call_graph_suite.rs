@@ -232,10 +232,11 @@ fn produced(graph: &RepoGraph, with_external: bool) -> BTreeSet<Edge> {
     if with_external {
         edges.extend(
             graph
-                .unresolved_calls()
-                .iter()
-                .filter(|u| u.external)
-                .map(|u| (graph.qualname(u.caller).to_string(), u.callee.clone())),
+                .external_calls_map()
+                .into_iter()
+                .flat_map(|(caller, callees)| {
+                    callees.into_iter().map(move |c| (caller.clone(), c))
+                }),
         );
     }
     edges

@@ -17,7 +17,7 @@ pub enum Format {
     Json,
     /// The hierarchical code tree as indented text.
     Tree,
-    /// Every function, method and module mapped to the internal definitions it calls.
+    /// `{"calls": {caller: [internal callee]}, "external": {caller: [external callee]}}`.
     Calls,
     /// The module dependency graph for Graphviz.
     Dot,
@@ -120,7 +120,13 @@ fn render(graph: &RepoGraph, format: Format) -> anyhow::Result<String> {
         Format::Stats => serde_json::to_string_pretty(&graph.stats())? + "\n",
         Format::Json => serde_json::to_string(&graph.to_document())? + "\n",
         Format::Tree => graph.tree_text(),
-        Format::Calls => serde_json::to_string_pretty(&graph.calls_map())? + "\n",
+        Format::Calls => {
+            let document = serde_json::json!({
+                "calls": graph.calls_map(),
+                "external": graph.external_calls_map(),
+            });
+            serde_json::to_string_pretty(&document)? + "\n"
+        }
         Format::Dot => graph.dot(),
         Format::Routes => serde_json::to_string_pretty(&graph.routes_document())? + "\n",
     })
