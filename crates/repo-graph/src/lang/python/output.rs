@@ -300,9 +300,15 @@ fn render_into(facts: &FileFacts, value: &VExpr, out: &mut String, depth: u32) {
         }
         VExpr::ElemAt(inner, key) => {
             render_into(facts, inner, out, depth + 1);
-            out.push('[');
-            out.push_str(facts.name(*key));
-            out.push(']');
+            // An integer key's name is already `[n]`.
+            match facts.name(*key) {
+                index if index.starts_with('[') => out.push_str(index),
+                key => {
+                    out.push('[');
+                    out.push_str(key);
+                    out.push(']');
+                }
+            }
         }
         VExpr::Super | VExpr::SuperOf(..) => out.push_str("super()"),
         VExpr::Lambda(_) => out.push_str("<lambda>"),

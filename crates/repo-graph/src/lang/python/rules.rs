@@ -624,6 +624,12 @@ impl<'f> Analysis<'f> {
         let Some(s) = self.sites.get_mut(site as usize) else {
             return;
         };
+        // Python's own protocol calls on an outside object (`__iter__` of a
+        // `str`) and an outside callable handed to `map` say nothing the
+        // written call did not: no record, no made-up result.
+        if s.kind == CallKind::Implicit {
+            return;
+        }
         if !s.externals.contains(&name) && s.externals.len() < 4 {
             s.externals.push(name);
         }
@@ -695,6 +701,10 @@ impl<'f> Analysis<'f> {
                     self.constrain(from, Constraint::Elem { dst: elem }, out);
                 }
                 self.engine.add(result, Obj::Container(items));
+                // Still the builtin's object too, for its other methods.
+                if let Some(obj) = self.external(&external_result(&text)) {
+                    self.engine.add(result, obj);
+                }
             }
             // `reduce(f, xs[, start])` calls `f(total, element)`.
             "functools.reduce" => {
