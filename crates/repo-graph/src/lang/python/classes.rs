@@ -83,6 +83,32 @@ impl<'f> Analysis<'f> {
         owner.unwrap_or(class)
     }
 
+    /// What `atom` is on `class` when no class of its MRO defines it but
+    /// one inherits from outside the repository: the outside base's
+    /// attribute (`ext.Base.run` for `self.run()` in a subclass of
+    /// `ext.Base`). `None` when a class of the program defines it.
+    pub(super) fn inherited_from_outside(&mut self, class: ClassId, atom: u32) -> Vec<Obj> {
+        if self.external_bases.is_empty() {
+            return Vec::new();
+        }
+        let owner = self.owner(class, atom);
+        if self.has_attr(owner, atom) {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        for k in self.mro_of(class) {
+            let bases = self.external_bases.get(&k).cloned().unwrap_or_default();
+            for base in bases {
+                if let Some(obj) = self.external_attr(base, atom)
+                    && !found.contains(&obj)
+                {
+                    found.push(obj);
+                }
+            }
+        }
+        found
+    }
+
     pub(super) fn class_attr(&mut self, class: ClassId, atom: u32, out: &mut Vec<Delivery>) -> u32 {
         if let Some(node) = self.class_attrs.get(&(class, atom)) {
             return *node;
@@ -128,6 +154,25 @@ impl<'f> Analysis<'f> {
                         _ => None,
                     })
                     .collect();
+                let outside: Vec<u32> = self
+                    .engine
+                    .values(node)
+                    .filter_map(|v| match v {
+                        // Every class has `object`'s few methods; an
+                        // attribute missing from a class written
+                        // `class C(object)` is not `object`'s.
+                        Obj::External(name) if self.externals.text(name) != "builtins.object" => {
+                            Some(name)
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if !outside.is_empty() {
+                    self.external_bases
+                        .entry(class)
+                        .or_default()
+                        .extend(outside);
+                }
                 list.push(Base {
                     text,
                     resolved: classes.first().copied(),

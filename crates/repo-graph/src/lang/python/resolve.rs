@@ -295,6 +295,9 @@ pub(crate) struct Analysis<'f> {
     pub(super) property_edges: Vec<(ModuleId, EntityId, EntityId)>,
     pub(super) base_nodes: Vec<(ClassId, Vec<(String, u32)>)>,
     pub(super) mro: FxHashMap<ClassId, Vec<ClassId>>,
+    /// Per class: its bases outside the repository (interned dotted names),
+    /// where an attribute no class of the program defines comes from.
+    pub(super) external_bases: FxHashMap<ClassId, Vec<u32>>,
     pub(super) deferred: Vec<(u32, Obj)>,
     /// Classes the program raises (`raise C`, `raise C(...)`).
     pub(super) raised: rustc_hash::FxHashSet<ClassId>,
@@ -405,6 +408,7 @@ impl<'f> Analysis<'f> {
             property_edges: Vec::new(),
             base_nodes: Vec::new(),
             mro: FxHashMap::default(),
+            external_bases: FxHashMap::default(),
             deferred: Vec::new(),
             raised: rustc_hash::FxHashSet::default(),
             property_names: rustc_hash::FxHashSet::default(),

@@ -329,6 +329,9 @@ impl<'f> Analysis<'f> {
                     Transform::FromClass(class)
                 };
                 self.engine.edge(node, dst, transform, out);
+                for obj in self.inherited_from_outside(class, attr) {
+                    self.engine.add(dst, obj);
+                }
             }
             Obj::Super(class, receiver) => {
                 // After `class` in the receiver's MRO (else in its own).
