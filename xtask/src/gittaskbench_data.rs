@@ -298,7 +298,8 @@ fn link_stays_inside(link: &Path, target: &str) -> bool {
     true
 }
 
-fn git(git_dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+/// `git --git-dir DIR ARGS...`, its standard output.
+pub(crate) fn git(git_dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     let output = Command::new("git")
         .arg("--git-dir")
         .arg(git_dir)

@@ -44,6 +44,7 @@ use std::time::{Instant, SystemTime};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
+use crate::gittaskbench_data::git;
 use crate::{ensure_venv, release_binary, target_dir};
 
 const USAGE: &str = "usage: cargo xtask bench pycg [--git-dir DIR] [--rev REV] [--binary PATH] [--no-pycg] [--verbose]\n\n  \
@@ -363,22 +364,6 @@ fn layout(git_dir: &Path, rev: &str) -> anyhow::Result<PathBuf> {
     fs::remove_file(&tar)?;
     fs::rename(&partial, &done)?;
     Ok(snippets)
-}
-
-fn git(git_dir: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new("git")
-        .arg("--git-dir")
-        .arg(git_dir)
-        .args(args)
-        .output()
-        .context("cannot run git")?;
-    if !out.status.success() {
-        bail!(
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Every `<category>/<case>/` under `snippets` with a `callgraph.json`
