@@ -243,6 +243,8 @@ pub(crate) fn bench(rest: &[&str], corpora: Vec<Corpus>) -> anyhow::Result<()> {
         "--release",
         "-p",
         "repo-graph",
+        "--features",
+        "measure",
         "--example",
         "measure",
         "--example",

@@ -94,20 +94,24 @@ pub(crate) fn run(jobs: usize) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
     eprintln!("== doctests");
-    let doctests = super::run(super::cargo().args(["test", "--workspace", "--doc"]));
+    let doctests =
+        super::run(super::cargo().args(["test", "--workspace", "--all-features", "--doc"]));
     if !failed.is_empty() {
         bail!("failed test binaries: {}", failed.join(", "));
     }
     doctests
 }
 
-/// `cargo test --workspace --no-run`, reading the executables from
+/// `cargo test --workspace --all-features --no-run`, reading the executables from
 /// cargo's JSON messages (diagnostics still go to the terminal).
 fn build() -> anyhow::Result<Vec<TestBinary>> {
     let mut child = super::cargo()
         .args([
             "test",
             "--workspace",
+            // The measuring hooks and the petgraph views are features of
+            // repo-graph: their examples, bench and doctests are tested too.
+            "--all-features",
             "--no-run",
             "--message-format=json-render-diagnostics",
         ])

@@ -249,7 +249,7 @@ impl TaskSpec {
     /// Reads and parses a task file (see [`TaskSpec::from_json`]); one past
     /// 1 MiB (say `/dev/zero`) is refused before it is read whole.
     pub fn from_file(path: &Path, output_dir: Option<&Path>) -> Result<Self, Error> {
-        let text = repo_graph::read_small_text(path, MAX_TASK_FILE).map_err(|e| {
+        let text = repo_files::read_small_text(path, MAX_TASK_FILE).map_err(|e| {
             Error::Task(format!(
                 "cannot read {}: {e}; a task file is a short JSON object",
                 path.display()

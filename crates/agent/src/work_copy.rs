@@ -13,7 +13,7 @@
 //! symbolic links are recreated only when they point inside the
 //! repository (never followed, never recreated pointing out), `.git` and
 //! `__pycache__` are skipped, files are opened as the analysis opens them
-//! ([`repo_graph::open_in_tree`]: regular files inside the root only,
+//! ([`repo_files::open_in_tree`]: regular files inside the root only,
 //! non-blocking, so a FIFO cannot hang the copy), other special files are
 //! skipped, set-user-ID bits are dropped, a file over
 //! [`CopyLimits::max_file_bytes`] is left out (a sparse terabyte file
@@ -77,7 +77,7 @@ pub enum CopyError {
     /// A file of the repository could not be opened as a regular file
     /// inside it.
     #[error("cannot copy a file of the repository: {0}")]
-    File(#[source] repo_graph::TreeFileError),
+    File(#[source] repo_files::TreeFileError),
     /// A file or directory could not be read or written.
     #[error("cannot {what} {path}: {source}")]
     Io {
@@ -349,7 +349,7 @@ enum FileCopy {
 /// Copies one regular file, at most `budget` bytes of it; returns its size.
 fn copy_file(repo: &Path, source: &Path, target: &Path, budget: u64) -> Result<u64, FileCopy> {
     let opened =
-        repo_graph::open_in_tree(repo, source).map_err(|e| FileCopy::Io(CopyError::File(e)))?;
+        repo_files::open_in_tree(repo, source).map_err(|e| FileCopy::Io(CopyError::File(e)))?;
     if opened.len > budget {
         return Err(FileCopy::OverBudget);
     }

@@ -6,7 +6,8 @@
 
 use std::fmt::Write as _;
 
-use repo_graph::{ConfigSkipReason, FileKind, RepoGraph, SkipReason, TreeFileError};
+use repo_files::{FileKind, TreeFileError};
+use repo_graph::{ConfigSkipReason, RepoGraph, SkipReason};
 
 use crate::TokenCounter;
 use crate::markdown;
@@ -20,7 +21,7 @@ const LISTED: usize = 20;
 /// ```
 /// let dir = tempfile::tempdir()?;
 /// std::os::unix::fs::symlink("/proc/self/environ", dir.path().join("README.md"))?;
-/// let error = repo_graph::read_in_tree(dir.path(), "README.md".as_ref(), 1024).unwrap_err();
+/// let error = repo_files::read_in_tree(dir.path(), "README.md".as_ref(), 1024).unwrap_err();
 /// assert_eq!(
 ///     context_pack::why_not_read(&error),
 ///     "it is a symbolic link out of the repository"
@@ -142,7 +143,7 @@ mod tests {
         std::fs::create_dir(root.join("docs")).unwrap();
         std::os::unix::fs::symlink("/etc/hostname", root.join("host.md")).unwrap();
         let reason = |path: &str| {
-            why_not_read(&repo_graph::read_in_tree(root, path.as_ref(), 10).unwrap_err())
+            why_not_read(&repo_files::read_in_tree(root, path.as_ref(), 10).unwrap_err())
         };
         assert_eq!(reason("big.md"), "it is larger than 10 bytes (100 bytes)");
         assert_eq!(reason("docs"), "it is a directory, not a regular file");

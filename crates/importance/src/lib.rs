@@ -41,8 +41,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use petgraph::Direction;
-use petgraph::visit::EdgeRef;
+use petgraph::graph::{DiGraph, NodeIndex};
 use repo_graph::{ClassId, EntityId, FunctionId, ModuleId, RepoGraph};
 use serde::{Deserialize, Serialize};
 
@@ -349,18 +348,26 @@ impl Ranker {
     /// The feature scores of every module, and the commits the Git feature read.
     fn module_features(&self, graph: &RepoGraph) -> (Vec<Features>, usize) {
         let n = graph.modules().len();
-        let dependency = pagerank::dependency_scores(graph.dependency_graph());
-
+        // PageRank reads the MDG as petgraph; repo-graph hands out its
+        // edges only, so that a petgraph release is not its breaking change.
+        let edges = graph.module_edges();
+        let mut mdg: DiGraph<(), ()> = DiGraph::with_capacity(n, edges.len());
+        for _ in 0..n {
+            mdg.add_node(());
+        }
         // Usage: importing modules plus call sites from other modules.
-        let mdg = graph.dependency_graph();
-        let usage_raw: Vec<f64> = mdg
-            .node_indices()
-            .map(|node| {
-                mdg.edges_directed(node, Direction::Incoming)
-                    .map(|e| f64::from(u32::from(e.weight().imports > 0) + e.weight().calls))
-                    .fold(0.0, |a, b| a + b)
-            })
-            .collect();
+        let mut usage_raw = vec![0.0f64; n];
+        for edge in &edges {
+            if edge.from.index() < n && edge.to.index() < n {
+                mdg.add_edge(
+                    NodeIndex::new(edge.from.index()),
+                    NodeIndex::new(edge.to.index()),
+                    (),
+                );
+                usage_raw[edge.to.index()] += f64::from(u32::from(edge.imports > 0) + edge.calls);
+            }
+        }
+        let dependency = pagerank::dependency_scores(&mdg);
         let max_usage = usage_raw.iter().copied().fold(0.0, f64::max);
 
         // Names and docstrings of the entities each module defines, in one pass.
@@ -429,12 +436,11 @@ impl Incoming {
 
 fn incoming_call_sites(graph: &RepoGraph) -> Incoming {
     let mut per_function = vec![0u32; graph.functions().len()];
-    let fcg = graph.call_graph();
-    for edge in fcg.edge_references() {
-        if let EntityId::Function(f) = fcg[edge.target()]
+    for edge in graph.call_edges() {
+        if let EntityId::Function(f) = edge.callee
             && let Some(count) = per_function.get_mut(f.index())
         {
-            *count = count.saturating_add(*edge.weight());
+            *count = count.saturating_add(edge.call_sites);
         }
     }
     Incoming { per_function }
@@ -446,10 +452,8 @@ const ENTRY_DECORATORS: &[&str] = &["command", "route", ".get", ".post", "cli", 
 /// Functions called by their own module's top-level code, in one pass over the FCG.
 fn called_by_own_module(graph: &RepoGraph) -> Vec<bool> {
     let mut called = vec![false; graph.functions().len()];
-    let fcg = graph.call_graph();
-    for edge in fcg.edge_references() {
-        if let (EntityId::Module(m), EntityId::Function(f)) =
-            (fcg[edge.source()], fcg[edge.target()])
+    for edge in graph.call_edges() {
+        if let (EntityId::Module(m), EntityId::Function(f)) = (edge.caller, edge.callee)
             && graph.function(f).is_some_and(|f| f.module == m)
             && let Some(flag) = called.get_mut(f.index())
         {

@@ -65,7 +65,7 @@ impl Weights {
     /// assert_eq!((w.git, w.usage, w.doc), (0.0, 2.5, 1.0));
     /// ```
     pub fn from_toml_file(path: &Path) -> Result<Self, crate::Error> {
-        let text = repo_graph::read_small_text(path, MAX_WEIGHTS_FILE).map_err(|e| {
+        let text = repo_files::read_small_text(path, MAX_WEIGHTS_FILE).map_err(|e| {
             crate::Error::WeightsFile {
                 path: path.to_path_buf(),
                 message: format!("{e}; a weights file is a few `feature = number` lines"),

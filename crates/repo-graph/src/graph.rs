@@ -58,17 +58,6 @@ pub struct SearchHit {
     pub score: u32,
 }
 
-/// An edge of the package-level dependency graph ([`RepoGraph::package_dependencies`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PackageEdge {
-    /// The depending package.
-    pub from: String,
-    /// The package depended on.
-    pub to: String,
-    /// The module edges between them, summed.
-    pub coupling: Coupling,
-}
-
 /// Per-module numbers of [`RepoGraph::module_stats`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModuleStats {
@@ -185,13 +174,20 @@ impl RepoGraph {
         self.functions.get(id.index())
     }
 
-    /// The function call graph. Nodes are [`EntityId`]s, edge weights the
-    /// number of call sites.
+    /// The function call graph as a petgraph graph. Nodes are [`EntityId`]s,
+    /// edge weights the number of call sites. Behind the `petgraph-api` feature,
+    /// so that a petgraph release is a breaking change only for those who
+    /// ask for it; [`Self::call_edges`], [`Self::callers`] and
+    /// [`Self::callees`] answer the same questions without it.
+    #[cfg(feature = "petgraph-api")]
     pub fn call_graph(&self) -> &DiGraph<EntityId, u32> {
         &self.fcg
     }
 
-    /// The module dependency graph; node `i` is `ModuleId(i)`.
+    /// The module dependency graph as a petgraph graph; node `i` is the
+    /// module at index `i`. Behind the `petgraph-api` feature, like
+    /// [`Self::call_graph`]; [`Self::module_edges`] has the same edges.
+    #[cfg(feature = "petgraph-api")]
     pub fn dependency_graph(&self) -> &DiGraph<ModuleId, Coupling> {
         &self.mdg
     }
@@ -204,7 +200,7 @@ impl RepoGraph {
 
     /// How the repository is used: console scripts, main modules and
     /// methods, command-line interfaces, the public API of its top-level
-    /// packages, example scripts ([`crate::usage`]).
+    /// packages, example scripts ([`crate::UsageFacts`]).
     pub fn usage(&self) -> &crate::usage::UsageFacts {
         &self.usage
     }
@@ -222,32 +218,6 @@ impl RepoGraph {
             Language::Python if m.is_package => &m.name,
             Language::Python => m.name.rsplit_once('.').map_or("", |(p, _)| p),
         }
-    }
-
-    /// The module dependency graph aggregated by package ([`Self::package_of`]):
-    /// one edge per pair of distinct packages with the couplings of their
-    /// modules summed, sorted by package names.
-    pub fn package_dependencies(&self) -> Vec<PackageEdge> {
-        let mut edges: std::collections::BTreeMap<(&str, &str), Coupling> =
-            std::collections::BTreeMap::new();
-        for edge in self.mdg.edge_references() {
-            let from = self.package_of(self.mdg[edge.source()]);
-            let to = self.package_of(self.mdg[edge.target()]);
-            if from == to {
-                continue;
-            }
-            let coupling = edges.entry((from, to)).or_default();
-            coupling.imports = coupling.imports.saturating_add(edge.weight().imports);
-            coupling.calls = coupling.calls.saturating_add(edge.weight().calls);
-        }
-        edges
-            .into_iter()
-            .map(|((from, to), coupling)| PackageEdge {
-                from: from.to_string(),
-                to: to.to_string(),
-                coupling,
-            })
-            .collect()
     }
 
     /// Method resolution order of a class, starting with the class itself;

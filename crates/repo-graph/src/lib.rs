@@ -97,8 +97,7 @@ mod names;
 mod render;
 mod routes;
 mod source;
-mod tree_file;
-pub mod usage;
+mod usage;
 mod walk;
 
 use std::path::{Path, PathBuf};
@@ -109,12 +108,9 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 pub use budget::{MAX_FILE_FACTS, MAX_INDENT, MAX_NESTING};
-pub use graph::PackageEdge;
 pub use graph::{Coupling, ModuleStats, Reach, RepoGraph, SearchHit};
 pub use hct::{HctKind, HctNode};
 pub use lang::present::Outline;
-#[doc(hidden)]
-pub use lang::python::extract::time_parse_and_extract;
 use memory::MemoryUse;
 pub use memory::default_memory_ceiling;
 pub use model::{
@@ -127,18 +123,15 @@ pub use render::{
     CallEdge, GraphDocument, ModuleEdge, ResolutionStats, RoutesDocument, SCHEMA_VERSION, Stats,
 };
 pub use routes::{Endpoint, Framework, HttpMethod, Route, same_path};
-pub use source::read_small_text;
-pub use tree_file::{FileKind, TreeFile, TreeFileError, open_in_tree, read_in_tree};
 pub use usage::{
     ApiEntry, ApiOrigin, CliCommand, CliFramework, CliOption, ConfigSkip, ConfigSkipReason,
     Distribution, EntryPoint, EntryPointKind, EntryPointSource, ExampleScript, MainEntry, MainKind,
     UsageFacts,
 };
-pub use walk::is_tool_directory;
 
 /// Splits the cost of one file of `language` into parsing and extraction
-/// (for the measure tools).
-#[doc(hidden)]
+/// (for the measure tools; behind the `measure` feature).
+#[cfg(feature = "measure")]
 pub fn time_parse_and_extract_in(
     language: Language,
     text: &str,
@@ -155,6 +148,7 @@ pub const DEFAULT_MAX_FILE_SIZE: u64 = 2 * 1024 * 1024;
 /// Errors of the analysis. Problems with individual files are not errors:
 /// they are counted in [`Stats::skipped`] and [`Stats::parse_errors`].
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The root directory does not exist or cannot be read.
     #[error(
@@ -169,11 +163,18 @@ pub enum Error {
     /// The root is a file, not a directory.
     #[error("{0} is not a directory; pass the repository's top-level directory")]
     NotADirectory(PathBuf),
-    /// A tree-sitter grammar could not be loaded (a build problem).
+    /// A compiled-in tree-sitter grammar does not match the tree-sitter
+    /// library (a build problem, never the repository's content).
     #[error(
-        "a tree-sitter grammar could not be loaded: {0}; rebuild with a matching tree-sitter version"
+        "the {} grammar cannot be loaded: {detail}; rebuild with matching tree-sitter and grammar versions",
+        language.as_str()
     )]
-    Parser(String),
+    Grammar {
+        /// The language whose grammar failed.
+        language: Language,
+        /// tree-sitter's message (the ABI versions involved).
+        detail: String,
+    },
     /// The on-disk cache could not be written.
     #[error(
         "cannot write the analysis cache in {path}: {source}; choose another cache directory or disable the cache"
@@ -319,7 +320,7 @@ impl Analyzer {
     /// let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     /// let stats = one_thread.install(|| analyzer.analyze()).unwrap().stats();
     /// assert_eq!(stats.modules, 1);
-    /// assert_eq!(stats.skipped["memory_ceiling"], 2);
+    /// assert_eq!(stats.skipped[&repo_graph::SkipReason::MemoryCeiling], 2);
     /// assert!(stats.memory_estimate_bytes > stats.memory_ceiling_bytes);
     /// ```
     pub fn memory_ceiling(mut self, bytes: u64) -> Self {
@@ -708,7 +709,8 @@ fn analyze_file(
 
 /// Reads and parses every source file under `root` without extracting
 /// anything, on rayon's pool: the floor the full analysis is measured against.
-/// Returns the number of files and bytes parsed.
+/// Returns the number of files and bytes parsed. Behind the `measure`
+/// feature: a measuring tool's floor, not part of the analysis.
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
@@ -716,6 +718,7 @@ fn analyze_file(
 /// let (files, bytes) = repo_graph::parse_only(dir.path()).unwrap();
 /// assert_eq!((files, bytes), (1, 6));
 /// ```
+#[cfg(feature = "measure")]
 pub fn parse_only(root: &Path) -> Result<(usize, u64), Error> {
     let canonical = std::fs::canonicalize(root).map_err(|source| Error::Root {
         path: root.to_path_buf(),

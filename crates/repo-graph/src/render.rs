@@ -8,7 +8,10 @@ use petgraph::visit::EdgeRef;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::RepoGraph;
-use crate::model::{Class, EntityId, Function, Module, ModuleId, Partial, Skipped, UnresolvedCall};
+use crate::model::{
+    Budget, Class, EntityId, Function, Module, ModuleId, Partial, SkipReason, Skipped,
+    UnresolvedCall,
+};
 use crate::routes::Route;
 
 /// Version of the [`GraphDocument`] layout; bumped on any incompatible change.
@@ -38,7 +41,7 @@ pub struct Stats {
     /// Files that were not valid UTF-8 and were decoded lossily.
     pub invalid_utf8: u64,
     /// Files and pruned directories passed over, by reason.
-    pub skipped: BTreeMap<String, u64>,
+    pub skipped: BTreeMap<SkipReason, u64>,
     /// Web routes found ([`RepoGraph::routes`]).
     #[serde(default)]
     pub routes: u64,
@@ -59,7 +62,7 @@ pub struct Stats {
     /// Files analysed in part, by the budget they went over
     /// ([`RepoGraph::partial`]).
     #[serde(default)]
-    pub partial: BTreeMap<String, u64>,
+    pub partial: BTreeMap<Budget, u64>,
     /// Fact units the analysed files hold (name reads, bindings, call
     /// sites, value expression nodes, definitions...): a
     /// machine-independent measure of the per-file phase's output, capped
@@ -159,11 +162,11 @@ impl RepoGraph {
     pub fn stats(&self) -> Stats {
         let mut skipped = BTreeMap::new();
         for s in &self.skipped {
-            *skipped.entry(s.reason.as_str().to_string()).or_insert(0) += 1;
+            *skipped.entry(s.reason).or_insert(0) += 1;
         }
         let mut partial = BTreeMap::new();
         for p in &self.partial {
-            *partial.entry(p.budget.as_str().to_string()).or_insert(0) += 1;
+            *partial.entry(p.budget).or_insert(0) += 1;
         }
         let count = |n: usize| n as u64;
         Stats {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::model::{SkipReason, SourceKind};
-use crate::tree_file::{TreeFileError, read_in_tree};
+use repo_files::{TreeFileError, read_in_tree};
 
 /// Bytes inspected for NUL when deciding that a file is binary.
 const BINARY_PROBE: usize = 8 * 1024;
@@ -20,46 +20,8 @@ pub(crate) struct SourceText {
     pub lossy: bool,
 }
 
-/// Reads a small UTF-8 text file a user names (a weights file, a task
-/// file). At most `max_bytes` are read, so `/dev/zero` or a huge file is an
-/// error saying how large a file may be, not an unbounded read. It opens
-/// what it is given, named pipes included (a user's `<(...)`), so a
-/// repository's file is read with [`crate::read_in_tree`] instead.
-///
-/// ```
-/// let dir = tempfile::tempdir()?;
-/// let path = dir.path().join("w.toml");
-/// std::fs::write(&path, "git = 0.0\n")?;
-/// assert_eq!(repo_graph::read_small_text(&path, 1024)?, "git = 0.0\n");
-/// let error = repo_graph::read_small_text(&path, 4).unwrap_err();
-/// assert_eq!(error.to_string(), "larger than 4 bytes");
-/// std::fs::write(&path, b"\xff\xfe")?;
-/// assert_eq!(repo_graph::read_small_text(&path, 1024).unwrap_err().to_string(), "not UTF-8 text");
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn read_small_text(path: &Path, max_bytes: u64) -> std::io::Result<String> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max_bytes {
-        let limit = match max_bytes {
-            n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
-            n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
-            n => format!("{n} bytes"),
-        };
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {limit}"),
-        ));
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
-}
-
 /// Reads and decodes the source file at `path` (absolute, or relative to
-/// `root`) through [`crate::tree_file`]: only a regular file inside `root`
+/// `root`) through [`repo_files::read_in_tree`]: only a regular file inside `root`
 /// is read, without blocking and at most `max_size` bytes, so a file that
 /// changed since the walk saw it (into a named pipe, or a link out of the
 /// tree) is refused here too.

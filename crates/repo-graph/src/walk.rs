@@ -10,7 +10,7 @@
 //!
 //! The walk only lists directories and looks at file types and sizes: it
 //! opens no file but the ignore files, and those through
-//! [`crate::tree_file`], so a named pipe or a device in the tree can make
+//! [`repo_files::read_in_tree`], so a named pipe or a device in the tree can make
 //! nothing wait. Such files are skipped as `not_regular`.
 
 use std::collections::HashSet;
@@ -22,26 +22,7 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::model::{Language, SkipReason, Skipped, SourceKind};
-use crate::tree_file::{FileKind, read_in_tree};
-
-/// Directory names that never hold the repository's own source.
-const TOOL_DIRS: &[&str] = &[
-    "__pycache__",
-    "node_modules",
-    "site-packages",
-    "venv",
-    ".venv",
-    ".tox",
-    ".nox",
-    ".eggs",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".git",
-    ".hg",
-    ".svn",
-    ".repo-agent",
-];
+use repo_files::{FileKind, is_tool_directory, read_in_tree};
 
 /// Largest ignore file read (256 KiB): real ones are a few KiB, and each
 /// line becomes a glob to compile.
@@ -169,7 +150,7 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
                 out.files_seen += 1;
             }
             if !options.include_hidden && name.starts_with('.') {
-                let reason = if is_dir && TOOL_DIRS.contains(&name.as_ref()) {
+                let reason = if is_dir && is_tool_directory(&dir.path, &name) {
                     SkipReason::ToolDirectory
                 } else {
                     SkipReason::Hidden
@@ -263,43 +244,6 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
     Ok(out)
 }
 
-/// Maven's `target/` and Gradle's `build/` beside their build files hold
-/// compiled and generated output, not the project's sources.
-/// True for a directory the walk never enters because tools and
-/// environments own it: caches and virtualenvs (`__pycache__`, `.venv`,
-/// any directory holding a `pyvenv.cfg`), version-control metadata,
-/// `*.egg-info`, and Maven's `target/` or Gradle's `build/` next to their
-/// build file. `parent` is the directory that contains `name`.
-///
-/// Other programs that show a repository (the agent's `list_directory`)
-/// use this so that they hide exactly what the analysis skips.
-///
-/// ```
-/// let dir = tempfile::tempdir().unwrap();
-/// assert!(repo_graph::is_tool_directory(dir.path(), "__pycache__"));
-/// assert!(!repo_graph::is_tool_directory(dir.path(), "src"));
-/// // `target/` is build output only next to a `pom.xml`.
-/// assert!(!repo_graph::is_tool_directory(dir.path(), "target"));
-/// std::fs::write(dir.path().join("pom.xml"), "<project/>").unwrap();
-/// assert!(repo_graph::is_tool_directory(dir.path(), "target"));
-/// ```
-pub fn is_tool_directory(parent: &Path, name: &str) -> bool {
-    TOOL_DIRS.contains(&name)
-        || name.ends_with(".egg-info")
-        || parent.join(name).join("pyvenv.cfg").is_file()
-        || is_build_output(parent, name)
-}
-
-fn is_build_output(parent: &Path, name: &str) -> bool {
-    match name {
-        "target" => parent.join("pom.xml").is_file(),
-        "build" => {
-            parent.join("build.gradle").is_file() || parent.join("build.gradle.kts").is_file()
-        }
-        _ => false,
-    }
-}
-
 /// Follows a symbolic link; refuses targets outside the root and broken links.
 fn symlink_target(path: &Path, canonical_root: &Path) -> Result<fs::Metadata, SkipReason> {
     let target = match fs::canonicalize(path) {
@@ -342,7 +286,7 @@ fn dir_matcher(root: &Path, dir: &Path) -> Option<Gitignore> {
 }
 
 /// Adds the rules of the ignore file at `path` (inside `root`), read as
-/// every repository file is ([`crate::tree_file`]: no link out, no pipe,
+/// every repository file is ([`repo_files::read_in_tree`]: no link out, no pipe,
 /// at most [`MAX_IGNORE_FILE_BYTES`]). One that cannot be read is logged
 /// and adds nothing.
 fn add_ignore_file(builder: &mut GitignoreBuilder, root: &Path, path: &Path) {

@@ -95,7 +95,7 @@ fn named_pipes_are_skipped_not_waited_on() {
     ] {
         assert_eq!(reasons(&graph, path), [SkipReason::NotRegular], "{path}");
     }
-    assert_eq!(graph.stats().skipped["not_regular"], 5);
+    assert_eq!(graph.stats().skipped[&SkipReason::NotRegular], 5);
     assert_eq!(graph.stats().modules, 1);
     assert!(graph.entity("ok.f").is_some());
     let config: Vec<&str> = graph
@@ -184,7 +184,7 @@ fn nesting_past_the_budget_is_analysed_in_part_at_a_bounded_cost() {
         assert_eq!(partial[0].limit, budget.limit(), "{shape:?}");
         assert!(partial[0].line >= 1, "{shape:?}");
         let stats = graph.stats();
-        assert_eq!(stats.partial[budget.as_str()], 1, "{shape:?}");
+        assert_eq!(stats.partial[&budget], 1, "{shape:?}");
         assert_eq!(stats.modules, 1, "{shape:?}: the file is kept");
         // What follows the nest is still analysed: `g` is defined and
         // called after it.
@@ -231,7 +231,7 @@ fn a_file_over_the_facts_budget_keeps_what_came_before_the_cut() {
     };
     let graph = analyze(25_000);
     let stats = graph.stats();
-    assert_eq!(stats.partial["facts"], 1);
+    assert_eq!(stats.partial[&Budget::Facts], 1);
     let partial = &graph.partial()[0];
     assert_eq!(
         (partial.path.as_str(), partial.budget, partial.line),
@@ -282,7 +282,10 @@ fn past_a_tiny_memory_ceiling_the_remaining_files_are_skipped() {
         stats.modules >= 1 && stats.modules <= threads as u64,
         "{stats:?}"
     );
-    assert_eq!(stats.skipped["memory_ceiling"], files - stats.modules);
+    assert_eq!(
+        stats.skipped[&SkipReason::MemoryCeiling],
+        files - stats.modules
+    );
     assert_eq!(stats.memory_ceiling_bytes, 1);
     assert!(stats.memory_estimate_bytes >= 1);
 
@@ -290,7 +293,7 @@ fn past_a_tiny_memory_ceiling_the_remaining_files_are_skipped() {
     // is the same per file.
     let all = Analyzer::new(dir.path()).analyze().unwrap().stats();
     assert_eq!(all.modules, files);
-    assert!(!all.skipped.contains_key("memory_ceiling"));
+    assert!(!all.skipped.contains_key(&SkipReason::MemoryCeiling));
     assert_eq!(
         all.memory_estimate_bytes / files,
         stats.memory_estimate_bytes / stats.modules
@@ -318,7 +321,10 @@ fn a_ceiling_of_a_few_files_reads_about_that_many() {
         stats.modules >= 10 && stats.modules < 10 + threads as u64,
         "{stats:?}"
     );
-    assert_eq!(stats.skipped["memory_ceiling"], files - stats.modules);
+    assert_eq!(
+        stats.skipped[&SkipReason::MemoryCeiling],
+        files - stats.modules
+    );
 }
 
 proptest! {

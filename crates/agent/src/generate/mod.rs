@@ -300,7 +300,7 @@ use crate::episode::millis;
 /// Reads the specification: a regular text file of at most
 /// [`MAX_SPEC_BYTES`]. The path is the user's, so a link in it is
 /// followed; the file it names is then opened like a repository's file
-/// ([`repo_graph::read_in_tree`] in its directory): without blocking on a
+/// ([`repo_files::read_in_tree`] in its directory): without blocking on a
 /// pipe, its type checked on the open descriptor, its size capped.
 fn read_spec(path: &Path) -> Result<String, Error> {
     let refused = |reason: String| {
@@ -313,7 +313,7 @@ fn read_spec(path: &Path) -> Result<String, Error> {
     let (Some(dir), Some(name)) = (canonical.parent(), canonical.file_name()) else {
         return Err(refused("it is not a file".into()));
     };
-    let bytes = repo_graph::read_in_tree(dir, Path::new(name), MAX_SPEC_BYTES)
+    let bytes = repo_files::read_in_tree(dir, Path::new(name), MAX_SPEC_BYTES)
         .map_err(|e| refused(context_pack::why_not_read(&e)))?;
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Err(Error::Task(format!(
@@ -996,7 +996,7 @@ impl<'a> Run<'a> {
             .read(relative)
             .ok()
             .and_then(|path| {
-                repo_graph::read_in_tree(&self.out, &path, MAX_REQUIREMENTS_BYTES).ok()
+                repo_files::read_in_tree(&self.out, &path, MAX_REQUIREMENTS_BYTES).ok()
             })
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             .unwrap_or_default()
@@ -1155,7 +1155,7 @@ impl<'a> Run<'a> {
     ) -> Result<Vec<Check>, Stop> {
         let sandbox = self.sandbox().await?;
         // Generated code may have replaced it with a pipe or a link out.
-        let requirements = match repo_graph::read_in_tree(
+        let requirements = match repo_files::read_in_tree(
             &self.out,
             Path::new("requirements.txt"),
             MAX_REQUIREMENTS_BYTES,
@@ -1259,7 +1259,7 @@ impl<'a> Run<'a> {
             };
             // The generated code ran in the sandbox since the check: the
             // file may be a pipe or a link out by now.
-            let text = match repo_graph::read_in_tree(&self.out, &path, MAX_REPAIR_FILE_BYTES) {
+            let text = match repo_files::read_in_tree(&self.out, &path, MAX_REPAIR_FILE_BYTES) {
                 Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
                 Err(error) => {
                     let _ = writeln!(

@@ -144,7 +144,7 @@ impl References {
             let path = entry.path();
             // Opened inside the reference, without blocking, size-capped:
             // the walk's look at it may be stale by now.
-            let text = match repo_graph::read_in_tree(&repo.root, path, MAX_PLAIN_BYTES) {
+            let text = match repo_files::read_in_tree(&repo.root, path, MAX_PLAIN_BYTES) {
                 Ok(bytes) => match String::from_utf8(bytes) {
                     Ok(text) => text,
                     Err(_) => continue,

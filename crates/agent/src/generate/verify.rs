@@ -268,7 +268,7 @@ fn start_script(root: &Path, blueprint: &Blueprint) -> Check {
     }
     // Through `read_in_tree`: the file may have become a named pipe or a
     // link out since the check above, and must neither block nor leak.
-    let text = match repo_graph::read_in_tree(root, &path, 256 * 1024)
+    let text = match repo_files::read_in_tree(root, &path, 256 * 1024)
         .map_err(|e| e.to_string())
         .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned()))
     {

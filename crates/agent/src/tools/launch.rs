@@ -104,11 +104,11 @@ impl PackageModule {
         let has_main_block = usage
             .mains
             .iter()
-            .any(|m| m.module == id && matches!(m.kind, repo_graph::usage::MainKind::MainBlock));
+            .any(|m| m.module == id && matches!(m.kind, repo_graph::MainKind::MainBlock));
         let entry_point = usage
             .entry_points
             .iter()
-            .filter(|e| matches!(e.kind, repo_graph::usage::EntryPointKind::Console))
+            .filter(|e| matches!(e.kind, repo_graph::EntryPointKind::Console))
             .find(|e| e.module == name)
             .and_then(|e| Some((e.name.clone(), e.function.clone()?)));
         let imports_relatively = module.is_some_and(|m| m.imports.iter().any(|i| i.level > 0));

@@ -339,7 +339,7 @@ impl Tools {
                 !(e.depth() > 0
                     && e.file_type().is_some_and(|t| t.is_dir())
                     && e.path().parent().is_some_and(|parent| {
-                        repo_graph::is_tool_directory(parent, &e.file_name().to_string_lossy())
+                        repo_files::is_tool_directory(parent, &e.file_name().to_string_lossy())
                     }))
             })
             .build();
@@ -1209,9 +1209,9 @@ impl Tools {
                 path.display()
             ))
         })?;
-        let bytes = repo_graph::read_in_tree(&tree, path, MAX_READ_BYTES).map_err(|e| {
+        let bytes = repo_files::read_in_tree(&tree, path, MAX_READ_BYTES).map_err(|e| {
             let advice = match e {
-                repo_graph::TreeFileError::TooLarge { .. } => {
+                repo_files::TreeFileError::TooLarge { .. } => {
                     "read parts of it with run_shell (head, tail, grep) or run_python"
                 }
                 _ => "check the path with list_directory",

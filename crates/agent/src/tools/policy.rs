@@ -237,7 +237,7 @@ impl PathPolicy {
     /// The directory tree a read of `path` (as [`PathPolicy::read`]
     /// returned it) must stay in: the root that holds it, or for an input
     /// file, its directory. The read itself goes through
-    /// [`repo_graph::open_in_tree`] below it, so a link swapped in after
+    /// [`repo_files::open_in_tree`] below it, so a link swapped in after
     /// the check cannot lead out.
     pub(crate) fn tree_of(&self, path: &Path) -> Option<PathBuf> {
         self.roots.iter().find_map(|root| match root.kind {

@@ -128,7 +128,7 @@ pub(crate) fn readme_block(
 
 /// The README at the root: README.md, .rst, .txt or no extension, any case,
 /// in that order of preference. Each is read the way every repository file
-/// is ([`repo_graph::open_in_tree`]): only a regular file inside the root,
+/// is ([`repo_files::open_in_tree`]): only a regular file inside the root,
 /// without blocking, at most [`MAX_BYTES`] of it. A candidate that cannot
 /// be read, or holds binary data, is refused with a line saying why, and
 /// the next one is tried.
@@ -290,7 +290,7 @@ const MAX_CANDIDATES: usize = 8;
 
 /// The text of one README candidate, or why it is not shown.
 fn read_readme(root: &Path, name: &str) -> Result<String, String> {
-    let opened = repo_graph::open_in_tree(root, Path::new(name))
+    let opened = repo_files::open_in_tree(root, Path::new(name))
         .map_err(|e| crate::unread::why_not_read(&e))?;
     let mut bytes = Vec::new();
     opened

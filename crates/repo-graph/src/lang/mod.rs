@@ -55,12 +55,18 @@ pub(crate) struct SyntaxParser {
 }
 
 impl SyntaxParser {
-    /// A parser for `language` (`name` says which, in the error).
-    pub(crate) fn new(language: &tree_sitter::Language, name: &str) -> Result<Self, crate::Error> {
+    /// A parser for `grammar`, the grammar of `language`.
+    pub(crate) fn new(
+        grammar: &tree_sitter::Language,
+        language: crate::Language,
+    ) -> Result<Self, crate::Error> {
         let mut parser = tree_sitter::Parser::new();
         parser
-            .set_language(language)
-            .map_err(|e| crate::Error::Parser(format!("{name}: {e}")))?;
+            .set_language(grammar)
+            .map_err(|e| crate::Error::Grammar {
+                language,
+                detail: e.to_string(),
+            })?;
         Ok(Self { parser })
     }
 

@@ -48,7 +48,7 @@ pub(crate) fn project_dirs(root: &Path) -> Vec<String> {
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| !name.starts_with('.') && !crate::walk::is_tool_directory(root, name))
+        .filter(|name| !name.starts_with('.') && !repo_files::is_tool_directory(root, name))
         .filter(|name| {
             ["pyproject.toml", "setup.cfg", "setup.py"]
                 .iter()
@@ -100,12 +100,12 @@ pub(crate) fn read(root: &Path, dirs: &[String]) -> Configs {
 }
 
 /// The text of a packaging file; `Ok(None)` when there is none. Read as
-/// every repository file is ([`crate::tree_file`]): a link out of the
+/// every repository file is ([`repo_files::read_in_tree`]): a link out of the
 /// repository, a named pipe or a device by that name is unreadable, and
 /// nothing waits on it.
 fn read_config(root: &Path, rel: &str) -> Result<Option<String>, ConfigSkipReason> {
-    use crate::tree_file::TreeFileError;
-    match crate::tree_file::read_in_tree(root, Path::new(rel), MAX_CONFIG_BYTES) {
+    use repo_files::TreeFileError;
+    match repo_files::read_in_tree(root, Path::new(rel), MAX_CONFIG_BYTES) {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| ConfigSkipReason::NotUtf8),

@@ -342,10 +342,10 @@ pub struct ConfigSkip {
 }
 
 /// Largest packaging file read (1 MiB); larger ones are skipped.
-pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// Longest help text kept, in characters.
-pub const MAX_HELP: usize = 200;
+pub(crate) const MAX_HELP: usize = 200;
 /// Longest example description kept, in characters.
-pub const MAX_DESCRIPTION: usize = 300;
+pub(crate) const MAX_DESCRIPTION: usize = 300;
 /// Most calls or imports listed for one script or main entry.
-pub const MAX_LISTED: usize = 32;
+pub(crate) const MAX_LISTED: usize = 32;

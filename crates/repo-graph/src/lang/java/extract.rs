@@ -305,7 +305,7 @@ pub(crate) struct JavaParser {
 
 impl JavaParser {
     pub(crate) fn new() -> Result<Self, crate::Error> {
-        let parser = crate::lang::SyntaxParser::new(&grammar().language, "Java")?;
+        let parser = crate::lang::SyntaxParser::new(&grammar().language, crate::Language::Java)?;
         Ok(Self { parser })
     }
 
@@ -1251,6 +1251,7 @@ pub(super) fn line_of(row: usize) -> u32 {
 }
 
 /// Splits the cost of one file into parsing and extraction (for the measure tool).
+#[cfg(feature = "measure")]
 pub(crate) fn time_parse_and_extract(
     text: &str,
 ) -> Option<(std::time::Duration, std::time::Duration)> {

@@ -266,7 +266,7 @@ pub(crate) struct PythonParser {
 
 impl PythonParser {
     pub(crate) fn new() -> Result<Self, crate::Error> {
-        let parser = crate::lang::SyntaxParser::new(&grammar().language, "Python")?;
+        let parser = crate::lang::SyntaxParser::new(&grammar().language, crate::Language::Python)?;
         Ok(Self { parser })
     }
 
@@ -1348,7 +1348,10 @@ pub(crate) fn clean_docstring(raw: &str) -> String {
 
 /// Splits the cost of one file into parsing and extraction (for the measure tool).
 #[doc(hidden)]
-pub fn time_parse_and_extract(text: &str) -> Option<(std::time::Duration, std::time::Duration)> {
+#[cfg(feature = "measure")]
+pub(crate) fn time_parse_and_extract(
+    text: &str,
+) -> Option<(std::time::Duration, std::time::Duration)> {
     let mut parser = PythonParser::new().ok()?;
     let t = std::time::Instant::now();
     let tree = parser.parse_tree(text)?;

@@ -182,7 +182,7 @@ pub fn open_in_tree(root: &Path, path: &Path) -> Result<TreeFile, TreeFileError>
 /// `max_bytes` bytes.
 ///
 /// ```
-/// use repo_graph::{TreeFileError, read_in_tree};
+/// use repo_files::{TreeFileError, read_in_tree};
 /// let dir = tempfile::tempdir()?;
 /// std::fs::write(dir.path().join("README.md"), "# Demo\n")?;
 /// assert_eq!(read_in_tree(dir.path(), "README.md".as_ref(), 1024)?, b"# Demo\n");
