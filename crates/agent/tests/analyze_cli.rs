@@ -35,7 +35,7 @@ fn every_format_prints_something_well_formed() {
     let (json, _, ok) = analyze(&[root, "--format", "json", "--no-cache"]);
     assert!(ok);
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(json["schema_version"], 1);
+    assert_eq!(json["schema_version"], 2);
     let (calls, _, ok) = analyze(&[root, "--format", "calls"]);
     assert!(ok);
     let calls: serde_json::Value = serde_json::from_str(&calls).unwrap();

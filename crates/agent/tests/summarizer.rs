@@ -30,9 +30,7 @@ async fn summaries_are_cached_by_content_hash() {
     let cache = tempfile::tempdir().unwrap();
     let cache_file = cache.path().join("summaries.json");
     let graph = repo_graph::Analyzer::new(dir.path()).analyze().unwrap();
-    let modules: Vec<_> = (0..graph.modules().len())
-        .map(|i| repo_graph::ModuleId(i as u32))
-        .collect();
+    let modules: Vec<_> = graph.module_ids().collect();
 
     let model = Arc::new(
         Scripted::new()

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use importance::Ranking;
-use repo_graph::{ClassId, EntityId, FunctionId, RepoGraph};
+use repo_graph::{EntityId, RepoGraph};
 
 use crate::TokenCounter;
 use crate::bm25::{Bm25, stem, terms};
@@ -146,11 +146,10 @@ pub(crate) fn search(
     if query.is_empty() && identifiers.is_empty() {
         return search;
     }
-    let functions = graph.functions();
-    let classes = graph.classes();
-    let entities: Vec<EntityId> = (0..classes.len())
-        .map(|i| EntityId::Class(ClassId(i as u32)))
-        .chain((0..functions.len()).map(|i| EntityId::Function(FunctionId(i as u32))))
+    let entities: Vec<EntityId> = graph
+        .class_ids()
+        .map(EntityId::Class)
+        .chain(graph.function_ids().map(EntityId::Function))
         .collect();
     let index = Bm25::from_terms(entities.iter().map(|&e| document(graph, e)));
     let relevance = index.scores_for_terms(query.to_vec());
@@ -160,11 +159,12 @@ pub(crate) fn search(
     }
     // Identifiers alone can find code that no word of the task names.
     let max_relevance = max_relevance.max(f64::EPSILON);
-    search.classes = relevance[..classes.len()]
+    let classes = graph.classes().len();
+    search.classes = relevance[..classes]
         .iter()
         .map(|r| r / max_relevance)
         .collect();
-    search.functions = relevance[classes.len()..]
+    search.functions = relevance[classes..]
         .iter()
         .map(|r| r / max_relevance)
         .collect();
@@ -216,7 +216,7 @@ pub(crate) fn search(
     hits.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
-            .then_with(|| graph.qualname(a.entity).cmp(graph.qualname(b.entity)))
+            .then_with(|| graph.qualname(a.entity).cmp(&graph.qualname(b.entity)))
     });
     // A docstring that mentions one of the words in passing is no hit: keep
     // what scores near the best.
@@ -309,11 +309,11 @@ pub fn task_terms_found(graph: &RepoGraph, text: &str) -> usize {
     for m in graph.modules() {
         mark(terms(&m.name).iter().map(|t| stem(t)).collect());
     }
-    for i in 0..graph.classes().len() {
-        mark(document(graph, EntityId::Class(ClassId(i as u32))));
+    for class in graph.class_ids() {
+        mark(document(graph, EntityId::Class(class)));
     }
-    for i in 0..graph.functions().len() {
-        mark(document(graph, EntityId::Function(FunctionId(i as u32))));
+    for function in graph.function_ids() {
+        mark(document(graph, EntityId::Function(function)));
     }
     found.iter().filter(|f| **f).count()
 }

@@ -48,6 +48,7 @@ impl Summarizer for StaticSummarizer {
             .filter(|e| {
                 !graph
                     .qualname(**e)
+                    .unwrap_or_default()
                     .rsplit('.')
                     .next()
                     .unwrap_or("")

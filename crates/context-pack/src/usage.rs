@@ -258,11 +258,13 @@ fn command_line(
                 let class = match main.entity {
                     EntityId::Function(f) => graph
                         .function(f)
-                        .map(|f| graph.qualname(f.parent).to_string()),
+                        .and_then(|f| graph.qualname(f.parent).map(str::to_string)),
                     _ => None,
                 };
                 (format!("java {}", class.unwrap_or_default()), true)
             }
+            // A kind of main this version does not know how to start.
+            _ => continue,
         };
         if !wanted {
             continue;
@@ -275,7 +277,7 @@ fn command_line(
             .calls
             .iter()
             .take(3)
-            .map(|c| graph.qualname(*c))
+            .filter_map(|c| graph.qualname(*c))
             .collect();
         if !calls.is_empty() && new.is_empty() {
             let calls: Vec<String> = calls.iter().map(|c| markdown::code_span(c)).collect();
@@ -303,8 +305,8 @@ fn command_line(
         let name = command.name.clone().unwrap_or_else(|| command.file.clone());
         let mut text = format!("- {}", markdown::code_span(&name));
         let _ = write!(text, " ({}", markdown::one_line(&command.file));
-        if let Some(entity) = command.entity {
-            let _ = write!(text, ", {}", markdown::code_span(graph.qualname(entity)));
+        if let Some(name) = command.entity.and_then(|e| graph.qualname(e)) {
+            let _ = write!(text, ", {}", markdown::code_span(name));
         }
         text.push(')');
         describe_commands(&mut text, usage, &[i]);
@@ -320,12 +322,7 @@ fn describe_commands(text: &mut String, usage: &UsageFacts, commands: &[u32]) {
     let Some(command) = commands.first().and_then(|c| usage.command(*c)) else {
         return;
     };
-    let framework = match command.framework {
-        repo_graph::CliFramework::Argparse => "argparse",
-        repo_graph::CliFramework::Click => "click",
-        repo_graph::CliFramework::Typer => "typer",
-    };
-    let _ = write!(text, " ({framework})");
+    let _ = write!(text, " ({})", command.framework.as_str());
     if let (Some(help), 1) = (&command.help, commands.len()) {
         let _ = write!(text, ": {}", markdown::one_line(help));
     }
@@ -511,7 +508,7 @@ fn examples(graph: &RepoGraph, usage: &UsageFacts, task: Option<&str>, units: &m
             .iter()
             .map(|c| {
                 // `Document.__init__` is called as `Document`.
-                let q = graph.qualname(*c);
+                let q = graph.qualname(*c).unwrap_or_default();
                 let q = q.strip_suffix(".__init__").unwrap_or(q);
                 q.rsplit('.').next().unwrap_or(q).to_string()
             })

@@ -150,10 +150,9 @@ mod tests {
 
     #[test]
     fn complexity_formula() {
-        let c = Complexity {
-            branches: 25,
-            max_def_depth: 10,
-        };
+        let mut c = Complexity::default();
+        c.branches = 25;
+        c.max_def_depth = 10;
         assert!((complexity(&c) - 0.8).abs() < 1e-12);
     }
 }

@@ -242,12 +242,11 @@ impl Ranker {
     pub fn rank(&self, graph: &RepoGraph) -> Ranking {
         let (module_features, commits_read) = self.module_features(graph);
         let mut modules: Vec<ModuleScore> = graph
-            .modules()
-            .iter()
+            .module_ids()
+            .zip(graph.modules())
             .zip(&module_features)
-            .enumerate()
-            .map(|(i, (m, features))| ModuleScore {
-                id: ModuleId(i as u32),
+            .map(|((id, m), features)| ModuleScore {
+                id,
                 name: m.name.clone(),
                 path: m.path.clone(),
                 score: features.weighted(&self.weights),
@@ -272,15 +271,14 @@ impl Ranker {
             .collect();
         let max_class_calls = class_calls.iter().copied().max().unwrap_or(0);
         let mut classes: Vec<ClassScore> = graph
-            .classes()
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
+            .class_ids()
+            .zip(graph.classes())
+            .map(|(id, c)| {
                 let module_score = module_scores[c.module.index()];
                 let methods = c.methods.len() as u32;
-                let calls = class_calls[i];
+                let calls = class_calls[id.index()];
                 ClassScore {
-                    id: ClassId(i as u32),
+                    id,
                     name: c.qualname.clone(),
                     module: module_name(graph, c.module),
                     score: module_score
@@ -293,16 +291,16 @@ impl Ranker {
             })
             .collect();
 
-        let max_function_calls = (0..graph.functions().len())
-            .map(|f| incoming.function(FunctionId(f as u32)))
+        let max_function_calls = graph
+            .function_ids()
+            .map(|f| incoming.function(f))
             .max()
             .unwrap_or(0);
         let mut functions: Vec<FunctionScore> = graph
-            .functions()
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let id = FunctionId(i as u32);
+            .function_ids()
+            .zip(graph.functions())
+            .map(|(id, f)| {
+                let i = id.index();
                 let module_score = module_scores[f.module.index()];
                 let calls = incoming.function(id);
                 let entry_point = handlers.get(i).copied().unwrap_or(false)

@@ -22,8 +22,8 @@ use crate::lang::java::resolve::JavaResolver;
 use crate::lang::python::ScopeRef;
 use crate::lang::python::resolve::Ids;
 use crate::model::{
-    Base, Class, ClassId, EntityId, Function, FunctionId, Import, ImportTarget, Language, Module,
-    ModuleId, Partial, Skipped, SourceKind, UnresolvedCall,
+    Base, Class, ClassDetail, ClassId, EntityId, Function, FunctionDetail, FunctionId, Import,
+    ImportTarget, Language, Module, ModuleId, Partial, Skipped, SourceKind, UnresolvedCall,
 };
 use crate::names::ModuleName;
 use crate::render::ResolutionStats;
@@ -212,7 +212,7 @@ fn module_parts(
                     docstring: class.docstring.clone(),
                     methods: Vec::new(),
                     span: class.span,
-                    java: None,
+                    detail: ClassDetail::Python,
                 })
                 .collect();
             let functions: Vec<Function> = facts
@@ -231,7 +231,7 @@ fn module_parts(
                     docstring: function.docstring.clone(),
                     span: function.span,
                     complexity: function.complexity,
-                    java: None,
+                    detail: FunctionDetail::Python,
                 })
                 .collect();
             (classes, functions, facts.docstring.as_deref())
@@ -458,7 +458,7 @@ fn assemble(
     for (i, f) in functions
         .iter()
         .enumerate()
-        .filter(|(_, f)| f.java.is_some())
+        .filter(|(_, f)| f.java().is_some())
     {
         let parent = match f.parent {
             EntityId::Module(m) => modules.get(m.index()).map(|m| m.name.as_str()),

@@ -21,6 +21,7 @@ use crate::routes::Route;
 
 /// Weight of a module dependency edge: how strongly one module is coupled to another.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Coupling {
     /// Imported names (one per imported name, not per statement).
     pub imports: u32,
@@ -37,6 +38,7 @@ impl Coupling {
 
 /// An entity reached from another through the call graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Reach {
     /// The entity reached.
     pub entity: EntityId,
@@ -48,6 +50,7 @@ pub struct Reach {
 
 /// A hit of [`RepoGraph::search`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SearchHit {
     /// The matching entity.
     pub entity: EntityId,
@@ -60,6 +63,7 @@ pub struct SearchHit {
 
 /// Per-module numbers of [`RepoGraph::module_stats`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModuleStats {
     /// Lines of source.
     pub lines: u32,
@@ -112,6 +116,21 @@ pub struct RepoGraph {
 }
 
 impl RepoGraph {
+    /// The id of every module, in index order (the order of [`Self::modules`]).
+    pub fn module_ids(&self) -> impl ExactSizeIterator<Item = ModuleId> + use<> {
+        (0..self.modules.len() as u32).map(ModuleId)
+    }
+
+    /// The id of every class, in the order of [`Self::classes`].
+    pub fn class_ids(&self) -> impl ExactSizeIterator<Item = ClassId> + use<> {
+        (0..self.classes.len() as u32).map(ClassId)
+    }
+
+    /// The id of every function, in the order of [`Self::functions`].
+    pub fn function_ids(&self) -> impl ExactSizeIterator<Item = FunctionId> + use<> {
+        (0..self.functions.len() as u32).map(FunctionId)
+    }
+
     /// The analysed root directory (canonical).
     pub fn root(&self) -> &Path {
         &self.root
@@ -250,13 +269,20 @@ impl RepoGraph {
             .map(|i| ModuleId(i as u32))
     }
 
-    /// The qualified name of any entity.
-    pub fn qualname(&self, entity: EntityId) -> &str {
+    /// The qualified name of any entity; `None` for an id of another graph,
+    /// like [`Self::module`], [`Self::class`] and [`Self::function`].
+    pub fn qualname(&self, entity: EntityId) -> Option<&str> {
         match entity {
-            EntityId::Module(m) => self.module(m).map_or("", |m| &m.name),
-            EntityId::Class(c) => self.class(c).map_or("", |c| &c.qualname),
-            EntityId::Function(f) => self.function(f).map_or("", |f| &f.qualname),
+            EntityId::Module(m) => self.module(m).map(|m| m.name.as_str()),
+            EntityId::Class(c) => self.class(c).map(|c| c.qualname.as_str()),
+            EntityId::Function(f) => self.function(f).map(|f| f.qualname.as_str()),
         }
+    }
+
+    /// [`Self::qualname`] of an id this graph handed out itself (an FCG
+    /// node, an unresolved call's caller), which always has one.
+    pub(crate) fn own_qualname(&self, entity: EntityId) -> &str {
+        self.qualname(entity).unwrap_or_default()
     }
 
     /// The module an entity belongs to.
@@ -336,7 +362,7 @@ impl RepoGraph {
                     (other, *e.weight())
                 })
                 .collect();
-            next.sort_by_key(|(n, _)| self.qualname(self.fcg[*n]).to_string());
+            next.sort_by_key(|(n, _)| self.own_qualname(self.fcg[*n]).to_string());
             for (other, call_sites) in next {
                 if std::mem::replace(&mut seen[other.index()], true) {
                     continue;

@@ -14,6 +14,7 @@ use crate::model::{EntityId, Language, ModuleId};
 /// What an [`HctNode`] stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum HctKind {
     /// A directory-level package (regular or namespace).
     Package,
@@ -27,6 +28,7 @@ pub enum HctKind {
 
 /// One node of the hierarchical code tree.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct HctNode {
     /// Package, module, class or function.
     pub kind: HctKind,

@@ -19,7 +19,7 @@
 //!
 //! let graph = repo_graph::Analyzer::new(dir.path()).analyze()?;
 //! let f = graph.entity("main.f").expect("main.f is defined");
-//! let callees: Vec<&str> = graph.callees(f, 1).iter().map(|r| graph.qualname(r.entity)).collect();
+//! let callees: Vec<&str> = graph.callees(f, 1).iter().filter_map(|r| graph.qualname(r.entity)).collect();
 //! assert_eq!(callees, ["main.g"]);
 //! assert_eq!(graph.stats().functions, 2);
 //! # Ok(())
@@ -114,10 +114,10 @@ pub use lang::present::Outline;
 use memory::MemoryUse;
 pub use memory::default_memory_ceiling;
 pub use model::{
-    Base, BaseRelation, Budget, Class, ClassId, Complexity, EntityId, Function, FunctionId,
-    FunctionKind, Import, ImportKind, ImportTarget, JavaField, JavaMethod, JavaType, JavaTypeKind,
-    Language, Modifier, Module, ModuleId, Param, ParamKind, Partial, SkipReason, Skipped,
-    SourceKind, Span, UnresolvedCall,
+    Base, BaseRelation, Budget, Class, ClassDetail, ClassId, Complexity, EntityId, Function,
+    FunctionDetail, FunctionId, FunctionKind, Import, ImportKind, ImportTarget, JavaField,
+    JavaMethod, JavaType, JavaTypeKind, Language, Modifier, Module, ModuleId, Param, ParamKind,
+    Partial, SkipReason, Skipped, SourceKind, Span, UnresolvedCall,
 };
 pub use render::{
     CallEdge, GraphDocument, ModuleEdge, ResolutionStats, RoutesDocument, SCHEMA_VERSION, Stats,
@@ -192,6 +192,7 @@ pub enum Error {
 
 /// Progress of a running analysis, reported to [`Analyzer::on_progress`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Progress {
     /// Files read and parsed (or found in the cache) so far.
     pub files_done: usize,

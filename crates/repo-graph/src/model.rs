@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 /// A region of a source file: a byte range plus 1-based inclusive line numbers
 /// for display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Span {
     /// First byte of the region.
     pub start_byte: u32,
@@ -33,7 +34,7 @@ macro_rules! id_type {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         #[serde(transparent)]
-        pub struct $name(pub u32);
+        pub struct $name(pub(crate) u32);
 
         impl $name {
             /// The index of this entity in its vector of the graph.
@@ -62,6 +63,8 @@ id_type!(
 /// that is instantiated but defines no `__init__`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Exhaustive on purpose: the three kinds of entity are the model itself
+// (seed 001's HCT levels), and every user matches on them.
 pub enum EntityId {
     /// A module (one source file).
     Module(ModuleId),
@@ -74,6 +77,7 @@ pub enum EntityId {
 /// What kind of file a module was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SourceKind {
     /// A `.py` file.
     Python,
@@ -100,6 +104,7 @@ impl SourceKind {
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Language {
     /// Python: `.py`, `.pyi` and notebooks.
     #[default]
@@ -123,6 +128,7 @@ impl Language {
 
 /// Branch and nesting counts used as a complexity measure (seed 001, appendix F).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Complexity {
     /// Python: count of `if`, `elif`, `for`, `while`, `except`,
     /// comprehensions and `match` cases. Java: `if`, `for`, enhanced `for`,
@@ -135,6 +141,7 @@ pub struct Complexity {
 
 /// One source file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Module {
     /// Unique dotted module name. Python: derived from the layout, e.g.
     /// `pkg.sub.mod`. Java: the declared package plus the file name, e.g.
@@ -176,6 +183,7 @@ pub struct Module {
 
 /// A class definition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Class {
     /// The class name.
     pub name: String,
@@ -195,13 +203,35 @@ pub struct Class {
     pub methods: Vec<FunctionId>,
     /// The whole definition including decorators.
     pub span: Span,
-    /// Java-only details (kind, modifiers, type parameters, fields); `None` for Python.
-    #[serde(default)]
-    pub java: Option<JavaType>,
+    /// What only the class's language says about it: for Java, its kind,
+    /// modifiers, type parameters and fields ([`Class::java`]).
+    pub detail: ClassDetail,
+}
+
+impl Class {
+    /// The Java details, for a Java type.
+    pub fn java(&self) -> Option<&JavaType> {
+        match &self.detail {
+            ClassDetail::Java(java) => Some(java),
+            ClassDetail::Python => None,
+        }
+    }
+}
+
+/// The language-specific part of a [`Class`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ClassDetail {
+    /// A Python class: everything it has is on [`Class`].
+    Python,
+    /// A Java class, interface, enum, record or annotation type.
+    Java(JavaType),
 }
 
 /// A base class of a [`Class`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Base {
     /// The base expression as written, e.g. `models.Model` or `List<String>`.
     pub text: String,
@@ -215,6 +245,7 @@ pub struct Base {
 /// How a [`Class`] relates to one of its [`Base`]s.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum BaseRelation {
     /// A Python base class.
     #[default]
@@ -229,6 +260,7 @@ pub enum BaseRelation {
 /// What sort of Java type declaration a [`Class`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum JavaTypeKind {
     /// `class`, including anonymous classes and enum constant bodies.
     Class,
@@ -258,6 +290,7 @@ impl JavaTypeKind {
 /// A Java modifier keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Modifier {
     /// `public`.
     Public,
@@ -335,6 +368,7 @@ impl Modifier {
 /// Java details of a [`Class`]. Annotations are in [`Class::decorators`],
 /// supertypes in [`Class::bases`], the Javadoc in [`Class::docstring`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct JavaType {
     /// Declaration kind.
     pub kind: JavaTypeKind,
@@ -351,6 +385,7 @@ pub struct JavaType {
 
 /// A field, enum constant or record component of a Java type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct JavaField {
     /// The field name.
     pub name: String,
@@ -369,6 +404,7 @@ pub struct JavaField {
 /// in [`Function::decorators`], parameter types in [`Param::annotation`], the
 /// return type in [`Function::returns`], the Javadoc in [`Function::docstring`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct JavaMethod {
     /// Modifiers in source order.
     pub modifiers: Vec<Modifier>,
@@ -383,6 +419,7 @@ pub struct JavaMethod {
 /// Whether a function is a plain function or one of the method flavours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FunctionKind {
     /// Defined in a module or another function.
     Function,
@@ -398,6 +435,7 @@ pub enum FunctionKind {
 
 /// A function or method definition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Function {
     /// The function name.
     pub name: String,
@@ -423,14 +461,36 @@ pub struct Function {
     pub span: Span,
     /// Branch count inside the body and block depth of the `def`.
     pub complexity: Complexity,
-    /// Java-only details (modifiers, type parameters, `throws`); `None` for Python.
-    #[serde(default)]
-    pub java: Option<JavaMethod>,
+    /// What only the function's language says about it: for Java, its
+    /// modifiers, type parameters and `throws` ([`Function::java`]).
+    pub detail: FunctionDetail,
+}
+
+impl Function {
+    /// The Java details, for a Java method or constructor.
+    pub fn java(&self) -> Option<&JavaMethod> {
+        match &self.detail {
+            FunctionDetail::Java(java) => Some(java),
+            FunctionDetail::Python => None,
+        }
+    }
+}
+
+/// The language-specific part of a [`Function`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FunctionDetail {
+    /// A Python function or method: everything it has is on [`Function`].
+    Python,
+    /// A Java method or constructor.
+    Java(JavaMethod),
 }
 
 /// How a parameter receives its argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ParamKind {
     /// An ordinary parameter (positional or keyword).
     Normal,
@@ -444,6 +504,7 @@ pub enum ParamKind {
 
 /// One parameter of a [`Function`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Param {
     /// Parameter name (empty for a tuple pattern).
     pub name: String,
@@ -458,6 +519,7 @@ pub struct Param {
 /// The syntactic form of an [`Import`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ImportKind {
     /// `import a.b [as c]`.
     Import,
@@ -469,6 +531,7 @@ pub enum ImportKind {
 
 /// One imported name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Import {
     /// Syntactic form.
     pub kind: ImportKind,
@@ -498,6 +561,7 @@ pub struct Import {
 /// What an [`Import`] refers to after resolution across the repository.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ImportTarget {
     /// An internal module.
     Module(ModuleId),
@@ -528,6 +592,7 @@ impl ImportTarget {
 
 /// A call that could not be resolved to an internal definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct UnresolvedCall {
     /// The calling function or module.
     pub caller: EntityId,
@@ -543,6 +608,7 @@ pub struct UnresolvedCall {
 /// Why a file was not analysed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SkipReason {
     /// Not a source file (`.py`, `.pyi`, `.ipynb`, `.java`).
     NotSource,
@@ -600,6 +666,7 @@ impl SkipReason {
 
 /// A file or directory that was not analysed, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Skipped {
     /// Path relative to the root, with `/` separators.
     pub path: String,
@@ -647,6 +714,7 @@ impl Budget {
 /// [`Budget`]: its module is in the graph with the facts found outside
 /// the cut.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Partial {
     /// Path relative to the root, with `/` separators.
     pub path: String,

@@ -15,10 +15,11 @@ use crate::model::{
 use crate::routes::Route;
 
 /// Version of the [`GraphDocument`] layout; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Counts that summarise an analysis (`repo-agent analyze --format stats`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Stats {
     /// Regular files met by the walk, analysed or not.
     pub files_seen: u64,
@@ -80,6 +81,7 @@ pub struct Stats {
 
 /// The cost of cross-file resolution, kept on the graph for [`Stats`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ResolutionStats {
     /// Work units (see [`Stats::resolve_work`]).
     pub work: u64,
@@ -91,6 +93,7 @@ pub struct ResolutionStats {
 
 /// One edge of the FCG in a [`GraphDocument`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CallEdge {
     /// The calling function, or a module for module-level code.
     pub caller: EntityId,
@@ -102,6 +105,7 @@ pub struct CallEdge {
 
 /// One edge of the MDG in a [`GraphDocument`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModuleEdge {
     /// The importing module.
     pub from: ModuleId,
@@ -118,6 +122,7 @@ pub struct ModuleEdge {
 /// The whole graph as one serialisable document (`--format json`).
 /// Ids are indices into the `modules`, `classes` and `functions` arrays.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct GraphDocument {
     /// [`SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -152,6 +157,7 @@ pub struct GraphDocument {
 
 /// The web routes of a repository (`--format routes`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RoutesDocument {
     /// Routes sorted by path, method, handler, file and line.
     pub routes: Vec<Route>,
@@ -257,8 +263,8 @@ impl RepoGraph {
             map.entry(f.qualname.clone()).or_default();
         }
         for edge in self.fcg.edge_references() {
-            let caller = self.qualname(self.fcg[edge.source()]);
-            let callee = self.qualname(self.fcg[edge.target()]).to_string();
+            let caller = self.own_qualname(self.fcg[edge.source()]);
+            let callee = self.own_qualname(self.fcg[edge.target()]).to_string();
             map.entry(caller.to_string()).or_default().push(callee);
         }
         for callees in map.values_mut() {
@@ -277,7 +283,7 @@ impl RepoGraph {
     pub fn external_calls_map(&self) -> BTreeMap<String, Vec<String>> {
         let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for call in self.unresolved.iter().filter(|u| u.external) {
-            map.entry(self.qualname(call.caller).to_string())
+            map.entry(self.own_qualname(call.caller).to_string())
                 .or_default()
                 .push(call.callee.clone());
         }

@@ -23,6 +23,7 @@ use crate::model::{Class, EntityId, Function, Module, ModuleId};
 /// An HTTP method a [`Route`] answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
+#[non_exhaustive]
 pub enum HttpMethod {
     /// `GET`.
     Get,
@@ -76,6 +77,7 @@ impl HttpMethod {
 /// The web framework a [`Route`] is declared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Framework {
     /// Spring MVC / WebFlux annotations (`@GetMapping`, `@RequestMapping`).
     Spring,
@@ -99,6 +101,7 @@ pub enum Framework {
 
 /// One web route: an HTTP method and path served by a handler.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Route {
     /// The HTTP method.
     pub method: HttpMethod,
@@ -153,6 +156,7 @@ impl Route {
 /// assert_eq!(get.path_key(), Endpoint::new(HttpMethod::Get, "/users/<int:pk>/").path_key());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Endpoint {
     /// The method.
     pub method: HttpMethod,

@@ -19,11 +19,10 @@ fn fixture(language: &str, name: &str) -> PathBuf {
 /// Every named class's skeleton, fenced, in qualified-name order.
 fn skeletons(graph: &RepoGraph) -> String {
     let mut classes: Vec<_> = graph
-        .classes()
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| !c.java.as_ref().is_some_and(|j| j.anonymous))
-        .map(|(i, c)| (c.qualname.as_str(), repo_graph::ClassId(i as u32)))
+        .class_ids()
+        .zip(graph.classes())
+        .filter(|(_, c)| !c.java().is_some_and(|j| j.anonymous))
+        .map(|(id, c)| (c.qualname.as_str(), id))
         .collect();
     classes.sort_unstable();
     let mut out = String::new();
@@ -42,10 +41,9 @@ fn skeletons(graph: &RepoGraph) -> String {
 /// qualified-name order.
 fn declarations(graph: &RepoGraph) -> String {
     let mut functions: Vec<_> = graph
-        .functions()
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.qualname.as_str(), repo_graph::FunctionId(i as u32)))
+        .function_ids()
+        .zip(graph.functions())
+        .map(|(id, f)| (f.qualname.as_str(), id))
         .collect();
     functions.sort_unstable();
     let mut out = String::new();

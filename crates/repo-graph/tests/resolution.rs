@@ -251,7 +251,12 @@ fn queries() {
     let names = |reach: Vec<repo_graph::Reach>| -> Vec<(String, u32)> {
         reach
             .iter()
-            .map(|r| (graph.qualname(r.entity).to_string(), r.depth))
+            .map(|r| {
+                (
+                    graph.qualname(r.entity).unwrap_or_default().to_string(),
+                    r.depth,
+                )
+            })
             .collect()
     };
     assert_eq!(names(graph.callees(top, 1)), [("b.mid".to_string(), 1)]);

@@ -25,18 +25,13 @@ fn readable(graph: &RepoGraph) -> Value {
                         .next()
                         .map(|(k, v)| (k.clone(), v.as_u64()))
                         .unwrap();
-                    let entity = match (kind.as_str(), id) {
-                        ("module", Some(i)) => {
-                            Some(EntityId::Module(repo_graph::ModuleId(i as u32)))
-                        }
-                        ("class", Some(i)) => Some(EntityId::Class(repo_graph::ClassId(i as u32))),
-                        ("function", Some(i)) => {
-                            Some(EntityId::Function(repo_graph::FunctionId(i as u32)))
-                        }
-                        _ => None,
-                    };
-                    if let Some(entity) = entity {
-                        *value = Value::from(format!("{kind} {}", graph.qualname(entity)));
+                    // Ids are opaque: read back from their JSON form.
+                    let entity = id.and_then(|i| {
+                        serde_json::from_value::<EntityId>(serde_json::json!({ kind.as_str(): i }))
+                            .ok()
+                    });
+                    if let Some(name) = entity.and_then(|e| graph.qualname(e)) {
+                        *value = Value::from(format!("{kind} {name}"));
                         return;
                     }
                 }
@@ -44,9 +39,10 @@ fn readable(graph: &RepoGraph) -> Value {
                     if key == "module"
                         && let Some(i) = field.as_u64()
                     {
-                        *field = Value::from(
-                            graph.qualname(EntityId::Module(repo_graph::ModuleId(i as u32))),
-                        );
+                        let module = serde_json::from_value::<repo_graph::ModuleId>(Value::from(i))
+                            .ok()
+                            .and_then(|m| graph.qualname(EntityId::Module(m)));
+                        *field = Value::from(module.unwrap_or_default());
                         continue;
                     }
                     walk(graph, field);

@@ -57,14 +57,14 @@ impl MemoryEntry {
             }
         };
         for &child in graph.children(EntityId::Module(id)) {
-            if private(graph.qualname(child)) {
+            if private(graph.qualname(child).unwrap_or_default()) {
                 continue;
             }
             match child {
                 EntityId::Class(_) => {
                     push(graph.signature(child), &mut interface);
                     for &member in graph.children(child) {
-                        let name = graph.qualname(member);
+                        let name = graph.qualname(member).unwrap_or_default();
                         if matches!(member, EntityId::Function(_))
                             && (!private(name) || name.ends_with(".__init__"))
                         {

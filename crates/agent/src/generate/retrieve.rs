@@ -70,8 +70,9 @@ impl References {
                 )));
             }
             let graph = repo_graph::Analyzer::new(root).analyze()?;
-            let docs: Vec<Vec<String>> = (0..graph.modules().len())
-                .map(|i| module_terms(&graph, ModuleId(i as u32)))
+            let docs: Vec<Vec<String>> = graph
+                .module_ids()
+                .map(|id| module_terms(&graph, id))
                 .collect();
             repos.push(Reference {
                 root: root.clone(),
@@ -108,9 +109,10 @@ impl References {
         let mut best: Option<(f64, &Reference, ModuleId)> = None;
         for repo in &self.repos {
             let scores = repo.index.scores_for_terms(query_terms.clone());
-            for (i, score) in scores.into_iter().enumerate() {
+            // One BM25 document per module, in module order.
+            for (id, score) in repo.graph.module_ids().zip(scores) {
                 if score > 0.0 && best.as_ref().is_none_or(|(b, _, _)| score > *b) {
-                    best = Some((score, repo, ModuleId(i as u32)));
+                    best = Some((score, repo, id));
                 }
             }
         }
@@ -228,7 +230,8 @@ fn module_terms(graph: &RepoGraph, id: ModuleId) -> Vec<String> {
             break;
         }
         text.push(' ');
-        text.push_str(graph.qualname(entity).rsplit('.').next().unwrap_or(""));
+        let name = graph.qualname(entity).unwrap_or_default();
+        text.push_str(name.rsplit('.').next().unwrap_or(""));
         stack.extend_from_slice(graph.children(entity));
     }
     for route in graph.routes().iter().filter(|r| r.module == id) {

@@ -214,16 +214,13 @@ impl<'a> CodeFacts<'a> {
     pub fn of(graph: &'a repo_graph::RepoGraph) -> CodeFacts<'a> {
         let mut modules = Vec::new();
         let mut local = BTreeSet::new();
-        for (index, module) in graph.modules().iter().enumerate() {
+        for (id, module) in graph.module_ids().zip(graph.modules()) {
             if let Some(first) = module.path.split('/').next() {
                 local.insert(first.trim_end_matches(".py").to_owned());
             }
             if module.language != repo_graph::Language::Python {
                 continue;
             }
-            let Ok(id) = u32::try_from(index).map(repo_graph::ModuleId) else {
-                break;
-            };
             let imports = module
                 .imports
                 .iter()

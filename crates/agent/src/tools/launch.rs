@@ -83,12 +83,10 @@ impl PackageModule {
     /// `graphs`.
     pub(crate) fn by_name(graphs: &[RepoGraph], name: &str) -> Option<PackageModule> {
         graphs.iter().find_map(|graph| {
-            let (index, module) = graph
-                .modules()
-                .iter()
-                .enumerate()
+            let (id, module) = graph
+                .module_ids()
+                .zip(graph.modules())
                 .find(|(_, m)| m.name == name && !m.is_package)?;
-            let id = repo_graph::ModuleId(u32::try_from(index).ok()?);
             let root = graph.root().canonicalize().ok()?;
             let prefix = module
                 .path

@@ -475,8 +475,7 @@ impl Tools {
         let mut total = 0usize;
         let mut shown = Vec::with_capacity(SHOWN);
         for graph in &self.graphs {
-            for (i, module) in graph.modules().iter().enumerate() {
-                let id = ModuleId(i as u32);
+            for (id, module) in graph.module_ids().zip(graph.modules()) {
                 let Some(source) = graph.module_source(id) else {
                     continue;
                 };
@@ -548,11 +547,11 @@ impl Tools {
         match span {
             Some(s) => format!(
                 "{} ({kind}) {path}:{}-{}",
-                g.qualname(entity),
+                g.qualname(entity).unwrap_or_default(),
                 s.start_line,
                 s.end_line
             ),
-            None => format!("{} ({kind}) {path}", g.qualname(entity)),
+            None => format!("{} ({kind}) {path}", g.qualname(entity).unwrap_or_default()),
         }
     }
 
@@ -570,14 +569,14 @@ impl Tools {
         let suffix = format!(".{name}");
         let mut matches: Vec<(&RepoGraph, EntityId)> = Vec::new();
         for g in &self.graphs {
-            for (i, f) in g.functions().iter().enumerate() {
+            for (id, f) in g.function_ids().zip(g.functions()) {
                 if f.qualname.ends_with(&suffix) {
-                    matches.push((g, EntityId::Function(repo_graph::FunctionId(i as u32))));
+                    matches.push((g, EntityId::Function(id)));
                 }
             }
-            for (i, c) in g.classes().iter().enumerate() {
+            for (id, c) in g.class_ids().zip(g.classes()) {
                 if c.qualname.ends_with(&suffix) {
-                    matches.push((g, EntityId::Class(repo_graph::ClassId(i as u32))));
+                    matches.push((g, EntityId::Class(id)));
                 }
             }
         }
@@ -590,7 +589,11 @@ impl Tools {
                 ),
             })),
             many => {
-                let names: Vec<&str> = many.iter().take(10).map(|(g, e)| g.qualname(*e)).collect();
+                let names: Vec<&str> = many
+                    .iter()
+                    .take(10)
+                    .filter_map(|(g, e)| g.qualname(*e))
+                    .collect();
                 Err(Fail(format!(
                     "`{name}` is ambiguous; use one of: {}",
                     names.join(", ")
@@ -609,7 +612,7 @@ impl Tools {
             graph.callees(entity, depth)
         };
         let what = if callers { "callers" } else { "callees" };
-        let qualname = graph.qualname(entity);
+        let qualname = graph.qualname(entity).unwrap_or(name);
         if reach.is_empty() {
             return Ok(format!(
                 "{qualname} has no {what} inside the repository (within depth {depth})."
@@ -1166,7 +1169,11 @@ fn innermost(g: &RepoGraph, module: ModuleId, line: u32) -> String {
         }
     }
     best.map_or_else(
-        || g.qualname(EntityId::Module(module)).to_owned(),
+        || {
+            g.qualname(EntityId::Module(module))
+                .unwrap_or_default()
+                .to_owned()
+        },
         |(_, n)| n.to_owned(),
     )
 }

@@ -142,7 +142,7 @@ pub fn code(
                 .map(|(e, _)| {
                     format!(
                         "{} {}",
-                        graph.qualname(*e).replace('.', " "),
+                        graph.qualname(*e).unwrap_or_default().replace('.', " "),
                         graph.source(*e).unwrap_or("")
                     )
                 })

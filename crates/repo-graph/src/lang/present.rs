@@ -179,6 +179,7 @@ impl Module {
 /// The lines that stand for an entity whose body is not shown, from
 /// [`RepoGraph::outline`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Outline {
     /// The lines, unindented: the declaration, and around it the first
     /// line of the documentation and, for a function, the elided body,
@@ -228,7 +229,7 @@ impl RepoGraph {
         match entity {
             EntityId::Module(m) => self.module(m).map_or_else(String::new, |m| m.name.clone()),
             EntityId::Class(c) => self.class(c).map_or_else(String::new, |c| {
-                if c.java.is_some() {
+                if c.java().is_some() {
                     return java_class_signature(c);
                 }
                 let bases: Vec<&str> = c.bases.iter().map(|b| b.text.as_str()).collect();
@@ -239,7 +240,7 @@ impl RepoGraph {
                 }
             }),
             EntityId::Function(f) => self.function(f).map_or_else(String::new, |f| {
-                if f.java.is_some() {
+                if f.java().is_some() {
                     java_method_signature(f, self.class_name_of(f), false)
                 } else {
                     function_signature(f)
@@ -333,7 +334,7 @@ impl RepoGraph {
             EntityId::Module(_) => self.signature(entity),
             EntityId::Class(c) => {
                 self.class(c)
-                    .map_or_else(String::new, |class| match &class.java {
+                    .map_or_else(String::new, |class| match class.java() {
                         Some(java) if !java.anonymous => {
                             let mut out = modifiers(&java.modifiers);
                             out.push_str(&java_class_signature(class));
@@ -344,7 +345,7 @@ impl RepoGraph {
                     })
             }
             EntityId::Function(f) => self.function(f).map_or_else(String::new, |function| {
-                if function.java.is_some() {
+                if function.java().is_some() {
                     java_method_signature(function, self.class_name_of(function), true)
                 } else {
                     format!("{}:", function_signature(function))
@@ -406,7 +407,7 @@ impl RepoGraph {
                 let has_body = match entity {
                     EntityId::Function(f) => self
                         .function(f)
-                        .and_then(|f| f.java.as_ref())
+                        .and_then(|f| f.java())
                         .is_some_and(|j| j.has_body),
                     _ => false,
                 };
@@ -453,7 +454,7 @@ impl RepoGraph {
         let Some(c) = self.class(class) else {
             return String::new();
         };
-        if c.java.is_some() {
+        if c.java().is_some() {
             self.java_skeleton(class, c)
         } else {
             self.python_skeleton(class, c)
@@ -485,14 +486,12 @@ impl RepoGraph {
         let Some(f) = self.function(function) else {
             return false;
         };
-        if let Some(java) = &f.java {
+        if let Some(java) = f.java() {
             // Interface members are public without saying so.
             let in_interface = match f.parent {
-                EntityId::Class(c) => self.class(c).is_some_and(|c| {
-                    c.java
-                        .as_ref()
-                        .is_some_and(|j| j.kind == JavaTypeKind::Interface)
-                }),
+                EntityId::Class(c) => self
+                    .class(c)
+                    .is_some_and(|c| c.java().is_some_and(|j| j.kind == JavaTypeKind::Interface)),
                 _ => false,
             };
             return in_interface || java.modifiers.contains(&Modifier::Public);
@@ -565,7 +564,7 @@ impl RepoGraph {
     }
 
     fn java_skeleton(&self, id: ClassId, class: &Class) -> String {
-        let Some(java) = &class.java else {
+        let Some(java) = class.java() else {
             return String::new();
         };
         let mut out = String::new();
@@ -626,7 +625,7 @@ impl RepoGraph {
                     for a in &function.decorators {
                         let _ = writeln!(out, "    @{a}");
                     }
-                    let has_body = function.java.as_ref().is_some_and(|j| j.has_body);
+                    let has_body = function.java().is_some_and(|j| j.has_body);
                     let _ = write!(out, "    {};", self.declaration(*child));
                     let doc = function.docstring.as_deref().and_then(|d| d.lines().next());
                     match (has_body, doc) {
@@ -652,7 +651,7 @@ impl RepoGraph {
                         continue;
                     };
                     // Enum constant bodies are listed with the constants.
-                    if nested.java.as_ref().is_some_and(|j| j.anonymous) {
+                    if nested.java().is_some_and(|j| j.anonymous) {
                         continue;
                     }
                     let _ = writeln!(
@@ -660,8 +659,7 @@ impl RepoGraph {
                         "    {} {{ ... }}  // nested {} elided: lines {}-{}",
                         self.declaration(*child),
                         nested
-                            .java
-                            .as_ref()
+                            .java()
                             .map_or("type", |j| j.kind.keyword().trim_start_matches('@')),
                         nested.span.start_line,
                         nested.span.end_line
@@ -690,7 +688,7 @@ fn first_paragraph(doc: &str) -> String {
 }
 
 fn java_class_signature(c: &Class) -> String {
-    let Some(java) = &c.java else {
+    let Some(java) = c.java() else {
         return String::new();
     };
     if java.anonymous {
@@ -736,7 +734,7 @@ fn java_class_signature(c: &Class) -> String {
 /// written; else only those that change how it is called.
 fn java_method_signature(f: &Function, class_name: Option<&str>, all_modifiers: bool) -> String {
     let mut out = String::new();
-    if let Some(java) = &f.java {
+    if let Some(java) = f.java() {
         for modifier in &java.modifiers {
             if all_modifiers
                 || matches!(
@@ -772,7 +770,7 @@ fn java_method_signature(f: &Function, class_name: Option<&str>, all_modifiers: 
         .collect();
     out.push_str(&params.join(", "));
     out.push(')');
-    if let Some(java) = &f.java
+    if let Some(java) = f.java()
         && !java.throws.is_empty()
     {
         let _ = write!(out, " throws {}", java.throws.join(", "));

@@ -798,7 +798,7 @@ fn mains(
 
 /// `public static void main(String[] args)` (or `String... args`).
 fn is_java_main(function: &crate::model::Function) -> bool {
-    let Some(java) = &function.java else {
+    let Some(java) = function.java() else {
         return false;
     };
     if function.name != "main"

@@ -51,6 +51,7 @@ pub(crate) use build::build;
 /// Everything the analysis knows about how the repository is used
 /// ([`crate::RepoGraph::usage`]; `usage` in the JSON document).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct UsageFacts {
     /// Distributions the packaging declares (`[project] name`, setup.py's
     /// `name=`), in the order their files were read.
@@ -106,6 +107,7 @@ impl UsageFacts {
 
 /// A distribution named by a packaging file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Distribution {
     /// The name as declared (`trafilatura`, `scikit-learn`).
     pub name: String,
@@ -116,6 +118,7 @@ pub struct Distribution {
 /// Whether a script runs in a terminal or as a GUI program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EntryPointKind {
     /// `[project.scripts]`, `console_scripts`.
     Console,
@@ -126,6 +129,7 @@ pub enum EntryPointKind {
 /// Where an [`EntryPoint`] is declared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EntryPointSource {
     /// `[project.scripts]` or `[project.gui-scripts]` of `pyproject.toml`.
     Pyproject,
@@ -141,6 +145,7 @@ pub enum EntryPointSource {
 
 /// A command installed with the distribution: `name = module:function`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EntryPoint {
     /// The command's name.
     pub name: String,
@@ -167,6 +172,7 @@ pub struct EntryPoint {
 /// How a program starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum MainKind {
     /// A package's `__main__.py` (`python -m package`).
     PackageMain,
@@ -178,6 +184,7 @@ pub enum MainKind {
 
 /// A program's starting point.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct MainEntry {
     /// Which kind of start.
     pub kind: MainKind,
@@ -201,6 +208,7 @@ pub struct MainEntry {
 /// The library a command-line interface is declared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CliFramework {
     /// `argparse.ArgumentParser`, `add_argument`, `add_subparsers`/`add_parser`.
     Argparse,
@@ -210,9 +218,21 @@ pub enum CliFramework {
     Typer,
 }
 
+impl CliFramework {
+    /// The library's import name (also the JSON name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CliFramework::Argparse => "argparse",
+            CliFramework::Click => "click",
+            CliFramework::Typer => "typer",
+        }
+    }
+}
+
 /// One command of a command-line interface (a parser, a click command or
 /// group, a typer command).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CliCommand {
     /// The library.
     pub framework: CliFramework,
@@ -249,6 +269,7 @@ pub struct CliCommand {
 
 /// An option or positional argument of a [`CliCommand`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CliOption {
     /// `["--count", "-c"]`; a positional argument's name (`["path"]`).
     pub flags: Vec<String>,
@@ -267,6 +288,7 @@ pub struct CliOption {
 /// Why a name is part of a package's public API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ApiOrigin {
     /// Listed in the package's `__all__`.
     All,
@@ -279,6 +301,7 @@ pub enum ApiOrigin {
 
 /// One name of a top-level package's public API.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ApiEntry {
     /// The package (`trafilatura`).
     pub package: String,
@@ -301,6 +324,7 @@ pub struct ApiEntry {
 /// A script under `examples/`, `demo/`, `scripts/`, `tools/`, `samples/`,
 /// `tutorials/` (and their singular or plural forms, at any depth).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ExampleScript {
     /// The script's module.
     pub module: ModuleId,
@@ -319,6 +343,7 @@ pub struct ExampleScript {
 /// Why a packaging file was not read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ConfigSkipReason {
     /// Larger than [`MAX_CONFIG_BYTES`].
     TooLarge,
@@ -332,6 +357,7 @@ pub enum ConfigSkipReason {
 
 /// A packaging file that was passed over.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ConfigSkip {
     /// The file, relative to the root.
     pub path: String,

@@ -4,7 +4,7 @@
 use super::resolve::*;
 
 use crate::lang::java::{JScope, JavaFacts};
-use crate::model::{Base, EntityId, ModuleId};
+use crate::model::{Base, ClassDetail, EntityId, FunctionDetail, ModuleId};
 
 /// Builds the public entities of one Java module.
 pub(crate) struct JavaEntities<'a> {
@@ -67,7 +67,7 @@ impl JavaResolver<'_> {
                 docstring: t.docstring.clone(),
                 methods: Vec::new(),
                 span: t.span,
-                java: Some(JavaType {
+                detail: ClassDetail::Java(JavaType {
                     kind: t.kind,
                     modifiers: t.modifiers.clone(),
                     type_parameters: t.type_params.iter().map(|p| p.text.clone()).collect(),
@@ -115,7 +115,7 @@ impl JavaResolver<'_> {
                 docstring: m.docstring.clone(),
                 span: m.span,
                 complexity: m.complexity,
-                java: Some(JavaMethod {
+                detail: FunctionDetail::Java(JavaMethod {
                     modifiers: m.modifiers.clone(),
                     type_parameters: m.type_params.iter().map(|p| p.text.clone()).collect(),
                     throws: m.throws.clone(),
