@@ -60,6 +60,7 @@ mod gittaskbench_data;
 mod localization;
 mod model;
 mod pycg;
+mod semver;
 mod test_runner;
 
 /// A PyPI source distribution the benchmarks read, unpacked into
@@ -139,6 +140,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "localization", rest @ ..] => localization::bench(rest),
         ["bench", "model", rest @ ..] => bench_model::bench(rest),
         ["bench", "pycg", rest @ ..] => pycg::bench(rest),
+        ["semver", rest @ ..] => semver::run_semver(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
@@ -161,7 +163,9 @@ fn main() -> anyhow::Result<()> {
                  bench model [--model FILE] [--threads N] [--runs N] [--no-ours] [...]\n      \
                  the embedded engine against llama.cpp (built once from the llama-cpp-python sdist) (see --help)\n  \
                  bench pycg [--git-dir DIR] [--no-pycg] [--verbose]\n      \
-                 the Python call graph against PyCG on PyCG's micro-benchmark (from a snapshot of its repository)"
+                 the Python call graph against PyCG on PyCG's micro-benchmark (from a snapshot of its repository)\n  \
+                 semver [--baseline REV] [--crate NAME]...\n      \
+                 breaking changes of repo-graph's and repo-files' public API against REV (HEAD), with cargo-semver-checks"
             );
             bail!("unknown or missing command")
         }

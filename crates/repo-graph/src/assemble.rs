@@ -4,9 +4,9 @@
 //! gone by now) and assigns global ids: a module's classes and functions
 //! are numbered consecutively, so an id maps to its module by a base
 //! offset. Each language then resolves its own modules
-//! ([`crate::lang::python::resolve`]: a whole-program points-to analysis;
-//! [`crate::lang::java::resolve`]: declared types), in parallel with each
-//! other, and this module assembles the entities, the FCG, the MDG and the
+//! through its [`crate::lang::resolver::Resolver`] (Python: a
+//! whole-program points-to analysis; Java: declared types), in parallel
+//! with each other, and this module assembles the entities, the FCG, the MDG and the
 //! routes from what they found, then the usage facts ([`crate::usage`]).
 
 use rustc_hash::FxHashMap as HashMap;
@@ -16,17 +16,14 @@ use std::time::Duration;
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
 
-use crate::facts::{Facts, LanguageFacts};
+use crate::facts::Facts;
 use crate::graph::{Coupling, RepoGraph};
-use crate::lang::java::resolve::JavaResolver;
-use crate::lang::python::ScopeRef;
-use crate::lang::python::resolve::Ids;
+use crate::lang::resolver::{Ids, Merged, ModuleEntities, ModuleOutput, Resolver};
 use crate::model::{
-    Base, Class, ClassDetail, ClassId, EntityId, Function, FunctionDetail, FunctionId, Import,
-    ImportTarget, Language, Module, ModuleId, Partial, Skipped, SourceKind, UnresolvedCall,
+    Base, Class, ClassId, EntityId, Function, FunctionId, Module, ModuleId, Partial, Skipped,
+    SourceKind, UnresolvedCall,
 };
 use crate::names::ModuleName;
-use crate::render::ResolutionStats;
 use crate::routes::{RouteDraft, RouteLink};
 
 /// One analysed file, ready for resolution.
@@ -77,93 +74,15 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
         elapsed_ms = started.elapsed().as_millis() as u64,
         "ids assigned"
     );
-    // The two languages resolve independently; Java's per-module work is parallel.
-    let (python, (java, java_outputs)) = rayon::join(
-        || crate::lang::python::resolve::resolve(&ids, input.step_budget),
-        || {
-            let java = JavaResolver::new(
-                inputs,
-                &class_base,
-                &function_base,
-                &class_module,
-                &function_module,
-            );
-            let outputs: Vec<(usize, ModuleOutput)> = (0..inputs.len())
-                .into_par_iter()
-                .filter(|m| inputs[*m].facts.language() == Language::Java)
-                .map(|m| (m, java.resolve_module(ModuleId(m as u32))))
-                .collect();
-            (java, outputs)
-        },
-    );
+    // Each language resolves its own modules, in parallel with the others.
+    let mut resolvers = crate::lang::resolver::resolvers(&ids);
+    let merged = crate::lang::resolver::resolve_all(&ids, &mut resolvers, input.step_budget);
     tracing::debug!(
         elapsed_ms = started.elapsed().as_millis() as u64,
-        work = python.stats.work,
+        work = merged.stats.work,
         "calls resolved"
     );
-    let mut bases: Vec<Vec<Base>> = vec![Vec::new(); class_module.len()];
-    let mut mro: Vec<Vec<ClassId>> = (0..class_module.len())
-        .map(|c| vec![ClassId(c as u32)])
-        .collect();
-    for (c, java_bases) in java.bases.iter().enumerate() {
-        if java.is_java_class(ClassId(c as u32)) {
-            bases[c] = java_bases.clone();
-            mro[c] = java.mro[c].clone();
-        }
-    }
-    for (class, list) in python.bases {
-        if let Some(slot) = bases.get_mut(class.index()) {
-            *slot = list;
-        }
-    }
-    for (class, order) in python.mro {
-        if let Some(slot) = mro.get_mut(class.index()) {
-            *slot = order;
-        }
-    }
-    let mut per_module: Vec<ModuleOutput> =
-        (0..inputs.len()).map(|_| ModuleOutput::default()).collect();
-    for (m, output) in python.outputs {
-        if let Some(slot) = per_module.get_mut(m.index()) {
-            *slot = output;
-        }
-    }
-    for (m, output) in java_outputs {
-        if let Some(slot) = per_module.get_mut(m) {
-            *slot = output;
-        }
-    }
-    let resolution = crate::render::ResolutionStats {
-        work: python
-            .stats
-            .work
-            .saturating_add(java.setup_work())
-            .saturating_add(per_module.iter().map(|o| o.work).sum::<u64>()),
-        widened: python.stats.widened,
-        budget_exhausted: python.stats.budget_exhausted,
-    };
-    assemble(
-        &ids, &java, bases, mro, per_module, resolution, &input, started,
-    )
-}
-
-/// What resolving one module produced.
-#[derive(Default)]
-pub(crate) struct ModuleOutput {
-    pub imports: Vec<Import>,
-    pub edges: Vec<(EntityId, EntityId)>,
-    pub unresolved: Vec<UnresolvedCall>,
-    /// Java: one entry per distinct internal type the module names, by the
-    /// module that defines it (Python's dependencies come from `imports`).
-    pub references: Vec<ModuleId>,
-    pub routes: Vec<RouteDraft>,
-    /// Python: routers, their registrations and Django includes.
-    pub route_links: Vec<RouteLink>,
-    /// Resolution work units spent on this module.
-    pub work: u64,
-    /// Python: internal callees of the calls written in each main block
-    /// (by block index), in call order.
-    pub main_calls: Vec<(u32, EntityId)>,
+    assemble(&ids, &resolvers, merged, &input, started)
 }
 
 /// One module's share of the graph, built independently of the others.
@@ -181,66 +100,24 @@ struct ModuleParts {
     main_calls: Vec<(u32, EntityId)>,
 }
 
-fn module_parts(
-    ids: &Ids<'_>,
-    java: &JavaResolver<'_>,
+fn module_parts<'f>(
+    ids: &Ids<'f>,
+    resolvers: &[Box<dyn Resolver<'f> + 'f>],
     id: ModuleId,
     module: &ModuleInput,
     output: ModuleOutput,
     bases: Vec<Vec<Base>>,
 ) -> ModuleParts {
     let mut bases = bases.into_iter();
-    let scope_entity = |scope: ScopeRef| match scope {
-        // Definitions are never inside lambdas.
-        ScopeRef::Module | ScopeRef::Lambda(_) => EntityId::Module(id),
-        ScopeRef::Class(c) => EntityId::Class(ClassId(ids.class_base[id.index()] + c)),
-        ScopeRef::Function(f) => EntityId::Function(FunctionId(ids.function_base[id.index()] + f)),
-    };
-    let qualify = |local: &str| format!("{}.{local}", module.name.name);
-    let (mut classes, functions, module_doc) = match &module.facts.of {
-        LanguageFacts::Python(facts) => {
-            let classes: Vec<Class> = facts
-                .classes
-                .iter()
-                .map(|class| Class {
-                    name: class.name.clone(),
-                    qualname: qualify(&class.local_path),
-                    module: id,
-                    parent: scope_entity(class.parent),
-                    bases: bases.next().unwrap_or_default(),
-                    decorators: class.decorators.clone(),
-                    docstring: class.docstring.clone(),
-                    methods: Vec::new(),
-                    span: class.span,
-                    detail: ClassDetail::Python,
-                })
-                .collect();
-            let functions: Vec<Function> = facts
-                .functions
-                .iter()
-                .map(|function| Function {
-                    name: function.name.clone(),
-                    qualname: qualify(&function.local_path),
-                    module: id,
-                    parent: scope_entity(function.parent),
-                    kind: function.kind,
-                    params: function.params.clone(),
-                    returns: function.returns.clone(),
-                    decorators: function.decorators.clone(),
-                    is_async: function.is_async,
-                    docstring: function.docstring.clone(),
-                    span: function.span,
-                    complexity: function.complexity,
-                    detail: FunctionDetail::Python,
-                })
-                .collect();
-            (classes, functions, facts.docstring.as_deref())
-        }
-        LanguageFacts::Java(facts) => {
-            let entities = java.entities(id, facts, &mut bases);
-            (entities.classes, entities.functions, entities.docstring)
-        }
-    };
+    let ModuleEntities {
+        mut classes,
+        functions,
+        docstring: module_doc,
+    } = resolvers
+        .iter()
+        .find(|r| r.owns(module))
+        .map(|r| r.entities(id, &mut bases))
+        .unwrap_or_default();
     // Methods are the functions whose parent is a class of this module.
     let first_class = ids.class_base[id.index()] as usize;
     let first_function = ids.function_base[id.index()];
@@ -257,20 +134,6 @@ fn module_parts(
         }
     }
     let mut imports: HashMap<ModuleId, u32> = HashMap::default();
-    if module.facts.python().is_some() {
-        for import in &output.imports {
-            let target = match &import.target {
-                ImportTarget::Module(t) | ImportTarget::Attribute(t) => Some(*t),
-                ImportTarget::Class(c) => ids.class_module.get(c.index()).copied(),
-                ImportTarget::Function(f) => ids.function_module.get(f.index()).copied(),
-                ImportTarget::Package(_) | ImportTarget::External(_) => None,
-            };
-            if let Some(target) = target.filter(|t| *t != id) {
-                *imports.entry(target).or_default() += 1;
-            }
-        }
-    }
-    // Java dependencies are counted per type named, not per import.
     for target in &output.references {
         *imports.entry(*target).or_default() += 1;
     }
@@ -278,31 +141,22 @@ fn module_parts(
     for edge in &output.edges {
         *edge_counts.entry(*edge).or_default() += 1;
     }
-    let (python_facts, java_facts) = (module.facts.python(), module.facts.java());
+    let facts = &module.facts;
     let module_entity = Module {
         name: module.name.name.clone(),
         path: module.rel_path.clone(),
         kind: module.kind,
         language: module.kind.language(),
-        package: java_facts.and_then(|f| f.package.clone()),
+        package: facts.package().map(str::to_string),
         is_package: module.name.is_package,
         docstring: module_doc.map(str::to_string),
-        line_count: python_facts
-            .map(|f| f.line_count)
-            .or(java_facts.map(|f| f.line_count))
-            .unwrap_or(0),
+        line_count: facts.line_count(),
         byte_len: u32::try_from(module.text.len()).unwrap_or(u32::MAX),
         imports: output.imports,
-        complexity: python_facts
-            .map(|f| f.complexity)
-            .or(java_facts.map(|f| f.complexity))
-            .unwrap_or_default(),
-        has_syntax_errors: python_facts
-            .map(|f| f.has_syntax_errors)
-            .or(java_facts.map(|f| f.has_syntax_errors))
-            .unwrap_or(false),
+        complexity: facts.complexity(),
+        has_syntax_errors: facts.has_syntax_errors(),
         lossy_utf8: module.lossy,
-        all: python_facts.and_then(|f| f.all.clone()),
+        all: facts.all().map(<[String]>::to_vec),
         content_hash: format!("{:032x}", module.hash),
     };
     classes.shrink_to_fit();
@@ -319,18 +173,20 @@ fn module_parts(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn assemble(
-    ids: &Ids<'_>,
-    java: &JavaResolver<'_>,
-    bases: Vec<Vec<Base>>,
-    mro: Vec<Vec<ClassId>>,
-    per_module: Vec<ModuleOutput>,
-    resolution: ResolutionStats,
+fn assemble<'f>(
+    ids: &Ids<'f>,
+    resolvers: &[Box<dyn Resolver<'f> + 'f>],
+    merged: Merged,
     input: &BuildInput,
     started: std::time::Instant,
 ) -> RepoGraph {
     let inputs = &input.modules;
+    let Merged {
+        bases,
+        mro,
+        outputs: per_module,
+        stats: resolution,
+    } = merged;
     // Each module's classes' bases, in module order.
     let mut bases = bases.into_iter();
     let base_chunks: Vec<Vec<Vec<Base>>> = inputs
@@ -343,7 +199,7 @@ fn assemble(
         .zip(base_chunks)
         .enumerate()
         .map(|(m, ((module, output), bases))| {
-            module_parts(ids, java, ModuleId(m as u32), module, output, bases)
+            module_parts(ids, resolvers, ModuleId(m as u32), module, output, bases)
         })
         .collect();
     let mut modules = Vec::with_capacity(inputs.len());
@@ -453,13 +309,10 @@ fn assemble(
         by_name.entry(f.qualname.clone()).or_insert(id);
         children.entry(f.parent).or_default().push(id);
     }
-    // An overloaded Java method also answers to its name without parameter
-    // types, as its first overload.
-    for (i, f) in functions
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.java().is_some())
-    {
+    // A function whose qualified name says more than its parent and name
+    // (an overloaded Java method's parameter types) also answers to the
+    // plain name, as its first overload.
+    for (i, f) in functions.iter().enumerate() {
         let parent = match f.parent {
             EntityId::Module(m) => modules.get(m.index()).map(|m| m.name.as_str()),
             EntityId::Class(c) => classes.get(c.index()).map(|c| c.qualname.as_str()),

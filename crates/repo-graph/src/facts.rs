@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::budget::Cut;
 use crate::lang::java::JavaFacts;
 use crate::lang::python::FileFacts;
-use crate::model::Language;
+use crate::model::{Complexity, Language};
 
 /// Bumped whenever [`Facts`] or an extraction changes, to invalidate caches.
 pub(crate) const FACTS_VERSION: u32 = 9;
@@ -56,6 +56,46 @@ impl Facts {
         match &self.of {
             LanguageFacts::Java(f) => Some(f),
             LanguageFacts::Python(_) => None,
+        }
+    }
+
+    /// Lines of the file.
+    pub(crate) fn line_count(&self) -> u32 {
+        match &self.of {
+            LanguageFacts::Python(f) => f.line_count,
+            LanguageFacts::Java(f) => f.line_count,
+        }
+    }
+
+    /// The file's branch and nesting counts.
+    pub(crate) fn complexity(&self) -> Complexity {
+        match &self.of {
+            LanguageFacts::Python(f) => f.complexity,
+            LanguageFacts::Java(f) => f.complexity,
+        }
+    }
+
+    /// Whether the parser found syntax errors.
+    pub(crate) fn has_syntax_errors(&self) -> bool {
+        match &self.of {
+            LanguageFacts::Python(f) => f.has_syntax_errors,
+            LanguageFacts::Java(f) => f.has_syntax_errors,
+        }
+    }
+
+    /// The declared package (Java).
+    pub(crate) fn package(&self) -> Option<&str> {
+        match &self.of {
+            LanguageFacts::Java(f) => f.package.as_deref(),
+            LanguageFacts::Python(_) => None,
+        }
+    }
+
+    /// The module's `__all__` (Python), when it is a literal list.
+    pub(crate) fn all(&self) -> Option<&[String]> {
+        match &self.of {
+            LanguageFacts::Python(f) => f.all.as_deref(),
+            LanguageFacts::Java(_) => None,
         }
     }
 

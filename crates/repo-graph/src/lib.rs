@@ -583,6 +583,7 @@ impl Parsers {
     }
 
     /// Parses without extracting; true when a tree came out.
+    #[cfg(feature = "measure")]
     fn parse(&mut self, language: Language, text: &str) -> bool {
         match language {
             Language::Python => {

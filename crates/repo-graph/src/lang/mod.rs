@@ -5,6 +5,7 @@
 pub(crate) mod java;
 pub(crate) mod present;
 pub(crate) mod python;
+pub(crate) mod resolver;
 
 use tree_sitter::{Node, Tree};
 

@@ -1,16 +1,86 @@
-//! The graph entities (classes, functions, their Java details) of one Java
+//! Java's side of the assembly: the resolver the neutral phase drives, and
+//! the graph entities (classes, functions, their Java details) of one
 //! compilation unit.
+
+use rayon::prelude::*;
 
 use super::resolve::*;
 
+use crate::assemble::ModuleInput;
 use crate::lang::java::{JScope, JavaFacts};
-use crate::model::{Base, ClassDetail, EntityId, FunctionDetail, ModuleId};
+use crate::lang::resolver::{Ids, ModuleEntities, Resolution, Resolver};
+use crate::model::{Base, ClassDetail, ClassId, EntityId, FunctionDetail, ModuleId};
 
-/// Builds the public entities of one Java module.
-pub(crate) struct JavaEntities<'a> {
-    pub classes: Vec<crate::model::Class>,
-    pub functions: Vec<crate::model::Function>,
-    pub docstring: Option<&'a str>,
+/// Java's cross-file phase: declared types, resolved per compilation unit
+/// in parallel once the shared type tables are built.
+pub(crate) struct JavaLanguage<'f> {
+    ids: &'f Ids<'f>,
+    /// Built by [`Resolver::resolve`]; the entities need its tables.
+    resolver: Option<JavaResolver<'f>>,
+}
+
+impl<'f> JavaLanguage<'f> {
+    pub(crate) fn new(ids: &'f Ids<'f>) -> Self {
+        JavaLanguage {
+            ids,
+            resolver: None,
+        }
+    }
+}
+
+impl<'f> Resolver<'f> for JavaLanguage<'f> {
+    fn resolve(&mut self, _step_budget: Option<u64>) -> Resolution {
+        let ids = self.ids;
+        let java = JavaResolver::new(
+            ids.inputs,
+            ids.class_base,
+            ids.function_base,
+            ids.class_module,
+            ids.function_module,
+        );
+        let outputs = (0..ids.inputs.len())
+            .into_par_iter()
+            .filter(|m| self.owns(&ids.inputs[*m]))
+            .map(|m| {
+                let id = ModuleId(m as u32);
+                (id, java.resolve_module(id))
+            })
+            .collect();
+        let mut resolution = Resolution {
+            outputs,
+            ..Resolution::default()
+        };
+        for (c, bases) in java.bases.iter().enumerate() {
+            let class = ClassId(c as u32);
+            if java.is_java_class(class) {
+                resolution.bases.push((class, bases.clone()));
+                resolution.mro.push((class, java.mro[c].clone()));
+            }
+        }
+        resolution.stats.work = java.setup_work();
+        self.resolver = Some(java);
+        resolution
+    }
+
+    fn entities(
+        &self,
+        module: ModuleId,
+        bases: &mut dyn Iterator<Item = Vec<Base>>,
+    ) -> ModuleEntities<'f> {
+        let facts = self
+            .ids
+            .inputs
+            .get(module.index())
+            .and_then(|m| m.facts.java());
+        match (&self.resolver, facts) {
+            (Some(java), Some(facts)) => java.entities(module, facts, bases),
+            _ => ModuleEntities::default(),
+        }
+    }
+
+    fn owns(&self, module: &ModuleInput) -> bool {
+        module.facts.java().is_some()
+    }
 }
 
 impl JavaResolver<'_> {
@@ -51,8 +121,8 @@ impl JavaResolver<'_> {
         &self,
         module: ModuleId,
         facts: &'a JavaFacts,
-        bases: &mut impl Iterator<Item = Vec<Base>>,
-    ) -> JavaEntities<'a> {
+        bases: &mut dyn Iterator<Item = Vec<Base>>,
+    ) -> ModuleEntities<'a> {
         use crate::model::{Class, Function, JavaField, JavaMethod, JavaType, Param, ParamKind};
         let classes = facts
             .types
@@ -123,7 +193,7 @@ impl JavaResolver<'_> {
                 }),
             })
             .collect();
-        JavaEntities {
+        ModuleEntities {
             classes,
             functions,
             docstring: facts.docstring.as_deref(),

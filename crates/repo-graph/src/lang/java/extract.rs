@@ -310,6 +310,7 @@ impl JavaParser {
     }
 
     /// Parses only, for measuring the raw parse cost.
+    #[cfg(feature = "measure")]
     pub(crate) fn parse_tree(&mut self, text: &str) -> Option<Tree> {
         self.parser.parse(text)
     }

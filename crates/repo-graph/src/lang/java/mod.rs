@@ -6,6 +6,7 @@
 mod calls;
 mod declarations;
 mod entities;
+pub(crate) use entities::JavaLanguage;
 pub(crate) mod extract;
 pub(crate) mod facts;
 mod index;

@@ -44,11 +44,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::assemble::{ModuleInput, ModuleOutput};
+use crate::assemble::ModuleInput;
 use crate::lang::java::{
     ArgKind, CONSTRUCTOR, JCallee, JField, JLocal, JMethodFacts, JParam, JScope, JTypeFacts,
     JTypeParam, JavaFacts, erase, simple_type,
 };
+use crate::lang::resolver::ModuleOutput;
 use crate::model::{Base, BaseRelation, ClassId, EntityId, FunctionId, ModuleId, UnresolvedCall};
 
 pub(super) use super::calls::*;

@@ -271,6 +271,7 @@ impl PythonParser {
     }
 
     /// Parses only, for measuring the raw parse cost.
+    #[cfg(feature = "measure")]
     pub(crate) fn parse_tree(&mut self, text: &str) -> Option<Tree> {
         self.parser.parse(text)
     }

@@ -6,10 +6,12 @@
 //! (`output`). `usage` extracts main blocks, CLIs and `setup()` entry points.
 
 mod convert;
+mod entities;
 pub(crate) mod extract;
 pub(crate) mod facts;
 mod reach;
 
+pub(crate) use entities::PythonResolver;
 pub(crate) use extract::*;
 pub(crate) use facts::*;
 mod builtins;

@@ -4,9 +4,9 @@
 use rustc_hash::FxHashMap;
 
 use super::facts::*;
-use super::resolve::{Analysis, PythonResolution};
+use super::resolve::Analysis;
 use super::solve::Obj;
-use crate::assemble::ModuleOutput;
+use crate::lang::resolver::{ModuleOutput, Resolution};
 use crate::model::{
     Base, ClassId, EntityId, Import, ImportKind, ImportTarget, ModuleId, UnresolvedCall,
 };
@@ -21,7 +21,7 @@ const MAX_ROUTE_DEPTH: u32 = 24;
 const MAX_CALLEE_TEXT: usize = 120;
 
 impl<'f> Analysis<'f> {
-    pub(super) fn finish(mut self, bases: Vec<(ClassId, Vec<Base>)>) -> PythonResolution {
+    pub(super) fn finish(mut self, bases: Vec<(ClassId, Vec<Base>)>) -> Resolution {
         let exhausted = self.engine.over_budget() && self.engine.has_pending();
         let mut budget_exhausted = 0u64;
         let mut per_module: FxHashMap<ModuleId, ModuleOutput> = FxHashMap::default();
@@ -134,7 +134,7 @@ impl<'f> Analysis<'f> {
         let _ = std::thread::Builder::new()
             .name("repo-graph-free".into())
             .spawn(move || drop(garbage));
-        PythonResolution {
+        Resolution {
             bases,
             mro,
             outputs,

@@ -25,11 +25,9 @@ use rustc_hash::FxHashMap;
 use super::builtins::is_builtin;
 use super::facts::*;
 use super::solve::{Delivery, Engine, Obj, Transform};
-use crate::assemble::{ModuleInput, ModuleOutput};
-use crate::model::{
-    Base, ClassId, EntityId, FunctionId, FunctionKind, ImportKind, ModuleId, ParamKind,
-};
-use crate::render::ResolutionStats;
+pub(crate) use crate::lang::resolver::Ids;
+use crate::lang::resolver::Resolution;
+use crate::model::{ClassId, EntityId, FunctionId, FunctionKind, ImportKind, ModuleId, ParamKind};
 
 /// Longest method resolution order kept per class; a deeper hierarchy is
 /// cut there (and counted), and lookups continue from the last class kept
@@ -44,26 +42,6 @@ const MAX_EXTERNAL_NAME: usize = 160;
 /// the value cap), so it only stops a bug, never an ordinary repository.
 fn budget(size: usize) -> u64 {
     (size as u64).saturating_mul(512).saturating_add(50_000_000)
-}
-
-/// The id tables every language shares.
-pub(crate) struct Ids<'f> {
-    pub inputs: &'f [ModuleInput],
-    pub class_base: &'f [u32],
-    pub function_base: &'f [u32],
-    pub class_module: &'f [ModuleId],
-    pub function_module: &'f [ModuleId],
-}
-
-/// What Python resolution produced.
-pub(crate) struct PythonResolution {
-    /// Bases of every Python class, by class id.
-    pub bases: Vec<(ClassId, Vec<Base>)>,
-    /// The MRO of every Python class, by class id.
-    pub mro: Vec<(ClassId, Vec<ClassId>)>,
-    /// One output per Python module.
-    pub outputs: Vec<(ModuleId, ModuleOutput)>,
-    pub stats: ResolutionStats,
 }
 
 /// A module-level `from m import *`: the module and its `__all__`, if any.
@@ -311,7 +289,7 @@ pub(crate) struct Analysis<'f> {
 }
 
 /// Resolves every Python module of `ids.inputs`.
-pub(crate) fn resolve(ids: &Ids<'_>, step_budget: Option<u64>) -> PythonResolution {
+pub(crate) fn resolve(ids: &Ids<'_>, step_budget: Option<u64>) -> Resolution {
     let started = std::time::Instant::now();
     let mut analysis = Analysis::new(ids);
     analysis.compile();
