@@ -81,8 +81,39 @@
 //! `repo-agent analyze` command prints. [`RepoGraph::usage`] tells how the
 //! repository is meant to be used ([`UsageFacts`]: console scripts, main
 //! modules, command-line interfaces, public API, examples).
+//!
+//! # What is stable
+//!
+//! The API is the [`Analyzer`] builder, the [`RepoGraph`] and its queries,
+//! the entities it hands out ([`Module`], [`Class`], [`Function`], [`Route`],
+//! [`UsageFacts`] and their parts), [`Stats`] and the JSON form
+//! [`GraphDocument`] (whose `schema_version` is bumped on any incompatible
+//! change, see `docs/GRAPH_SCHEMA.md`). Every public struct and enum is
+//! `#[non_exhaustive]` except [`EntityId`] (the three kinds of entity are
+//! the model): fields and variants may be added in a minor release, so
+//! match with a wildcard and build nothing of these yourself. Ids
+//! ([`ModuleId`], [`ClassId`], [`FunctionId`]) are opaque; get them from
+//! the graph ([`RepoGraph::module_ids`], [`RepoGraph::entity`], ...). What
+//! only one language has sits behind a language enum ([`ClassDetail`],
+//! [`FunctionDetail`]). No dependency's type is part of the API unless a
+//! feature asks for it, and `cargo xtask semver` (cargo-semver-checks)
+//! reports any breaking change against a git revision.
+//!
+//! Cargo features: `python` and `java` (default: both) each bring one
+//! language's grammar and extraction; without one, its files are skipped
+//! and [`Analyzer::languages`] with it fails with
+//! [`Error::LanguageNotBuilt`]. `petgraph-api` adds
+//! `RepoGraph::call_graph`/`RepoGraph::dependency_graph` as petgraph
+//! graphs (otherwise [`RepoGraph::call_edges`] and
+//! [`RepoGraph::module_edges`] give the same edges). `measure` exposes the
+//! measuring tools' hooks (a parse-only walk), for the benches.
 
 #![deny(missing_docs)]
+
+#[cfg(not(any(feature = "python", feature = "java")))]
+compile_error!(
+    "repo-graph analyses nothing without a language: enable its `python` or `java` feature"
+);
 
 mod assemble;
 mod budget;
@@ -97,6 +128,7 @@ mod names;
 mod render;
 mod routes;
 mod source;
+mod text;
 mod usage;
 mod walk;
 
@@ -137,8 +169,12 @@ pub fn time_parse_and_extract_in(
     text: &str,
 ) -> Option<(std::time::Duration, std::time::Duration)> {
     match language {
+        #[cfg(feature = "python")]
         Language::Python => lang::python::time_parse_and_extract(text),
+        #[cfg(feature = "java")]
         Language::Java => lang::java::time_parse_and_extract(text),
+        #[allow(unreachable_patterns)]
+        _ => None,
     }
 }
 
@@ -175,6 +211,14 @@ pub enum Error {
         /// tree-sitter's message (the ABI versions involved).
         detail: String,
     },
+    /// The analysis was asked for a language this build leaves out (its
+    /// cargo feature is off).
+    #[error(
+        "this build of repo-graph has no {} support; enable its cargo feature `{}`",
+        .0.as_str(),
+        .0.as_str()
+    )]
+    LanguageNotBuilt(Language),
     /// The on-disk cache could not be written.
     #[error(
         "cannot write the analysis cache in {path}: {source}; choose another cache directory or disable the cache"
@@ -236,7 +280,7 @@ impl Analyzer {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             include_hidden: false,
             respect_ignore_files: true,
-            languages: Language::ALL.to_vec(),
+            languages: Language::built(),
             cache_dir: None,
             step_budget: None,
             memory_ceiling: default_memory_ceiling(),
@@ -263,14 +307,17 @@ impl Analyzer {
         self
     }
 
-    /// Analyse only files of these languages (default: all); the others are
-    /// skipped with [`SkipReason::OtherLanguage`]. An empty list means all.
+    /// Analyse only files of these languages (default: every language
+    /// built in, [`Language::is_built`]); the others are skipped with
+    /// [`SkipReason::OtherLanguage`]. An empty list means the default. A
+    /// language left out of the build makes [`Analyzer::analyze`] fail with
+    /// [`Error::LanguageNotBuilt`].
     pub fn languages(mut self, languages: impl IntoIterator<Item = Language>) -> Self {
         let mut chosen: Vec<Language> = languages.into_iter().collect();
         chosen.sort_unstable();
         chosen.dedup();
         self.languages = if chosen.is_empty() {
-            Language::ALL.to_vec()
+            Language::built()
         } else {
             chosen
         };
@@ -300,7 +347,7 @@ impl Analyzer {
     /// Stops reading files once the analysis holds an estimated `bytes`
     /// (default: [`default_memory_ceiling`]). The estimate counts what
     /// stays in memory for the whole analysis: each file's text and its
-    /// facts, with what resolving them costs ([`memory::estimate`]). Past
+    /// facts, with what resolving them costs (`memory::estimate`). Past
     /// the ceiling, files not yet read are skipped with
     /// [`SkipReason::MemoryCeiling`] and a warning is logged; the graph
     /// is built from the others. [`Stats::memory_estimate_bytes`] and
@@ -349,6 +396,9 @@ impl Analyzer {
     /// Walks, parses and resolves the repository.
     pub fn analyze(&self) -> Result<RepoGraph, Error> {
         let started = Instant::now();
+        if let Some(language) = self.languages.iter().find(|l| !l.is_built()) {
+            return Err(Error::LanguageNotBuilt(*language));
+        }
         let remembered = self
             .memory
             .lock()
@@ -545,7 +595,9 @@ impl Drop for Analyzer {
 /// One tree-sitter parser per language, created when first needed; one set per worker.
 #[derive(Default)]
 struct Parsers {
+    #[cfg(feature = "python")]
     python: Option<lang::python::PythonParser>,
+    #[cfg(feature = "java")]
     java: Option<lang::java::JavaParser>,
 }
 
@@ -556,6 +608,7 @@ impl Parsers {
         let limited = budget::limit_nesting(text, language);
         let text = limited.text.as_ref();
         let (of, spent) = match language {
+            #[cfg(feature = "python")]
             Language::Python => {
                 if self.python.is_none() {
                     self.python = lang::python::PythonParser::new().ok();
@@ -563,6 +616,7 @@ impl Parsers {
                 let (facts, spent) = self.python.as_mut()?.extract(text)?;
                 (facts::LanguageFacts::Python(facts), spent)
             }
+            #[cfg(feature = "java")]
             Language::Java => {
                 if self.java.is_none() {
                     self.java = lang::java::JavaParser::new().ok();
@@ -570,6 +624,10 @@ impl Parsers {
                 let (facts, spent) = self.java.as_mut()?.extract(text)?;
                 (facts::LanguageFacts::Java(facts), spent)
             }
+            // A language left out of the build: the walk never selects its
+            // files, so this is only a guard.
+            #[allow(unreachable_patterns)]
+            _ => return None,
         };
         let facts_cut = spent.cut_line.map(|line| budget::Cut {
             budget: Budget::Facts,
@@ -586,6 +644,7 @@ impl Parsers {
     #[cfg(feature = "measure")]
     fn parse(&mut self, language: Language, text: &str) -> bool {
         match language {
+            #[cfg(feature = "python")]
             Language::Python => {
                 if self.python.is_none() {
                     self.python = lang::python::PythonParser::new().ok();
@@ -595,6 +654,7 @@ impl Parsers {
                     .and_then(|p| p.parse_tree(text))
                     .is_some()
             }
+            #[cfg(feature = "java")]
             Language::Java => {
                 if self.java.is_none() {
                     self.java = lang::java::JavaParser::new().ok();
@@ -604,6 +664,8 @@ impl Parsers {
                     .and_then(|p| p.parse_tree(text))
                     .is_some()
             }
+            #[allow(unreachable_patterns)]
+            _ => false,
         }
     }
 }
@@ -733,7 +795,7 @@ pub fn parse_only(root: &Path) -> Result<(usize, u64), Error> {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             include_hidden: false,
             respect_ignore_files: true,
-            languages: Language::ALL.to_vec(),
+            languages: Language::built(),
         },
     )?;
     let bytes: u64 = walked
@@ -768,4 +830,44 @@ fn partial_files(modules: &[assemble::ModuleInput]) -> Vec<Partial> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_languages_are_the_ones_built_in() {
+        let built: Vec<Language> = Language::ALL
+            .into_iter()
+            .filter(|l| match l {
+                Language::Python => cfg!(feature = "python"),
+                Language::Java => cfg!(feature = "java"),
+            })
+            .collect();
+        assert_eq!(Language::built(), built);
+        assert_eq!(Analyzer::new(".").languages, built);
+    }
+
+    /// CI runs the lib tests of a Python-only build, where this runs.
+    #[cfg(not(feature = "java"))]
+    #[test]
+    fn a_language_left_out_of_the_build_is_refused_and_its_files_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "def f():\n    pass\n").unwrap();
+        std::fs::write(dir.path().join("A.java"), "class A { void g() {} }\n").unwrap();
+        let error = Analyzer::new(dir.path())
+            .languages([Language::Java])
+            .analyze()
+            .unwrap_err();
+        assert!(matches!(error, Error::LanguageNotBuilt(Language::Java)));
+        assert!(
+            error.to_string().contains("cargo feature `java`"),
+            "{error}"
+        );
+        let graph = Analyzer::new(dir.path()).analyze().unwrap();
+        assert_eq!(graph.stats().modules, 1);
+        assert_eq!(graph.stats().skipped[&SkipReason::OtherLanguage], 1);
+    }
 }

@@ -117,6 +117,20 @@ impl Language {
     /// Every language, in a stable order.
     pub const ALL: [Language; 2] = [Language::Python, Language::Java];
 
+    /// Whether this build analyses the language (its cargo feature,
+    /// `python` or `java`, is on; both are by default).
+    pub fn is_built(self) -> bool {
+        match self {
+            Language::Python => cfg!(feature = "python"),
+            Language::Java => cfg!(feature = "java"),
+        }
+    }
+
+    /// The languages this build analyses, in [`Language::ALL`]'s order.
+    pub fn built() -> Vec<Language> {
+        Language::ALL.into_iter().filter(|l| l.is_built()).collect()
+    }
+
     /// The lowercase name used in JSON and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {

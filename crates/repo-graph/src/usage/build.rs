@@ -18,12 +18,13 @@ use super::{
 };
 use crate::assemble::ModuleInput;
 use crate::graph::RepoGraph;
-use crate::lang::python::usage::{CliParentFacts, MainBlockFacts, help_text};
-use crate::lang::python::{is_identifier, truncate};
+use crate::lang::python::is_identifier;
+use crate::lang::python::usage_facts::{CliParentFacts, MainBlockFacts, help_text};
 use crate::model::{
     ClassId, EntityId, FunctionId, ImportKind, ImportTarget, Language, Modifier, ModuleId,
     SourceKind,
 };
+use crate::text::truncate;
 
 /// Entry points kept for the whole repository.
 const MAX_ENTRY_POINTS: usize = 4096;

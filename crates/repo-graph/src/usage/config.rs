@@ -8,7 +8,7 @@ use std::path::Path;
 use super::{
     ConfigSkip, ConfigSkipReason, Distribution, EntryPointKind, EntryPointSource, MAX_CONFIG_BYTES,
 };
-use crate::lang::python::usage::MAX_ENTRY_POINTS;
+use crate::lang::python::usage_facts::MAX_ENTRY_POINTS;
 
 /// Directory entries of the root examined for subprojects.
 const MAX_ROOT_ENTRIES: usize = 1024;
@@ -123,7 +123,7 @@ fn read_config(root: &Path, rel: &str) -> Result<Option<String>, ConfigSkipReaso
 fn pyproject(text: &str, file: &str, out: &mut Configs) -> Result<(), String> {
     let table: toml::Table = toml::from_str(text).map_err(|e| {
         let message = e.message().lines().next().unwrap_or("").to_string();
-        crate::lang::python::truncate(&message, MAX_DETAIL)
+        crate::text::truncate(&message, MAX_DETAIL)
     })?;
     let mut added = 0usize;
     let mut push = |out: &mut Configs, name: &str, reference: &str, kind, source| {
@@ -150,7 +150,7 @@ fn pyproject(text: &str, file: &str, out: &mut Configs) -> Result<(), String> {
         .take(1)
     {
         out.distributions.push(Distribution {
-            name: crate::lang::python::truncate(name, MAX_DETAIL),
+            name: crate::text::truncate(name, MAX_DETAIL),
             file: file.to_string(),
         });
     }
@@ -262,7 +262,7 @@ fn setup_cfg(text: &str, file: &str, out: &mut Configs) -> Result<(), String> {
         );
         match (section.as_str(), key.as_str()) {
             ("metadata", "name") if !value.is_empty() => out.distributions.push(Distribution {
-                name: crate::lang::python::truncate(value, MAX_DETAIL),
+                name: crate::text::truncate(value, MAX_DETAIL),
                 file: file.to_string(),
             }),
             ("options.entry_points", "console_scripts" | "gui_scripts") => {

@@ -199,7 +199,7 @@ pub struct MainEntry {
     pub span: Option<Span>,
     /// Internal functions and classes it calls: for a block, the calls
     /// written in it; otherwise the module's (or method's) calls. At most
-    /// [`MAX_LISTED`], in the order first called.
+    /// 32, in the order first called.
     pub calls: Vec<EntityId>,
     /// Commands it runs (indices into [`UsageFacts::commands`]).
     pub commands: Vec<u32>,
@@ -259,7 +259,7 @@ pub struct CliCommand {
     /// That module's path.
     pub file: String,
     /// Its help text (`help=`, `description=`, the docstring's first
-    /// paragraph), at most [`MAX_HELP`] characters.
+    /// paragraph), at most 200 characters.
     pub help: Option<String>,
     /// Its options and arguments, in declaration order (at most 128).
     pub options: Vec<CliOption>,
@@ -281,7 +281,7 @@ pub struct CliOption {
     pub required: bool,
     /// The default, when it is a literal, as written.
     pub default: Option<String>,
-    /// Its help text, at most [`MAX_HELP`] characters.
+    /// Its help text, at most 200 characters.
     pub help: Option<String>,
 }
 
@@ -331,12 +331,12 @@ pub struct ExampleScript {
     /// Its path.
     pub file: String,
     /// The first paragraph of its docstring or, without one, of its
-    /// leading comment, at most [`MAX_DESCRIPTION`] characters.
+    /// leading comment, at most 300 characters.
     pub description: Option<String>,
-    /// Functions and classes of other modules it calls (at most [`MAX_LISTED`]).
+    /// Functions and classes of other modules it calls (at most 32).
     pub calls: Vec<EntityId>,
     /// Modules, functions and classes of other modules it imports (at
-    /// most [`MAX_LISTED`]).
+    /// most 32).
     pub imports: Vec<EntityId>,
 }
 
@@ -345,7 +345,7 @@ pub struct ExampleScript {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ConfigSkipReason {
-    /// Larger than [`MAX_CONFIG_BYTES`].
+    /// Larger than 1 MiB.
     TooLarge,
     /// Not valid UTF-8.
     NotUtf8,

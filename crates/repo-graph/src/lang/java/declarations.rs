@@ -6,8 +6,8 @@ use super::extract::*;
 
 use tree_sitter::Node;
 
-use crate::lang::python::truncate;
 use crate::model::{BaseRelation, Complexity, FunctionKind, JavaTypeKind, Modifier};
+use crate::text::truncate;
 
 impl<'s> Extractor<'s> {
     /// Modifiers and annotation texts of a declaration; route annotations

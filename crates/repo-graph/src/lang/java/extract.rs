@@ -15,15 +15,15 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use tree_sitter::{Language, Node, Tree};
 
 use crate::facts::Spent;
-use crate::lang::python::{count_lines, truncate};
 use crate::model::{BaseRelation, Complexity, JavaTypeKind, Modifier, Span};
+use crate::text::{count_lines, truncate};
 
 pub(crate) use super::facts::*;
 use super::routes::*;
+
 /// Longest text kept verbatim for annotations and unresolved expressions.
 pub(super) const MAX_TEXT: usize = 120;
-/// Deepest receiver chain turned into a [`JExpr`]; deeper is [`JExpr::Other`].
-pub(super) const MAX_EXPR_DEPTH: u32 = 48;
+
 /// Types and methods nested deeper than this are not recorded as entities
 /// (their code counts for the deepest recorded one): each level lengthens
 /// every qualified name below it, so hostile nesting would cost quadratic
@@ -33,8 +33,6 @@ pub(super) const MAX_ENTITY_DEPTH: usize = 200;
 pub(super) const SHORT_NODE: usize = 200;
 /// `path(...)` route groups nested deeper than this are ignored.
 pub(super) const MAX_PATH_GROUPS: usize = 64;
-/// Name of constructors in qualified names (as in the JVM).
-pub(crate) const CONSTRUCTOR: &str = "<init>";
 
 /// Node kinds the walk reacts to, looked up through a table indexed by kind id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,8 +307,8 @@ impl JavaParser {
         Ok(Self { parser })
     }
 
-    /// Parses only, for measuring the raw parse cost.
-    #[cfg(feature = "measure")]
+    /// Parses only, for measuring the raw parse cost (and for tests).
+    #[cfg(any(test, feature = "measure"))]
     pub(crate) fn parse_tree(&mut self, text: &str) -> Option<Tree> {
         self.parser.parse(text)
     }
@@ -1111,71 +1109,6 @@ impl<'s> Extractor<'s> {
             }
         }
     }
-}
-
-/// The last segment of an erased type name (`java.util.List` → `List`).
-pub(crate) fn simple_type(ty: &str) -> &str {
-    ty.rsplit('.').next().unwrap_or(ty)
-}
-
-/// A type as written, without type arguments, annotations and whitespace:
-/// `java.util.Map<K, V>` → `java.util.Map`, `@NonNull Foo []` → `Foo[]`,
-/// `T...` → `T[]`. Most types are already erased and are borrowed.
-pub(crate) fn erase(text: &str) -> std::borrow::Cow<'_, str> {
-    let plain = !text
-        .bytes()
-        .any(|b| matches!(b, b'<' | b'>' | b'@' | b' ' | b'\t' | b'\n' | b'\r'))
-        && !text.contains("..");
-    if plain {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut angle = 0u32;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '<' => angle += 1,
-            '>' => angle = angle.saturating_sub(1),
-            _ if angle > 0 => {}
-            '@' => {
-                // Skip the annotation's name and any parenthesised arguments.
-                while chars
-                    .peek()
-                    .is_some_and(|c| c.is_alphanumeric() || *c == '.' || *c == '_' || *c == '$')
-                {
-                    chars.next();
-                }
-                while chars.peek().is_some_and(|c| c.is_whitespace()) {
-                    chars.next();
-                }
-                if chars.peek() == Some(&'(') {
-                    let mut depth = 0u32;
-                    for c in chars.by_ref() {
-                        match c {
-                            '(' => depth += 1,
-                            ')' => {
-                                depth = depth.saturating_sub(1);
-                                if depth == 0 {
-                                    break;
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-            }
-            c if c.is_whitespace() => {}
-            '.' if chars.peek() == Some(&'.') => {
-                // Varargs `...`.
-                while chars.peek() == Some(&'.') {
-                    chars.next();
-                }
-                out.push_str("[]");
-            }
-            c => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 /// Collapses runs of whitespace into one space.

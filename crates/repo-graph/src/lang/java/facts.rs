@@ -7,7 +7,11 @@ use serde::{Deserialize, Serialize};
 use crate::model::{BaseRelation, Complexity, FunctionKind, JavaTypeKind, Modifier, Span};
 use crate::routes::{Framework, HttpMethod};
 
-use super::extract::MAX_EXPR_DEPTH;
+/// Deepest receiver chain turned into a [`JExpr`]; deeper is [`JExpr::Other`].
+pub(crate) const MAX_EXPR_DEPTH: u32 = 48;
+
+/// Name of constructors in qualified names (as in the JVM).
+pub(crate) const CONSTRUCTOR: &str = "<init>";
 
 /// A lexical scope of a Java file: the compilation unit, or a type or method
 /// by local index.
@@ -298,4 +302,69 @@ pub(crate) struct JavaFacts {
     /// module dependency graph.
     pub type_names: Vec<String>,
     pub routes: Vec<JRoute>,
+}
+
+/// The last segment of an erased type name (`java.util.List` → `List`).
+pub(crate) fn simple_type(ty: &str) -> &str {
+    ty.rsplit('.').next().unwrap_or(ty)
+}
+
+/// A type as written, without type arguments, annotations and whitespace:
+/// `java.util.Map<K, V>` → `java.util.Map`, `@NonNull Foo []` → `Foo[]`,
+/// `T...` → `T[]`. Most types are already erased and are borrowed.
+pub(crate) fn erase(text: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !text
+        .bytes()
+        .any(|b| matches!(b, b'<' | b'>' | b'@' | b' ' | b'\t' | b'\n' | b'\r'))
+        && !text.contains("..");
+    if plain {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut angle = 0u32;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '<' => angle += 1,
+            '>' => angle = angle.saturating_sub(1),
+            _ if angle > 0 => {}
+            '@' => {
+                // Skip the annotation's name and any parenthesised arguments.
+                while chars
+                    .peek()
+                    .is_some_and(|c| c.is_alphanumeric() || *c == '.' || *c == '_' || *c == '$')
+                {
+                    chars.next();
+                }
+                while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                    chars.next();
+                }
+                if chars.peek() == Some(&'(') {
+                    let mut depth = 0u32;
+                    for c in chars.by_ref() {
+                        match c {
+                            '(' => depth += 1,
+                            ')' => {
+                                depth = depth.saturating_sub(1);
+                                if depth == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            c if c.is_whitespace() => {}
+            '.' if chars.peek() == Some(&'.') => {
+                // Varargs `...`.
+                while chars.peek() == Some(&'.') {
+                    chars.next();
+                }
+                out.push_str("[]");
+            }
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }

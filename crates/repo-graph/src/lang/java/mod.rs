@@ -4,13 +4,18 @@
 //! entities in `entities`).
 
 mod calls;
+#[cfg(feature = "java")]
 mod declarations;
 mod entities;
 pub(crate) use entities::JavaLanguage;
+#[cfg(feature = "java")]
 pub(crate) mod extract;
 pub(crate) mod facts;
+pub(crate) use facts::*;
 mod index;
 pub(crate) mod resolve;
+#[cfg(feature = "java")]
 mod routes;
 
+#[cfg(feature = "java")]
 pub(crate) use extract::*;

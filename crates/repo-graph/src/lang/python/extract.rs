@@ -16,6 +16,7 @@ use super::convert::is_marker_decorator;
 use super::facts::*;
 use crate::facts::Spent;
 use crate::model::{Complexity, FunctionKind, Param, ParamKind, Span};
+use crate::text::{clean_docstring, count_lines, truncate};
 
 /// Longest callee or decorator text kept verbatim.
 const MAX_TEXT: usize = 120;
@@ -270,8 +271,8 @@ impl PythonParser {
         Ok(Self { parser })
     }
 
-    /// Parses only, for measuring the raw parse cost.
-    #[cfg(feature = "measure")]
+    /// Parses only, for measuring the raw parse cost (and for tests).
+    #[cfg(any(test, feature = "measure"))]
     pub(crate) fn parse_tree(&mut self, text: &str) -> Option<Tree> {
         self.parser.parse(text)
     }
@@ -1292,59 +1293,8 @@ pub(super) fn compact(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
-pub(crate) fn truncate(text: &str, max: usize) -> String {
-    let text = text.trim();
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
-
 pub(super) fn line_of(row: usize) -> u32 {
     u32::try_from(row).map_or(u32::MAX, |r| r.saturating_add(1))
-}
-
-pub(crate) fn count_lines(text: &str) -> u32 {
-    let newlines = text.bytes().filter(|&b| b == b'\n').count();
-    let lines = if text.is_empty() || text.ends_with('\n') {
-        newlines
-    } else {
-        newlines + 1
-    };
-    u32::try_from(lines).unwrap_or(u32::MAX)
-}
-
-/// Removes the common indentation of a docstring, like `inspect.cleandoc`.
-pub(crate) fn clean_docstring(raw: &str) -> String {
-    let mut lines = raw.lines();
-    let first = lines.next().unwrap_or("").trim();
-    let rest: Vec<&str> = lines.collect();
-    let indent = rest
-        .iter()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    let mut out: Vec<&str> = Vec::with_capacity(rest.len() + 1);
-    out.push(first);
-    for line in &rest {
-        out.push(
-            line.get(indent..)
-                .unwrap_or_else(|| line.trim_start())
-                .trim_end(),
-        );
-    }
-    while out.last().is_some_and(|l| l.is_empty()) {
-        out.pop();
-    }
-    while out.first().is_some_and(|l| l.is_empty()) {
-        out.remove(0);
-    }
-    out.join("\n")
 }
 
 /// Splits the cost of one file into parsing and extraction (for the measure tool).

@@ -61,6 +61,7 @@ impl Expr {
         }
     }
 
+    #[cfg(feature = "python")]
     /// Parses a dotted name such as `a.b.c`; `None` for anything else.
     pub(crate) fn dotted(text: &str) -> Option<Expr> {
         let mut parts = text.split('.');
@@ -146,6 +147,7 @@ pub(crate) enum RouteFacts {
     },
 }
 
+#[cfg(feature = "python")]
 /// Decorator names that declare Flask or FastAPI routes.
 pub(crate) const ROUTE_VERBS: &[&str] = &[
     "route",
@@ -209,11 +211,13 @@ pub(crate) enum VExpr {
 const _: () = assert!(std::mem::size_of::<VExpr>() == 16);
 
 impl VExpr {
+    #[cfg(feature = "python")]
     /// Either of `parts`.
     pub(crate) fn union(parts: Vec<VExpr>) -> VExpr {
         VExpr::Union(Box::new(parts))
     }
 
+    #[cfg(feature = "python")]
     /// A container display: its site index in the file and its element (for
     /// dicts: value) expressions, each with its literal key or index.
     pub(crate) fn container(site: u32, elements: Vec<(Option<u32>, VExpr)>) -> VExpr {
@@ -431,10 +435,11 @@ pub(crate) struct FileFacts {
     pub containers: u32,
     pub routes: Vec<RouteFacts>,
     /// Main blocks, command-line interfaces and `setup()` entry points.
-    pub usage: super::usage::UsageFileFacts,
+    pub usage: super::usage_facts::UsageFileFacts,
 }
 
 impl FileFacts {
+    #[cfg(feature = "python")]
     /// Gives back the spare capacity the extraction's pushes left: every
     /// file's facts are held at once while the call graph is built.
     pub(crate) fn shrink(&mut self) {

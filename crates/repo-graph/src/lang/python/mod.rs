@@ -5,21 +5,29 @@
 //! (`rules`), classes and MROs (`classes`), reading results back
 //! (`output`). `usage` extracts main blocks, CLIs and `setup()` entry points.
 
+#[cfg(feature = "python")]
 mod convert;
 mod entities;
+#[cfg(feature = "python")]
 pub(crate) mod extract;
 pub(crate) mod facts;
+#[cfg(feature = "python")]
 mod reach;
 
 pub(crate) use entities::PythonResolver;
+#[cfg(feature = "python")]
 pub(crate) use extract::*;
 pub(crate) use facts::*;
 mod builtins;
 mod classes;
+#[cfg(feature = "python")]
 mod imports;
 mod output;
 pub(crate) mod resolve;
+#[cfg(feature = "python")]
 mod routes;
 mod rules;
 mod solve;
+#[cfg(feature = "python")]
 pub(crate) mod usage;
+pub(crate) mod usage_facts;
