@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::budget::Cut;
 use crate::lang::java::JavaFacts;
-use crate::lang::python::FileFacts;
+use crate::lang::python::PythonFacts;
 use crate::model::{Complexity, Language};
 
 /// Bumped whenever [`Facts`] or an extraction changes, to invalidate caches.
@@ -23,7 +23,7 @@ pub(crate) struct Facts {
 /// The facts of one file, by language.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) enum LanguageFacts {
-    Python(FileFacts),
+    Python(PythonFacts),
     Java(JavaFacts),
 }
 
@@ -45,7 +45,7 @@ impl Facts {
         }
     }
 
-    pub(crate) fn python(&self) -> Option<&FileFacts> {
+    pub(crate) fn python(&self) -> Option<&PythonFacts> {
         match &self.of {
             LanguageFacts::Python(f) => Some(f),
             LanguageFacts::Java(_) => None,

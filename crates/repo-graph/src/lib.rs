@@ -262,12 +262,12 @@ pub struct Analyzer {
     step_budget: Option<u64>,
     memory_ceiling: u64,
     progress: Option<Arc<ProgressFn>>,
-    memory: Mutex<Option<Remembered>>,
+    memory: Mutex<Option<KeptFacts>>,
 }
 
 /// Facts kept between runs of one [`Analyzer`], and the frame count of the
 /// on-disk log they correspond to.
-struct Remembered {
+struct KeptFacts {
     facts: cache::FactsMap,
     disk_frames: usize,
 }
@@ -417,13 +417,13 @@ impl Analyzer {
                 _ => None,
             };
             let walked = walk::walk(&self.root, &options);
-            let loaded = loader.and_then(|l| l.join().ok()).map(|l| Remembered {
+            let loaded = loader.and_then(|l| l.join().ok()).map(|l| KeptFacts {
                 facts: l.facts,
                 disk_frames: l.frames,
             });
             (
                 walked,
-                remembered.or(loaded).unwrap_or(Remembered {
+                remembered.or(loaded).unwrap_or(KeptFacts {
                     facts: cache::FactsMap::new(),
                     disk_frames: 0,
                 }),
@@ -545,7 +545,7 @@ impl Analyzer {
         };
         drop(known);
         if let Ok(mut memory) = self.memory.lock() {
-            *memory = Some(Remembered {
+            *memory = Some(KeptFacts {
                 facts: current,
                 disk_frames,
             });

@@ -7,8 +7,8 @@ use std::cell::{Cell, RefCell};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::lang::java::{
-    ArgKind, CONSTRUCTOR, JCall, JCallee, JExpr, JHandler, JImport, JLocal, JLocalType, JParam,
-    JScope, JavaFacts, erase,
+    ArgKind, CONSTRUCTOR, Call, Callee, Expr, Handler, ImportFacts, JavaFacts, Local, LocalType,
+    ParamFacts, Scope, erase,
 };
 use crate::model::{
     BaseRelation, ClassId, EntityId, FunctionId, Import, ImportKind, ImportTarget, ModuleId,
@@ -18,12 +18,12 @@ use crate::routes::{HandlerDraft, RouteDraft, RouteScope};
 /// Same-named locals of one scope by start, each with the nearest earlier
 /// one that ends later (see [`Ctx::local_at`]).
 pub(super) struct Locals<'f> {
-    pub(super) list: Vec<&'f JLocal>,
+    pub(super) list: Vec<&'f Local>,
     pub(super) outer: Vec<u32>,
 }
 
 impl<'f> Locals<'f> {
-    pub(super) fn new(mut list: Vec<&'f JLocal>) -> Self {
+    pub(super) fn new(mut list: Vec<&'f Local>) -> Self {
         list.sort_by_key(|l| l.start);
         let mut outer = Vec::with_capacity(list.len());
         let mut stack: Vec<usize> = Vec::new();
@@ -33,7 +33,7 @@ impl<'f> Locals<'f> {
             {
                 stack.pop();
             }
-            outer.push(stack.last().map_or(NONE, |&j| j as u32));
+            outer.push(stack.last().map_or(NO_ENTRY, |&j| j as u32));
             stack.push(i);
         }
         Locals { list, outer }
@@ -56,11 +56,11 @@ pub(super) struct Ctx<'f, 'r> {
     pub(super) r: &'r JavaResolver<'f>,
     pub(super) module: ModuleId,
     pub(super) facts: &'f JavaFacts,
-    pub(super) t: Tally,
+    pub(super) t: ModuleWork,
     pub(super) caches: TypeCaches<'f>,
-    pub(super) locals: HashMap<(JScope, &'f str), Locals<'f>>,
+    pub(super) locals: HashMap<(Scope, &'f str), Locals<'f>>,
     /// Parameters by (method, name); the first of a name wins.
-    pub(super) params: HashMap<(u32, &'f str), &'f JParam>,
+    pub(super) params: HashMap<(u32, &'f str), &'f ParamFacts>,
     /// Methods outside any type (scripts, or a class lost to a syntax error).
     pub(super) top_level: HashMap<&'f str, Overloads>,
     /// Whether the evaluation under way was cut short by [`MAX_DEPTH`]
@@ -69,7 +69,7 @@ pub(super) struct Ctx<'f, 'r> {
     pub(super) methods: RefCell<HashMap<MethodKey<'f>, Option<FunctionId>>>,
     /// Calls without a receiver: the method found in the enclosing types,
     /// and the innermost enclosing type.
-    pub(super) unqualified: RefCell<HashMap<(JScope, CallKey<'f>), Unqualified>>,
+    pub(super) unqualified: RefCell<HashMap<(Scope, CallKey<'f>), Unqualified>>,
     pub(super) statics: RefCell<HashMap<CallKey<'f>, Option<Target>>>,
     pub(super) external_supers: RefCell<HashMap<ClassId, Option<String>>>,
     /// Call sites resolved so far, by invocation.
@@ -78,13 +78,13 @@ pub(super) struct Ctx<'f, 'r> {
     pub(super) invocations: RefCell<HashMap<InvocationKey<'f>, Value>>,
     /// Values of `var` locals, by address.
     pub(super) inferred: RefCell<HashMap<usize, Value>>,
-    pub(super) callers: RefCell<HashMap<JScope, EntityId>>,
+    pub(super) callers: RefCell<HashMap<Scope, EntityId>>,
 }
 
 impl<'f, 'r> Ctx<'f, 'r> {
     pub(super) fn new(r: &'r JavaResolver<'f>, module: ModuleId, facts: &'f JavaFacts) -> Self {
-        let t = Tally::default();
-        let mut by_name: HashMap<(JScope, &str), Vec<&JLocal>> =
+        let t = ModuleWork::default();
+        let mut by_name: HashMap<(Scope, &str), Vec<&Local>> =
             HashMap::with_capacity_and_hasher(facts.locals.len(), Default::default());
         for local in &facts.locals {
             by_name
@@ -102,7 +102,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
             for p in &method.params {
                 params.entry((m as u32, p.name.as_str())).or_insert(p);
             }
-            if method.parent == JScope::Unit {
+            if method.parent == Scope::Unit {
                 let id = r.function_id(module, m as u32);
                 top_level
                     .entry(method.name.as_str())
@@ -137,12 +137,12 @@ impl<'f, 'r> Ctx<'f, 'r> {
     }
 
     /// Resolves a type name written in `scope` of `module`.
-    pub(super) fn resolve_type(&self, module: ModuleId, scope: JScope, name: &str) -> TypeValue {
+    pub(super) fn resolve_type(&self, module: ModuleId, scope: Scope, name: &str) -> TypeValue {
         self.r
             .resolve_type(module, scope, name, &self.caches, &self.t, 0)
     }
 
-    pub(super) fn instance_of(&self, module: ModuleId, scope: JScope, name: &str) -> Value {
+    pub(super) fn instance_of(&self, module: ModuleId, scope: Scope, name: &str) -> Value {
         match self.resolve_type(module, scope, name) {
             TypeValue::Internal(c) => Value::Instance(c),
             TypeValue::External(n) => Value::ExternalInstance(n),
@@ -160,7 +160,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         Some(name)
     }
 
-    pub(super) fn caller_node(&self, scope: JScope) -> EntityId {
+    pub(super) fn caller_node(&self, scope: Scope) -> EntityId {
         self.t.tick();
         if let Some(caller) = self.callers.borrow().get(&scope) {
             return *caller;
@@ -174,7 +174,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
     /// before `pos` whose range still covers it. Each local links to the
     /// nearest earlier one that ends later, so the search skips whole
     /// blocks of closed siblings at once.
-    pub(super) fn local_at(&self, locals: &Locals<'f>, pos: u32) -> Option<&'f JLocal> {
+    pub(super) fn local_at(&self, locals: &Locals<'f>, pos: u32) -> Option<&'f Local> {
         let p = locals.list.partition_point(|l| l.start <= pos);
         self.t
             .add(1 + u64::from(usize::BITS - locals.list.len().leading_zeros()));
@@ -186,7 +186,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
                 return Some(local);
             }
             match locals.outer.get(i) {
-                Some(&o) if o != NONE => i = o as usize,
+                Some(&o) if o != NO_ENTRY => i = o as usize,
                 _ => return None,
             }
         }
@@ -196,7 +196,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
 
     /// The variable `name` as seen at byte `pos` of `scope`: locals, then
     /// parameters, then fields of the enclosing types, innermost first.
-    pub(super) fn lookup_var(&self, scope: JScope, name: &'f str, pos: u32) -> Option<Var<'f>> {
+    pub(super) fn lookup_var(&self, scope: Scope, name: &'f str, pos: u32) -> Option<Var<'f>> {
         let r = self.r;
         let module = self.module;
         let mut current = Some(scope);
@@ -214,18 +214,18 @@ impl<'f, 'r> Ctx<'f, 'r> {
                 return Some(Var::Local(local));
             }
             match s {
-                JScope::Method(m) => {
+                Scope::Method(m) => {
                     if let Some(param) = self.params.get(&(m, name)) {
                         return Some(Var::Param(module, s, param));
                     }
                 }
-                JScope::Type(ty) => {
+                Scope::Type(ty) => {
                     if let Some((m, scope, field)) = r.field(r.class_id(module, ty), name, &self.t)
                     {
                         return Some(Var::Field(m, scope, field));
                     }
                 }
-                JScope::Unit => {}
+                Scope::Unit => {}
             }
             current = r.parent_scope(module, s);
         }
@@ -235,8 +235,8 @@ impl<'f, 'r> Ctx<'f, 'r> {
     pub(super) fn var_value(&self, var: Var<'f>, depth: u32) -> Value {
         match var {
             Var::Local(local) => match &local.ty {
-                JLocalType::Declared(ty) => self.instance_of(self.module, local.scope, ty),
-                JLocalType::Inferred(expr) => {
+                LocalType::Declared(ty) => self.instance_of(self.module, local.scope, ty),
+                LocalType::Inferred(expr) => {
                     let key = std::ptr::from_ref(local) as usize;
                     if let Some(value) = self.inferred.borrow().get(&key) {
                         return value.clone();
@@ -250,7 +250,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
                     }
                     value
                 }
-                JLocalType::Untyped => Value::Unknown,
+                LocalType::Untyped => Value::Unknown,
             },
             Var::Param(module, scope, param) => {
                 self.instance_of(module, scope, &erase(&param.type_text))
@@ -270,7 +270,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
                 Some((module, method)) => match &method.returns {
                     Some(ty) => {
                         let local = f.0.saturating_sub(r.function_base[module.index()]);
-                        self.instance_of(module, JScope::Method(local), &erase(ty))
+                        self.instance_of(module, Scope::Method(local), &erase(ty))
                     }
                     None => Value::Unknown,
                 },
@@ -288,12 +288,12 @@ impl<'f, 'r> Ctx<'f, 'r> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn invocation_value(
         &self,
-        receiver: Option<&'f JExpr>,
+        receiver: Option<&'f Expr>,
         name: &'f str,
         arity: u32,
         start: u32,
         end: u32,
-        scope: JScope,
+        scope: Scope,
         depth: u32,
     ) -> Value {
         let key = (start, end, name);
@@ -315,7 +315,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         value
     }
 
-    pub(super) fn eval(&self, expr: &'f JExpr, scope: JScope, pos: u32, depth: u32) -> Value {
+    pub(super) fn eval(&self, expr: &'f Expr, scope: Scope, pos: u32, depth: u32) -> Value {
         if depth > MAX_DEPTH {
             self.cut.set(true);
             self.t.cut(Bound::Depth);
@@ -324,7 +324,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         self.t.tick();
         let r = self.r;
         match expr {
-            JExpr::Name(name) => {
+            Expr::Name(name) => {
                 if let Some(var) = self.lookup_var(scope, name, pos) {
                     return self.var_value(var, depth + 1);
                 }
@@ -337,7 +337,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
                     TypeValue::Unknown => Value::Unknown,
                 }
             }
-            JExpr::Field(base, field) => {
+            Expr::Field(base, field) => {
                 let base = self.eval(base, scope, pos, depth + 1);
                 if field == "this" {
                     return match base {
@@ -379,7 +379,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
                     Value::Unknown => Value::Unknown,
                 }
             }
-            JExpr::Invoke {
+            Expr::Invoke {
                 receiver,
                 name,
                 arity,
@@ -394,17 +394,17 @@ impl<'f, 'r> Ctx<'f, 'r> {
                 scope,
                 depth,
             ),
-            JExpr::New(ty) | JExpr::Cast(ty) => self.instance_of(self.module, scope, ty),
-            JExpr::Type(ty) => match self.resolve_type(self.module, scope, ty) {
+            Expr::New(ty) | Expr::Cast(ty) => self.instance_of(self.module, scope, ty),
+            Expr::Type(ty) => match self.resolve_type(self.module, scope, ty) {
                 TypeValue::Internal(c) => Value::Type(c),
                 TypeValue::External(n) => Value::ExternalType(n),
                 TypeValue::Unknown => Value::Unknown,
             },
-            JExpr::Str => Value::ExternalInstance("java.lang.String".to_string()),
-            JExpr::This => r
+            Expr::Str => Value::ExternalInstance("java.lang.String".to_string()),
+            Expr::This => r
                 .enclosing_type(self.module, scope, &self.t)
                 .map_or(Value::Unknown, Value::Instance),
-            JExpr::Super | JExpr::Other(_) => Value::Unknown,
+            Expr::Super | Expr::Other(_) => Value::Unknown,
         }
     }
 
@@ -451,7 +451,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
     /// nested scopes walk each scope once.
     pub(super) fn enclosing_method(
         &self,
-        scope: JScope,
+        scope: Scope,
         name: &'f str,
         arity: Option<u32>,
         args: &'f [ArgKind],
@@ -474,7 +474,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
                 self.t.cut(Bound::Scopes);
                 break;
             }
-            if let JScope::Type(ty) = s {
+            if let Scope::Type(ty) = s {
                 let class = r.class_id(self.module, ty);
                 if let Some(f) = self.find_method(class, name, arity, args, false) {
                     above = (Some(f), Some(class));
@@ -487,7 +487,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         }
         let mut memo = self.unqualified.borrow_mut();
         for s in visited.into_iter().rev() {
-            if let JScope::Type(ty) = s {
+            if let Scope::Type(ty) = s {
                 above = (above.0, Some(r.class_id(self.module, ty)));
             }
             memo.insert((s, call), above);
@@ -498,11 +498,11 @@ impl<'f, 'r> Ctx<'f, 'r> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn method_target(
         &self,
-        receiver: Option<&'f JExpr>,
+        receiver: Option<&'f Expr>,
         name: &'f str,
         arity: Option<u32>,
         args: &'f [ArgKind],
-        scope: JScope,
+        scope: Scope,
         pos: u32,
         depth: u32,
     ) -> Target {
@@ -525,7 +525,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
                 }
                 self.external_super_target(innermost, name)
             }
-            Some(JExpr::Super) => match r.enclosing_type(self.module, scope, &self.t) {
+            Some(Expr::Super) => match r.enclosing_type(self.module, scope, &self.t) {
                 Some(class) => self.inherited_target(class, name, arity, args, true),
                 None => Target::Unresolved,
             },
@@ -667,12 +667,12 @@ impl<'f, 'r> Ctx<'f, 'r> {
         fallback
     }
 
-    pub(super) fn call_target(&self, call: &'f JCall) -> Target {
+    pub(super) fn call_target(&self, call: &'f Call) -> Target {
         let r = self.r;
         let module = self.module;
         let arity = Some(call.arity);
         match &call.callee {
-            JCallee::Method { receiver, name } => {
+            Callee::Method { receiver, name } => {
                 let target = self.method_target(
                     receiver.as_ref(),
                     name,
@@ -687,16 +687,16 @@ impl<'f, 'r> Ctx<'f, 'r> {
                     .insert((call.pos, call.end, name.as_str()), target.clone());
                 target
             }
-            JCallee::New(ty) => match self.resolve_type(module, call.scope, ty) {
+            Callee::New(ty) => match self.resolve_type(module, call.scope, ty) {
                 TypeValue::Internal(c) => Target::Entity(self.constructor(c, arity, &call.args)),
                 TypeValue::External(n) => Target::External(format!("{n}.{CONSTRUCTOR}")),
                 TypeValue::Unknown => Target::Unresolved,
             },
-            JCallee::This => match r.enclosing_type(module, call.scope, &self.t) {
+            Callee::This => match r.enclosing_type(module, call.scope, &self.t) {
                 Some(c) => Target::Entity(self.constructor(c, arity, &call.args)),
                 None => Target::Unresolved,
             },
-            JCallee::Super => {
+            Callee::Super => {
                 let Some(class) = r.enclosing_type(module, call.scope, &self.t) else {
                     return Target::Unresolved;
                 };
@@ -715,7 +715,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
                     },
                 }
             }
-            JCallee::Ref { target, name } => {
+            Callee::Ref { target, name } => {
                 self.reference_target(target, name, call.scope, call.pos)
             }
         }
@@ -724,12 +724,12 @@ impl<'f, 'r> Ctx<'f, 'r> {
     /// `target::name`: any overload (the arity is not written).
     pub(super) fn reference_target(
         &self,
-        target: &'f JExpr,
+        target: &'f Expr,
         name: &'f str,
-        scope: JScope,
+        scope: Scope,
         pos: u32,
     ) -> Target {
-        if matches!(target, JExpr::Super) {
+        if matches!(target, Expr::Super) {
             return self.method_target(Some(target), name, None, &[], scope, pos, 0);
         }
         let value = self.eval(target, scope, pos, 0);
@@ -739,7 +739,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         self.member_target(value, name, None, &[])
     }
 
-    pub(super) fn import(&self, import: &JImport) -> Import {
+    pub(super) fn import(&self, import: &ImportFacts) -> Import {
         let r = self.r;
         let t = &self.t;
         t.tick();
@@ -804,7 +804,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         let r = self.r;
         let mut types: HashSet<ClassId> = HashSet::default();
         for name in &self.facts.type_names {
-            if let TypeValue::Internal(c) = self.resolve_type(self.module, JScope::Unit, name) {
+            if let TypeValue::Internal(c) = self.resolve_type(self.module, Scope::Unit, name) {
                 types.insert(c);
             }
         }
@@ -830,15 +830,15 @@ impl<'f, 'r> Ctx<'f, 'r> {
         out
     }
 
-    pub(super) fn route(&self, route: &'f crate::lang::java::JRoute) -> RouteDraft {
+    pub(super) fn route(&self, route: &'f crate::lang::java::RouteFacts) -> RouteDraft {
         let r = self.r;
         self.t.tick();
         let handler = match &route.handler {
-            JHandler::Method(m) => {
+            Handler::Method(m) => {
                 HandlerDraft::Entity(EntityId::Function(r.function_id(self.module, *m)))
             }
-            JHandler::Lambda(scope) => HandlerDraft::Lambda(self.caller_node(*scope)),
-            JHandler::Ref { target, name } => {
+            Handler::Lambda(scope) => HandlerDraft::Lambda(self.caller_node(*scope)),
+            Handler::Ref { target, name } => {
                 match self.reference_target(target, name, route.scope, route.pos) {
                     Target::Entity(e) => HandlerDraft::Entity(e),
                     Target::External(n) => HandlerDraft::Text(n),
@@ -847,7 +847,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
                     }
                 }
             }
-            JHandler::Object(expr) => match self.eval(expr, route.scope, route.pos, 0) {
+            Handler::Object(expr) => match self.eval(expr, route.scope, route.pos, 0) {
                 Value::Type(c) | Value::Instance(c) => {
                     match self.find_method(c, "handle", None, &[], false) {
                         Some(f) => HandlerDraft::Entity(EntityId::Function(f)),

@@ -15,7 +15,7 @@ impl<'s> Extractor<'s> {
     pub(super) fn modifiers(
         &mut self,
         node: Node<'_>,
-        owner: Option<JScope>,
+        owner: Option<Scope>,
     ) -> (Vec<Modifier>, Vec<String>) {
         // Modifiers always come first in a declaration.
         let Some(list) = node.child(0).filter(|c| self.g.kind(*c) == Kind::Modifiers) else {
@@ -47,7 +47,7 @@ impl<'s> Extractor<'s> {
         (modifiers, annotations)
     }
 
-    pub(super) fn type_params(&self, list: Option<Node<'_>>) -> Vec<JTypeParam> {
+    pub(super) fn type_params(&self, list: Option<Node<'_>>) -> Vec<TypeParam> {
         let Some(list) = list else {
             return Vec::new();
         };
@@ -72,7 +72,7 @@ impl<'s> Extractor<'s> {
                 }
             }
             if let Some(name) = name {
-                out.push(JTypeParam {
+                out.push(TypeParam {
                     name: name.to_string(),
                     bound,
                     text: squash(self.text(param)),
@@ -131,7 +131,7 @@ impl<'s> Extractor<'s> {
         {
             for param in self.parameters(params) {
                 self.spend(1);
-                fields.push(JField {
+                fields.push(FieldFacts {
                     name: param.name,
                     type_text: param.type_text,
                     modifiers: Vec::new(),
@@ -146,7 +146,7 @@ impl<'s> Extractor<'s> {
 
     pub(super) fn push_super(
         &self,
-        supers: &mut Vec<JSuper>,
+        supers: &mut Vec<SuperFacts>,
         ty: Node<'_>,
         relation: BaseRelation,
     ) {
@@ -154,7 +154,7 @@ impl<'s> Extractor<'s> {
         if text.is_empty() {
             return;
         }
-        supers.push(JSuper {
+        supers.push(SuperFacts {
             name: erase(&text).into_owned(),
             text,
             relation,
@@ -167,8 +167,8 @@ impl<'s> Extractor<'s> {
         node: Node<'_>,
         name: String,
         kind: JavaTypeKind,
-        supers: Vec<JSuper>,
-        fields: Vec<JField>,
+        supers: Vec<SuperFacts>,
+        fields: Vec<FieldFacts>,
         anonymous: bool,
         body: Option<Node<'_>>,
     ) {
@@ -176,14 +176,14 @@ impl<'s> Extractor<'s> {
             return;
         }
         let id = u32::try_from(self.facts.types.len()).unwrap_or(u32::MAX);
-        let scope = JScope::Type(id);
+        let scope = Scope::Type(id);
         let docstring = if anonymous { None } else { self.javadoc(node) };
         let (modifiers, annotations) = self.modifiers(node, Some(scope));
         let type_params = self.type_params(self.g.field(node, self.g.field_type_parameters));
         let parent = self.scope();
         let depth = self.block_depth;
         self.facts.complexity.max_def_depth = self.facts.complexity.max_def_depth.max(depth);
-        self.facts.types.push(JTypeFacts {
+        self.facts.types.push(TypeFacts {
             name,
             local_path: String::new(),
             parent,
@@ -214,7 +214,7 @@ impl<'s> Extractor<'s> {
         let Some(name_node) = g.field(node, g.field_name) else {
             return;
         };
-        let JScope::Type(owner) = self.scope() else {
+        let Scope::Type(owner) = self.scope() else {
             return;
         };
         let Some(enum_name) = self.facts.types.get(owner as usize).map(|t| t.name.clone()) else {
@@ -224,7 +224,7 @@ impl<'s> Extractor<'s> {
         let (modifiers, annotations) = self.modifiers(node, None);
         self.spend(1);
         if let Some(owner) = self.facts.types.get_mut(owner as usize) {
-            owner.fields.push(JField {
+            owner.fields.push(FieldFacts {
                 name: name.clone(),
                 type_text: enum_name.clone(),
                 modifiers,
@@ -233,9 +233,9 @@ impl<'s> Extractor<'s> {
             });
         }
         let arguments = g.field(node, g.field_arguments);
-        self.push_call(node, JCallee::New(enum_name.clone()), arguments);
+        self.push_call(node, Callee::New(enum_name.clone()), arguments);
         if let Some(body) = g.field(node, g.field_body) {
-            let supers = vec![JSuper {
+            let supers = vec![SuperFacts {
                 text: enum_name.clone(),
                 name: enum_name,
                 relation: BaseRelation::Extends,
@@ -295,7 +295,7 @@ impl<'s> Extractor<'s> {
 
     /// The parameters of a method, constructor, record or lambda (the walk
     /// does not descend into them, so their type names are noted here).
-    pub(super) fn parameters(&mut self, node: Node<'_>) -> Vec<JParam> {
+    pub(super) fn parameters(&mut self, node: Node<'_>) -> Vec<ParamFacts> {
         let g = self.g;
         let mut out = Vec::new();
         let mut cursor = node.walk();
@@ -315,7 +315,7 @@ impl<'s> Extractor<'s> {
                         if let Some(dims) = dims {
                             type_text.push_str(&compact(self.text(dims)));
                         }
-                        out.push(JParam {
+                        out.push(ParamFacts {
                             name: name.map_or("", |n| self.text(n)).to_string(),
                             type_text,
                             varargs: false,
@@ -338,7 +338,7 @@ impl<'s> Extractor<'s> {
                     }
                     if let Some(ty) = ty {
                         self.note_type_names(self.text(ty));
-                        out.push(JParam {
+                        out.push(ParamFacts {
                             name: name.to_string(),
                             type_text: format!("{}...", squash(self.text(ty))),
                             varargs: true,
@@ -385,7 +385,7 @@ impl<'s> Extractor<'s> {
         }
         let parent = self.scope();
         let id = u32::try_from(self.facts.methods.len()).unwrap_or(u32::MAX);
-        let scope = JScope::Method(id);
+        let scope = Scope::Method(id);
         let docstring = self.javadoc(node);
         let (modifiers, annotations) = self.modifiers(node, Some(scope));
         let is_constructor = matches!(kind, Kind::ConstructorDecl | Kind::CompactConstructorDecl);
@@ -398,10 +398,10 @@ impl<'s> Extractor<'s> {
             (_, Some(p)) => self.parameters(p),
             // A compact constructor takes the record's components.
             (Kind::CompactConstructorDecl, None) => match parent {
-                JScope::Type(t) => self.facts.types.get(t as usize).map_or_else(Vec::new, |t| {
+                Scope::Type(t) => self.facts.types.get(t as usize).map_or_else(Vec::new, |t| {
                     t.fields
                         .iter()
-                        .map(|f| JParam {
+                        .map(|f| ParamFacts {
                             name: f.name.clone(),
                             type_text: f.type_text.clone(),
                             varargs: false,
@@ -442,7 +442,7 @@ impl<'s> Extractor<'s> {
         let depth = self.block_depth;
         self.facts.complexity.max_def_depth = self.facts.complexity.max_def_depth.max(depth);
         let type_params = self.type_params(type_params_node);
-        self.facts.methods.push(JMethodFacts {
+        self.facts.methods.push(MethodFacts {
             name,
             local_path: String::new(),
             parent,
@@ -499,7 +499,7 @@ impl<'s> Extractor<'s> {
 
     pub(super) fn enter_field(&mut self, node: Node<'_>) {
         let g = self.g;
-        let JScope::Type(owner) = self.scope() else {
+        let Scope::Type(owner) = self.scope() else {
             return;
         };
         let (Some(ty), declarators) = self.declarators(node) else {
@@ -520,7 +520,7 @@ impl<'s> Extractor<'s> {
                 type_text.push_str(&compact(self.text(dims)));
             }
             self.spend(1);
-            fields.push(JField {
+            fields.push(FieldFacts {
                 name: self.text(name).to_string(),
                 type_text,
                 modifiers: modifiers.clone(),
@@ -556,17 +556,17 @@ impl<'s> Extractor<'s> {
             };
             let ty = if is_var {
                 match value {
-                    Some(value) => JLocalType::Inferred(self.expr(value)),
-                    None => JLocalType::Untyped,
+                    Some(value) => LocalType::Inferred(self.expr(value)),
+                    None => LocalType::Untyped,
                 }
             } else {
                 let mut text = erase(type_text).into_owned();
                 if let Some(dims) = dims {
                     text.push_str(&compact(self.text(dims)));
                 }
-                JLocalType::Declared(text)
+                LocalType::Declared(text)
             };
-            locals.push(JLocal {
+            locals.push(Local {
                 scope,
                 name: self.text(name).to_string(),
                 ty,
@@ -592,17 +592,17 @@ impl<'s> Extractor<'s> {
         };
         let text = self.text(ty);
         let ty = match (text == "var", g.field(node, g.field_value)) {
-            (true, Some(value)) if value_initializes => JLocalType::Inferred(self.expr(value)),
-            (true, _) => JLocalType::Untyped,
-            (false, _) => JLocalType::Declared(erase(text).into_owned()),
+            (true, Some(value)) if value_initializes => LocalType::Inferred(self.expr(value)),
+            (true, _) => LocalType::Untyped,
+            (false, _) => LocalType::Declared(erase(text).into_owned()),
         };
         self.push_local(node, name, ty);
     }
 
     /// A local named by `name`, declared by `node`, visible from there to
     /// the end of its block.
-    fn push_local(&mut self, node: Node<'_>, name: Node<'_>, ty: JLocalType) {
-        let local = JLocal {
+    fn push_local(&mut self, node: Node<'_>, name: Node<'_>, ty: LocalType) {
+        let local = Local {
             scope: self.scope(),
             name: self.text(name).to_string(),
             ty,
@@ -623,8 +623,8 @@ impl<'s> Extractor<'s> {
             .named_children(&mut cursor)
             .find(|c| c.kind() == "catch_type")
             .and_then(|t| t.named_child(0))
-            .map_or(JLocalType::Untyped, |t| {
-                JLocalType::Declared(erase(self.text(t)).into_owned())
+            .map_or(LocalType::Untyped, |t| {
+                LocalType::Declared(erase(self.text(t)).into_owned())
             });
         self.push_local(node, name, ty);
     }
@@ -633,7 +633,7 @@ impl<'s> Extractor<'s> {
         let (Some(ty), Some(name)) = (node.named_child(0), node.named_child(1)) else {
             return;
         };
-        let ty = JLocalType::Declared(erase(self.text(ty)).into_owned());
+        let ty = LocalType::Declared(erase(self.text(ty)).into_owned());
         self.push_local(node, name, ty);
     }
 
@@ -648,10 +648,10 @@ impl<'s> Extractor<'s> {
         };
         let mut locals = Vec::new();
         let mut untyped = |name: &str| {
-            locals.push(JLocal {
+            locals.push(Local {
                 scope,
                 name: name.to_string(),
-                ty: JLocalType::Untyped,
+                ty: LocalType::Untyped,
                 start,
                 end,
             })
@@ -668,10 +668,10 @@ impl<'s> Extractor<'s> {
             }
             Kind::FormalParameters => {
                 for p in self.parameters(params) {
-                    locals.push(JLocal {
+                    locals.push(Local {
                         scope,
                         name: p.name,
-                        ty: JLocalType::Declared(erase(&p.type_text).into_owned()),
+                        ty: LocalType::Declared(erase(&p.type_text).into_owned()),
                         start,
                         end,
                     });

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::resolve::*;
 
 use crate::assemble::ModuleInput;
-use crate::lang::java::{JScope, JavaFacts};
+use crate::lang::java::{JavaFacts, Scope};
 use crate::lang::resolver::{Ids, ModuleEntities, Resolution, Resolver};
 use crate::model::{Base, ClassDetail, ClassId, EntityId, FunctionDetail, ModuleId};
 
@@ -107,11 +107,11 @@ impl JavaResolver<'_> {
         }
     }
 
-    pub(super) fn scope_entity(&self, module: ModuleId, scope: JScope) -> EntityId {
+    pub(super) fn scope_entity(&self, module: ModuleId, scope: Scope) -> EntityId {
         match scope {
-            JScope::Unit => EntityId::Module(module),
-            JScope::Type(t) => EntityId::Class(self.class_id(module, t)),
-            JScope::Method(m) => EntityId::Function(self.function_id(module, m)),
+            Scope::Unit => EntityId::Module(module),
+            Scope::Type(t) => EntityId::Class(self.class_id(module, t)),
+            Scope::Method(m) => EntityId::Function(self.function_id(module, m)),
         }
     }
 

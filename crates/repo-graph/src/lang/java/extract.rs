@@ -323,7 +323,7 @@ impl JavaParser {
 
 /// An entity scope being walked, popped when the walk leaves `end_node`.
 pub(super) struct Frame {
-    pub(super) scope: JScope,
+    pub(super) scope: Scope,
     pub(super) end_node: usize,
 }
 
@@ -399,10 +399,10 @@ pub(super) struct Extractor<'s> {
     pub(super) last_doc: Option<(usize, usize)>,
     pub(super) package_doc: Option<String>,
     /// Entities in creation order, for computing local paths parents first.
-    pub(super) order: Vec<JScope>,
-    pub(super) anonymous_count: FxHashMap<JScope, u32>,
+    pub(super) order: Vec<Scope>,
+    pub(super) anonymous_count: FxHashMap<Scope, u32>,
     pub(super) type_names: FxHashSet<&'s str>,
-    pub(super) route_annotations: Vec<(JScope, RouteAnnotation)>,
+    pub(super) route_annotations: Vec<(Scope, RouteAnnotation)>,
     pub(super) imported: Imported,
     /// `path("/x", () -> { ... })` groups being walked: (lambda node id, prefix).
     pub(super) path_groups: Vec<(usize, String)>,
@@ -559,14 +559,14 @@ impl<'s> Extractor<'s> {
         truncate(&squash(&text[..end]), MAX_TEXT)
     }
 
-    pub(super) fn scope(&self) -> JScope {
-        self.frames.last().map_or(JScope::Unit, |f| f.scope)
+    pub(super) fn scope(&self) -> Scope {
+        self.frames.last().map_or(Scope::Unit, |f| f.scope)
     }
 
     /// The innermost method frame, if the walk is inside a method body.
     pub(super) fn method_frame(&self) -> Option<u32> {
         self.frames.iter().rev().find_map(|f| match f.scope {
-            JScope::Method(m) => Some(m),
+            Scope::Method(m) => Some(m),
             _ => None,
         })
     }
@@ -817,7 +817,7 @@ impl<'s> Extractor<'s> {
         } else if path.starts_with("io.micronaut") {
             self.imported.micronaut = true;
         }
-        self.facts.imports.push(JImport {
+        self.facts.imports.push(ImportFacts {
             path,
             is_static,
             on_demand,
@@ -829,7 +829,7 @@ impl<'s> Extractor<'s> {
     pub(super) fn push_call(
         &mut self,
         node: Node<'_>,
-        callee: JCallee,
+        callee: Callee,
         arguments: Option<Node<'_>>,
     ) {
         let scope = self.scope();
@@ -837,7 +837,7 @@ impl<'s> Extractor<'s> {
         if let Some(list) = arguments {
             self.argument_lists.push((list.id(), index));
         }
-        self.facts.calls.push(JCall {
+        self.facts.calls.push(Call {
             scope,
             pos: byte(node.start_byte()),
             end: byte(node.end_byte()),
@@ -864,7 +864,7 @@ impl<'s> Extractor<'s> {
         }
         self.push_call(
             node,
-            JCallee::Method {
+            Callee::Method {
                 receiver,
                 name: name.to_string(),
             },
@@ -880,13 +880,13 @@ impl<'s> Extractor<'s> {
             return;
         };
         let erased = erase(self.text(ty)).into_owned();
-        self.push_call(node, JCallee::New(erased.clone()), arguments);
+        self.push_call(node, Callee::New(erased.clone()), arguments);
         if let Some(body) = body {
             let parent = self.scope();
             let n = self.anonymous_count.entry(parent).or_insert(0);
             *n += 1;
             let name = format!("${n}");
-            let supers = vec![JSuper {
+            let supers = vec![SuperFacts {
                 text: squash(self.text(ty)),
                 name: erased,
                 relation: BaseRelation::Extends,
@@ -909,13 +909,13 @@ impl<'s> Extractor<'s> {
             return;
         };
         let callee = match g.kind(which) {
-            Kind::This => JCallee::This,
-            _ => JCallee::Super,
+            Kind::This => Callee::This,
+            _ => Callee::Super,
         };
         self.push_call(node, callee, g.field(node, g.field_arguments));
     }
 
-    pub(super) fn method_reference(&self, node: Node<'_>) -> Option<JCallee> {
+    pub(super) fn method_reference(&self, node: Node<'_>) -> Option<Callee> {
         let target = node.named_child(0)?;
         let last = node.child(node.child_count().checked_sub(1)?)?;
         let name = if self.g.kind(last) == Kind::AnonymousNew {
@@ -927,7 +927,7 @@ impl<'s> Extractor<'s> {
         };
         let target = match self.g.kind(target) {
             Kind::TypeIdentifier | Kind::ScopedTypeIdentifier => {
-                JExpr::Type(erase(self.text(target)).into_owned())
+                Expr::Type(erase(self.text(target)).into_owned())
             }
             Kind::Identifier
             | Kind::FieldAccess
@@ -936,9 +936,9 @@ impl<'s> Extractor<'s> {
             | Kind::MethodInvocation
             | Kind::ObjectCreation
             | Kind::ParenthesizedExpression => self.expr(target),
-            _ => JExpr::Type(erase(self.text(target)).into_owned()),
+            _ => Expr::Type(erase(self.text(target)).into_owned()),
         };
-        Some(JCallee::Ref { target, name })
+        Some(Callee::Ref { target, name })
     }
 
     pub(super) fn enter_method_reference(&mut self, node: Node<'_>) {
@@ -947,32 +947,32 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    pub(super) fn expr(&self, node: Node<'_>) -> JExpr {
+    pub(super) fn expr(&self, node: Node<'_>) -> Expr {
         self.expr_at(node, 0)
     }
 
-    pub(super) fn expr_at(&self, node: Node<'_>, depth: u32) -> JExpr {
+    pub(super) fn expr_at(&self, node: Node<'_>, depth: u32) -> Expr {
         let g = self.g;
         self.spend(1);
         if depth > MAX_EXPR_DEPTH {
-            return JExpr::Other(self.short_text(node));
+            return Expr::Other(self.short_text(node));
         }
         match g.kind(node) {
-            Kind::Identifier => JExpr::Name(self.text(node).to_string()),
-            Kind::This => JExpr::This,
-            Kind::Super => JExpr::Super,
-            Kind::StringLiteral => JExpr::Str,
+            Kind::Identifier => Expr::Name(self.text(node).to_string()),
+            Kind::This => Expr::This,
+            Kind::Super => Expr::Super,
+            Kind::StringLiteral => Expr::Str,
             Kind::FieldAccess => {
                 match (g.field(node, g.field_object), g.field(node, g.field_field)) {
-                    (Some(object), Some(field)) => JExpr::Field(
+                    (Some(object), Some(field)) => Expr::Field(
                         Box::new(self.expr_at(object, depth + 1)),
                         self.text(field).to_string(),
                     ),
-                    _ => JExpr::Other(self.short_text(node)),
+                    _ => Expr::Other(self.short_text(node)),
                 }
             }
             Kind::MethodInvocation => match g.field(node, g.field_name) {
-                Some(name) => JExpr::Invoke {
+                Some(name) => Expr::Invoke {
                     receiver: g
                         .field(node, g.field_object)
                         .map(|o| Box::new(self.expr_at(o, depth + 1))),
@@ -985,21 +985,21 @@ impl<'s> Extractor<'s> {
                     start: byte(node.start_byte()),
                     end: byte(node.end_byte()),
                 },
-                None => JExpr::Other(self.short_text(node)),
+                None => Expr::Other(self.short_text(node)),
             },
             Kind::ObjectCreation => match g.field(node, g.field_type) {
-                Some(ty) => JExpr::New(erase(self.text(ty)).into_owned()),
-                None => JExpr::Other(self.short_text(node)),
+                Some(ty) => Expr::New(erase(self.text(ty)).into_owned()),
+                None => Expr::Other(self.short_text(node)),
             },
             Kind::Cast => match g.field(node, g.field_type) {
-                Some(ty) => JExpr::Cast(erase(self.text(ty)).into_owned()),
-                None => JExpr::Other(self.short_text(node)),
+                Some(ty) => Expr::Cast(erase(self.text(ty)).into_owned()),
+                None => Expr::Other(self.short_text(node)),
             },
             Kind::ParenthesizedExpression => match node.named_child(0) {
                 Some(inner) => self.expr_at(inner, depth + 1),
-                None => JExpr::Other(self.short_text(node)),
+                None => Expr::Other(self.short_text(node)),
             },
-            _ => JExpr::Other(self.short_text(node)),
+            _ => Expr::Other(self.short_text(node)),
         }
     }
 
@@ -1024,7 +1024,7 @@ impl<'s> Extractor<'s> {
         type_names.sort_unstable();
         self.facts.type_names = type_names;
         self.facts.docstring = self.package_doc.take().or_else(|| {
-            let top = || self.facts.types.iter().filter(|t| t.parent == JScope::Unit);
+            let top = || self.facts.types.iter().filter(|t| t.parent == Scope::Unit);
             top()
                 .find(|t| t.modifiers.contains(&Modifier::Public))
                 .or_else(|| top().next())
@@ -1038,7 +1038,7 @@ impl<'s> Extractor<'s> {
     /// types as a suffix; anything still ambiguous gets `#2`, `#3`, ...
     pub(super) fn local_paths(&mut self) {
         let facts = &mut self.facts;
-        let mut overloads: FxHashMap<(JScope, &str), u32> = FxHashMap::default();
+        let mut overloads: FxHashMap<(Scope, &str), u32> = FxHashMap::default();
         for m in &facts.methods {
             *overloads.entry((m.parent, m.name.as_str())).or_default() += 1;
         }
@@ -1063,20 +1063,20 @@ impl<'s> Extractor<'s> {
                 }
             })
             .collect();
-        let mut seen: FxHashMap<(JScope, String), u32> = FxHashMap::default();
+        let mut seen: FxHashMap<(Scope, String), u32> = FxHashMap::default();
         for &entity in &self.order {
             let (parent, segment) = match entity {
-                JScope::Type(t) => match facts.types.get(t as usize) {
+                Scope::Type(t) => match facts.types.get(t as usize) {
                     Some(t) => (t.parent, t.name.clone()),
                     None => continue,
                 },
-                JScope::Method(m) => {
+                Scope::Method(m) => {
                     match (facts.methods.get(m as usize), segments.get(m as usize)) {
                         (Some(method), Some(segment)) => (method.parent, segment.clone()),
                         _ => continue,
                     }
                 }
-                JScope::Unit => continue,
+                Scope::Unit => continue,
             };
             let n = seen.entry((parent, segment.clone())).or_insert(0);
             *n += 1;
@@ -1086,26 +1086,26 @@ impl<'s> Extractor<'s> {
                 segment
             };
             let prefix = match parent {
-                JScope::Unit => None,
-                JScope::Type(t) => facts.types.get(t as usize).map(|t| t.local_path.as_str()),
-                JScope::Method(m) => facts.methods.get(m as usize).map(|m| m.local_path.as_str()),
+                Scope::Unit => None,
+                Scope::Type(t) => facts.types.get(t as usize).map(|t| t.local_path.as_str()),
+                Scope::Method(m) => facts.methods.get(m as usize).map(|m| m.local_path.as_str()),
             };
             let path = match prefix {
                 Some(p) if !p.is_empty() => format!("{p}.{segment}"),
                 _ => segment,
             };
             match entity {
-                JScope::Type(t) => {
+                Scope::Type(t) => {
                     if let Some(t) = facts.types.get_mut(t as usize) {
                         t.local_path = path;
                     }
                 }
-                JScope::Method(m) => {
+                Scope::Method(m) => {
                     if let Some(m) = facts.methods.get_mut(m as usize) {
                         m.local_path = path;
                     }
                 }
-                JScope::Unit => {}
+                Scope::Unit => {}
             }
         }
     }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{BaseRelation, Complexity, FunctionKind, JavaTypeKind, Modifier, Span};
 use crate::routes::{Framework, HttpMethod};
 
-/// Deepest receiver chain turned into a [`JExpr`]; deeper is [`JExpr::Other`].
+/// Deepest receiver chain turned into a [`Expr`]; deeper is [`Expr::Other`].
 pub(crate) const MAX_EXPR_DEPTH: u32 = 48;
 
 /// Name of constructors in qualified names (as in the JVM).
@@ -16,7 +16,7 @@ pub(crate) const CONSTRUCTOR: &str = "<init>";
 /// A lexical scope of a Java file: the compilation unit, or a type or method
 /// by local index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub(crate) enum JScope {
+pub(crate) enum Scope {
     Unit,
     Type(u32),
     Method(u32),
@@ -24,17 +24,17 @@ pub(crate) enum JScope {
 
 /// A receiver or argument expression, as far as resolution can use it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum JExpr {
+pub(crate) enum Expr {
     /// A simple name: a variable, a type or the first segment of a package.
     Name(String),
     /// `base.name` (`Outer.this` is `Field(Outer, "this")`).
-    Field(Box<JExpr>, String),
+    Field(Box<Expr>, String),
     /// The result of calling `name` with `arity` arguments. `start` and
     /// `end` are the bytes of the invocation, which identify it: it is also
-    /// a call site of its own ([`JCall::pos`], [`JCall::end`]), and
+    /// a call site of its own ([`Call::pos`], [`Call::end`]), and
     /// resolution evaluates each invocation once however long the chain.
     Invoke {
-        receiver: Option<Box<JExpr>>,
+        receiver: Option<Box<Expr>>,
         name: String,
         arity: u32,
         start: u32,
@@ -54,7 +54,7 @@ pub(crate) enum JExpr {
     Other(String),
 }
 
-impl JExpr {
+impl Expr {
     /// The expression as source-like text, for unresolved-call reports.
     pub(crate) fn render(&self) -> String {
         let mut out = String::new();
@@ -68,13 +68,13 @@ impl JExpr {
             return;
         }
         match self {
-            JExpr::Name(n) => out.push_str(n),
-            JExpr::Field(base, name) => {
+            Expr::Name(n) => out.push_str(n),
+            Expr::Field(base, name) => {
                 base.render_into(out, depth + 1);
                 out.push('.');
                 out.push_str(name);
             }
-            JExpr::Invoke { receiver, name, .. } => {
+            Expr::Invoke { receiver, name, .. } => {
                 if let Some(r) = receiver {
                     r.render_into(out, depth + 1);
                     out.push('.');
@@ -82,21 +82,21 @@ impl JExpr {
                 out.push_str(name);
                 out.push_str("()");
             }
-            JExpr::New(t) => {
+            Expr::New(t) => {
                 out.push_str("new ");
                 out.push_str(t);
                 out.push_str("()");
             }
-            JExpr::Cast(t) => {
+            Expr::Cast(t) => {
                 out.push_str("((");
                 out.push_str(t);
                 out.push_str(") …)");
             }
-            JExpr::Type(t) => out.push_str(t),
-            JExpr::Str => out.push_str("\"…\""),
-            JExpr::This => out.push_str("this"),
-            JExpr::Super => out.push_str("super"),
-            JExpr::Other(text) => out.push_str(text),
+            Expr::Type(t) => out.push_str(t),
+            Expr::Str => out.push_str("\"…\""),
+            Expr::This => out.push_str("this"),
+            Expr::Super => out.push_str("super"),
+            Expr::Other(text) => out.push_str(text),
         }
     }
 }
@@ -118,10 +118,10 @@ pub(crate) enum ArgKind {
 
 /// What a call site calls.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum JCallee {
+pub(crate) enum Callee {
     /// `name(...)` or `receiver.name(...)`.
     Method {
-        receiver: Option<JExpr>,
+        receiver: Option<Expr>,
         name: String,
     },
     /// `new T(...)` (also an anonymous class, and an enum constant's
@@ -132,18 +132,18 @@ pub(crate) enum JCallee {
     /// `super(...)` in a constructor.
     Super,
     /// `target::name`; `name` is [`CONSTRUCTOR`] for `T::new`.
-    Ref { target: JExpr, name: String },
+    Ref { target: Expr, name: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JCall {
-    pub scope: JScope,
+pub(crate) struct Call {
+    pub scope: Scope,
     /// Start byte of the call, to tell which locals are visible.
     pub pos: u32,
     /// End byte of the call (with `pos`, the invocation's identity).
     pub end: u32,
     pub line: u32,
-    pub callee: JCallee,
+    pub callee: Callee,
     /// Number of arguments (unknown for method references: 0).
     pub arity: u32,
     /// Literal kinds of the arguments; empty when no argument is a literal.
@@ -152,11 +152,11 @@ pub(crate) struct JCall {
 
 /// The type of a local variable.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum JLocalType {
+pub(crate) enum LocalType {
     /// A declared type, erased (`List<Foo>` → `List`, arrays keep `[]`).
     Declared(String),
     /// `var x = expr;`
-    Inferred(JExpr),
+    Inferred(Expr),
     /// A lambda parameter without a type.
     Untyped,
 }
@@ -164,16 +164,16 @@ pub(crate) enum JLocalType {
 /// A local variable, parameter of a lambda, catch or pattern variable,
 /// visible from `start` to `end` (bytes) inside `scope`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JLocal {
-    pub scope: JScope,
+pub(crate) struct Local {
+    pub scope: Scope,
     pub name: String,
-    pub ty: JLocalType,
+    pub ty: LocalType,
     pub start: u32,
     pub end: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JImport {
+pub(crate) struct ImportFacts {
     /// The dotted name without `.*`.
     pub path: String,
     pub is_static: bool,
@@ -182,7 +182,7 @@ pub(crate) struct JImport {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JTypeParam {
+pub(crate) struct TypeParam {
     pub name: String,
     /// The first bound, erased.
     pub bound: Option<String>,
@@ -191,7 +191,7 @@ pub(crate) struct JTypeParam {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JSuper {
+pub(crate) struct SuperFacts {
     /// As written.
     pub text: String,
     /// Erased (`Base<T>` → `Base`).
@@ -200,7 +200,7 @@ pub(crate) struct JSuper {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JField {
+pub(crate) struct FieldFacts {
     pub name: String,
     /// As written (resolution erases it with [`erase`]).
     pub type_text: String,
@@ -210,25 +210,25 @@ pub(crate) struct JField {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct JTypeFacts {
+pub(crate) struct TypeFacts {
     pub name: String,
     /// Dotted path inside the compilation unit, e.g. `Outer.Inner` or
     /// `App.start.$1` for an anonymous class in method `start`.
     pub local_path: String,
-    pub parent: JScope,
+    pub parent: Scope,
     pub kind: JavaTypeKind,
     pub anonymous: bool,
     pub modifiers: Vec<Modifier>,
     pub annotations: Vec<String>,
-    pub type_params: Vec<JTypeParam>,
-    pub supers: Vec<JSuper>,
-    pub fields: Vec<JField>,
+    pub type_params: Vec<TypeParam>,
+    pub supers: Vec<SuperFacts>,
+    pub fields: Vec<FieldFacts>,
     pub docstring: Option<String>,
     pub span: Span,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JParam {
+pub(crate) struct ParamFacts {
     pub name: String,
     /// As written (`String...` for varargs, `int[]` for `int x[]`).
     pub type_text: String,
@@ -236,20 +236,20 @@ pub(crate) struct JParam {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct JMethodFacts {
+pub(crate) struct MethodFacts {
     /// The method name, or [`CONSTRUCTOR`].
     pub name: String,
     /// Dotted path inside the compilation unit; overloaded methods end in
     /// their erased parameter types, e.g. `App.print(int)`.
     pub local_path: String,
-    pub parent: JScope,
+    pub parent: Scope,
     pub kind: FunctionKind,
-    pub params: Vec<JParam>,
+    pub params: Vec<ParamFacts>,
     /// The return type as written (`None` for constructors).
     pub returns: Option<String>,
     pub modifiers: Vec<Modifier>,
     pub annotations: Vec<String>,
-    pub type_params: Vec<JTypeParam>,
+    pub type_params: Vec<TypeParam>,
     pub throws: Vec<String>,
     pub has_body: bool,
     pub docstring: Option<String>,
@@ -259,25 +259,25 @@ pub(crate) struct JMethodFacts {
 
 /// The handler of a route, before resolution.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum JHandler {
+pub(crate) enum Handler {
     /// An annotated method of this file.
     Method(u32),
     /// An inline lambda in this scope.
-    Lambda(JScope),
+    Lambda(Scope),
     /// A method reference `target::name`.
-    Ref { target: JExpr, name: String },
+    Ref { target: Expr, name: String },
     /// An object whose `handle` method serves the route.
-    Object(JExpr),
+    Object(Expr),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JRoute {
+pub(crate) struct RouteFacts {
     pub framework: Framework,
     pub method: HttpMethod,
     pub path: String,
-    pub handler: JHandler,
+    pub handler: Handler,
     /// Scope the handler expression is evaluated in.
-    pub scope: JScope,
+    pub scope: Scope,
     pub pos: u32,
     pub line: u32,
 }
@@ -293,15 +293,15 @@ pub(crate) struct JavaFacts {
     pub line_count: u32,
     pub has_syntax_errors: bool,
     pub complexity: Complexity,
-    pub imports: Vec<JImport>,
-    pub types: Vec<JTypeFacts>,
-    pub methods: Vec<JMethodFacts>,
-    pub locals: Vec<JLocal>,
-    pub calls: Vec<JCall>,
+    pub imports: Vec<ImportFacts>,
+    pub types: Vec<TypeFacts>,
+    pub methods: Vec<MethodFacts>,
+    pub locals: Vec<Local>,
+    pub calls: Vec<Call>,
     /// Distinct type names written in the file (dotted, erased), for the
     /// module dependency graph.
     pub type_names: Vec<String>,
-    pub routes: Vec<JRoute>,
+    pub routes: Vec<RouteFacts>,
 }
 
 /// The last segment of an erased type name (`java.util.List` → `List`).

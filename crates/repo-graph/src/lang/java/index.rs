@@ -6,7 +6,7 @@ use super::resolve::*;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::lang::java::{ArgKind, JField, JImport, JMethodFacts, JScope, JavaFacts};
+use crate::lang::java::{ArgKind, FieldFacts, ImportFacts, JavaFacts, MethodFacts, Scope};
 use crate::model::{ClassId, FunctionId, JavaTypeKind};
 
 /// One overload as overload resolution sees it.
@@ -56,7 +56,7 @@ impl Overloads {
         }
     }
 
-    pub(super) fn push(&mut self, id: FunctionId, method: &JMethodFacts) {
+    pub(super) fn push(&mut self, id: FunctionId, method: &MethodFacts) {
         let candidate = Candidate {
             id,
             params: u32::try_from(method.params.len()).unwrap_or(u32::MAX),
@@ -102,7 +102,7 @@ impl Overloads {
         &self,
         arity: Option<u32>,
         args: &[ArgKind],
-        t: &Tally,
+        t: &ModuleWork,
     ) -> Option<FunctionId> {
         let Some(arity) = arity else {
             return Some(self.first);
@@ -157,7 +157,7 @@ pub(super) struct TypeTable<'f> {
     pub(super) local: u32,
     /// Methods by name (constructors under [`CONSTRUCTOR`]).
     pub(super) methods: HashMap<&'f str, Overloads>,
-    pub(super) fields: HashMap<&'f str, &'f JField>,
+    pub(super) fields: HashMap<&'f str, &'f FieldFacts>,
     /// Member types by simple name (the first declared wins).
     pub(super) member_types: HashMap<&'f str, ClassId>,
     pub(super) is_interface: bool,
@@ -166,7 +166,7 @@ pub(super) struct TypeTable<'f> {
 /// The type tables of one compilation unit, before merging.
 pub(super) struct UnitIndex<'f> {
     pub(super) package: Option<&'f str>,
-    pub(super) scoped: HashMap<(JScope, &'f str), ClassId>,
+    pub(super) scoped: HashMap<(Scope, &'f str), ClassId>,
     pub(super) fqns: Vec<(String, ClassId)>,
     pub(super) top_level: Vec<(&'f str, ClassId)>,
     pub(super) tables: Vec<(ClassId, TypeTable<'f>)>,
@@ -180,7 +180,7 @@ impl<'f> UnitIndex<'f> {
         class_base: u32,
         function_base: u32,
     ) -> Self {
-        let mut scoped: HashMap<(JScope, &str), ClassId> = HashMap::default();
+        let mut scoped: HashMap<(Scope, &str), ClassId> = HashMap::default();
         let mut fqns = Vec::new();
         let mut top_level = Vec::new();
         let mut tables: Vec<(ClassId, TypeTable<'f>)> = Vec::with_capacity(facts.types.len());
@@ -189,7 +189,7 @@ impl<'f> UnitIndex<'f> {
             let id = ClassId(class_base + i as u32);
             work += 1 + t.fields.len() as u64;
             scoped.entry((t.parent, t.name.as_str())).or_insert(id);
-            if t.parent == JScope::Unit {
+            if t.parent == Scope::Unit {
                 top_level.push((t.name.as_str(), id));
             }
             if !t.anonymous && named_path(facts, t) {
@@ -215,7 +215,7 @@ impl<'f> UnitIndex<'f> {
             ));
         }
         for (i, t) in facts.types.iter().enumerate() {
-            if let JScope::Type(outer) = t.parent
+            if let Scope::Type(outer) = t.parent
                 && let Some((_, table)) = tables.get_mut(outer as usize)
             {
                 table
@@ -225,7 +225,7 @@ impl<'f> UnitIndex<'f> {
             }
         }
         for (i, method) in facts.methods.iter().enumerate() {
-            if let JScope::Type(t) = method.parent
+            if let Scope::Type(t) = method.parent
                 && let Some((_, table)) = tables.get_mut(t as usize)
             {
                 work += 1 + method.params.len() as u64;
@@ -259,9 +259,9 @@ pub(super) struct ImportIndex<'f> {
     /// `import p.T;` by simple name (the first wins).
     pub(super) single: HashMap<&'f str, &'f str>,
     /// `import static p.T.m;` by member name, in source order.
-    pub(super) static_single: HashMap<&'f str, Vec<(usize, &'f JImport)>>,
+    pub(super) static_single: HashMap<&'f str, Vec<(usize, &'f ImportFacts)>>,
     /// `import p.*;`, `import p.T.*;` and `import static p.T.*;`, in source order.
-    pub(super) on_demand: Vec<(usize, &'f JImport)>,
+    pub(super) on_demand: Vec<(usize, &'f ImportFacts)>,
 }
 
 impl<'f> ImportIndex<'f> {
@@ -331,15 +331,15 @@ impl<'f> ChainIndex<'f> {
             .nodes
             .get(node as usize)
             .copied()
-            .unwrap_or([0, 0, NONE]);
+            .unwrap_or([0, 0, NO_ENTRY]);
         let new = if hi - lo <= 1 {
             [0, 0, value]
         } else {
             let mid = lo + (hi - lo) / 2;
             if key < mid {
-                [self.insert(left, lo, mid, key, value), right, NONE]
+                [self.insert(left, lo, mid, key, value), right, NO_ENTRY]
             } else {
-                [left, self.insert(right, mid, hi, key, value), NONE]
+                [left, self.insert(right, mid, hi, key, value), NO_ENTRY]
             }
         };
         self.nodes.push(new);
@@ -352,7 +352,7 @@ impl<'f> ChainIndex<'f> {
         &'a self,
         class: ClassId,
         key: MemberKey<'a>,
-        t: &Tally,
+        t: &ModuleWork,
     ) -> Option<ClassId> {
         t.tick();
         let keys: &HashMap<MemberKey<'a>, u32> = &self.keys;
@@ -363,7 +363,7 @@ impl<'f> ChainIndex<'f> {
             t.tick();
             let [left, right, value] = *self.nodes.get(node as usize)?;
             if hi - lo <= 1 {
-                return (value != NONE).then_some(ClassId(value));
+                return (value != NO_ENTRY).then_some(ClassId(value));
             }
             let mid = lo + (hi - lo) / 2;
             if key < mid {

@@ -46,8 +46,8 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::assemble::ModuleInput;
 use crate::lang::java::{
-    ArgKind, CONSTRUCTOR, JCallee, JField, JLocal, JMethodFacts, JParam, JScope, JTypeFacts,
-    JTypeParam, JavaFacts, erase, simple_type,
+    ArgKind, CONSTRUCTOR, Callee, FieldFacts, JavaFacts, Local, MethodFacts, ParamFacts, Scope,
+    TypeFacts, TypeParam, erase, simple_type,
 };
 use crate::lang::resolver::ModuleOutput;
 use crate::model::{Base, BaseRelation, ClassId, EntityId, FunctionId, ModuleId, UnresolvedCall};
@@ -95,7 +95,7 @@ pub(super) const MAX_EXTERNAL_NAME: usize = 512;
 /// each try hashes a prefix, so the search is quadratic in the segments.
 pub(super) const MAX_NAME_SEGMENTS: usize = 256;
 /// "No node / no value" in [`ChainIndex`] and local tables.
-pub(super) const NONE: u32 = u32::MAX;
+pub(super) const NO_ENTRY: u32 = u32::MAX;
 
 /// The bounds above that can cut a lookup short, for the warning.
 #[derive(Debug, Clone, Copy)]
@@ -128,12 +128,12 @@ pub(super) const BOUNDS: [(Bound, &str); 10] = [
 /// Work done for one module (or one setup task), and the bounds it hit.
 /// Single-threaded: each parallel task has its own, and the totals are summed.
 #[derive(Default)]
-pub(super) struct Tally {
+pub(super) struct ModuleWork {
     pub(super) work: Cell<u64>,
     pub(super) cuts: [Cell<u32>; BOUNDS.len()],
 }
 
-impl Tally {
+impl ModuleWork {
     pub(super) fn add(&self, units: u64) {
         self.work.set(self.work.get().saturating_add(units));
     }
@@ -338,9 +338,9 @@ pub(super) fn category(type_text: &str) -> u8 {
 
 /// A variable found by name.
 pub(super) enum Var<'f> {
-    Local(&'f JLocal),
-    Param(ModuleId, JScope, &'f JParam),
-    Field(ModuleId, JScope, &'f JField),
+    Local(&'f Local),
+    Param(ModuleId, Scope, &'f ParamFacts),
+    Field(ModuleId, Scope, &'f FieldFacts),
 }
 
 /// Memo tables for type names, one set per module being resolved (any
@@ -351,13 +351,13 @@ pub(super) struct TypeCaches<'f> {
     /// What a simple name means at the top of a unit.
     pub(super) unit: RefCell<HashMap<ModuleId, HashMap<String, TypeValue>>>,
     /// What a written name means in a scope.
-    pub(super) resolved: RefCell<HashMap<(ModuleId, JScope), HashMap<String, TypeValue>>>,
+    pub(super) resolved: RefCell<HashMap<(ModuleId, Scope), HashMap<String, TypeValue>>>,
     /// Type parameters of scopes that declare many, by name.
-    pub(super) params: RefCell<HashMap<(ModuleId, JScope), TypeParams<'f>>>,
+    pub(super) params: RefCell<HashMap<(ModuleId, Scope), TypeParams<'f>>>,
 }
 
 /// The type parameters of one scope by name.
-pub(super) type TypeParams<'f> = HashMap<&'f str, &'f JTypeParam>;
+pub(super) type TypeParams<'f> = HashMap<&'f str, &'f TypeParam>;
 
 /// Scopes with more type parameters than this get them indexed by name.
 pub(super) const INDEXED_TYPE_PARAMS: usize = 8;
@@ -380,7 +380,7 @@ pub(crate) struct JavaResolver<'f> {
     /// Top-level types by package ("" for the default package) and simple name.
     pub(super) by_package: HashMap<&'f str, HashMap<&'f str, ClassId>>,
     /// Per module: types by (enclosing scope, simple name).
-    pub(super) scoped_types: Vec<HashMap<(JScope, &'f str), ClassId>>,
+    pub(super) scoped_types: Vec<HashMap<(Scope, &'f str), ClassId>>,
     /// Per module: its imports by name.
     pub(super) imports: Vec<ImportIndex<'f>>,
     /// Per class id; `None` for Python classes.
@@ -403,7 +403,7 @@ pub(crate) struct JavaResolver<'f> {
     pub(super) superclass: Vec<Option<ClassId>>,
     pub(super) chain: ChainIndex<'f>,
     pub(super) setup_work: u64,
-    /// Modules warned about so far (see [`Tally::report`]).
+    /// Modules warned about so far (see [`ModuleWork::report`]).
     pub(super) warned: AtomicU32,
 }
 
@@ -518,13 +518,13 @@ impl<'f> JavaResolver<'f> {
         // they are resolved twice: lexically first, then with the first MROs
         // (the second time only matters, and MROs are only recomputed, if a
         // supertype changed).
-        let mut base_tallies: Vec<Tally> = Vec::new();
-        let mut mro_tallies: Vec<Tally> = Vec::new();
+        let mut base_tallies: Vec<ModuleWork> = Vec::new();
+        let mut mro_tallies: Vec<ModuleWork> = Vec::new();
         for round in 0..2 {
-            let resolved: Vec<(Vec<Supertypes>, Tally)> = (0..inputs.len())
+            let resolved: Vec<(Vec<Supertypes>, ModuleWork)> = (0..inputs.len())
                 .into_par_iter()
                 .map(|m| {
-                    let t = Tally::default();
+                    let t = ModuleWork::default();
                     let caches = TypeCaches::default();
                     let classes = (0..java_types(m))
                         .map(|local| {
@@ -554,10 +554,10 @@ impl<'f> JavaResolver<'f> {
             if round > 0 && !changed {
                 break;
             }
-            let linearized: Vec<(Vec<Linearized>, Tally)> = (0..inputs.len())
+            let linearized: Vec<(Vec<Linearized>, ModuleWork)> = (0..inputs.len())
                 .into_par_iter()
                 .map(|m| {
-                    let t = Tally::default();
+                    let t = ModuleWork::default();
                     let classes = (0..java_types(m))
                         .map(|local| resolver.linearize(ClassId(class_base[m] + local as u32), &t))
                         .collect();
@@ -579,12 +579,12 @@ impl<'f> JavaResolver<'f> {
                 }
             }
         }
-        let t = Tally::default();
+        let t = ModuleWork::default();
         resolver.superclasses(&t);
         resolver.chain = resolver.chain_index(&t);
         work = work.saturating_add(t.work.get());
         for (m, input) in inputs.iter().enumerate() {
-            let cuts = Tally::default();
+            let cuts = ModuleWork::default();
             for tally in [base_tallies.get(m), mro_tallies.get(m)]
                 .into_iter()
                 .flatten()
@@ -623,16 +623,13 @@ impl<'f> JavaResolver<'f> {
         self.types.get(class.index())?.as_ref()
     }
 
-    pub(super) fn type_facts(&self, class: ClassId) -> Option<(ModuleId, &'f JTypeFacts)> {
+    pub(super) fn type_facts(&self, class: ClassId) -> Option<(ModuleId, &'f TypeFacts)> {
         let table = self.table(class)?;
         let module = ModuleId(table.module);
         Some((module, self.facts(module)?.types.get(table.local as usize)?))
     }
 
-    pub(super) fn method_facts(
-        &self,
-        function: FunctionId,
-    ) -> Option<(ModuleId, &'f JMethodFacts)> {
+    pub(super) fn method_facts(&self, function: FunctionId) -> Option<(ModuleId, &'f MethodFacts)> {
         let module = *self.function_module.get(function.index())?;
         let local = function
             .0
@@ -640,12 +637,12 @@ impl<'f> JavaResolver<'f> {
         Some((module, self.facts(module)?.methods.get(local as usize)?))
     }
 
-    pub(super) fn parent_scope(&self, module: ModuleId, scope: JScope) -> Option<JScope> {
+    pub(super) fn parent_scope(&self, module: ModuleId, scope: Scope) -> Option<Scope> {
         let facts = self.facts(module)?;
         match scope {
-            JScope::Unit => None,
-            JScope::Type(t) => facts.types.get(t as usize).map(|t| t.parent),
-            JScope::Method(m) => facts.methods.get(m as usize).map(|m| m.parent),
+            Scope::Unit => None,
+            Scope::Type(t) => facts.types.get(t as usize).map(|t| t.parent),
+            Scope::Method(m) => facts.methods.get(m as usize).map(|m| m.parent),
         }
     }
 
@@ -653,14 +650,14 @@ impl<'f> JavaResolver<'f> {
     pub(super) fn enclosing_type(
         &self,
         module: ModuleId,
-        scope: JScope,
-        t: &Tally,
+        scope: Scope,
+        t: &ModuleWork,
     ) -> Option<ClassId> {
         let mut current = Some(scope);
         for _ in 0..MAX_SCOPE_STEPS {
             t.tick();
             let s = current?;
-            if let JScope::Type(ty) = s {
+            if let Scope::Type(ty) = s {
                 return Some(self.class_id(module, ty));
             }
             current = self.parent_scope(module, s);
@@ -673,7 +670,7 @@ impl<'f> JavaResolver<'f> {
         &self,
         class: ClassId,
         caches: &TypeCaches<'f>,
-        t: &Tally,
+        t: &ModuleWork,
     ) -> Supertypes {
         let Some((module, facts)) = self.type_facts(class) else {
             return (Vec::new(), Vec::new());
@@ -716,7 +713,7 @@ impl<'f> JavaResolver<'f> {
 
     /// The superclass a class's MRO continues with: its first `extends`
     /// that resolves to a class (interfaces have none).
-    pub(super) fn direct_superclass(&self, class: ClassId, t: &Tally) -> Option<ClassId> {
+    pub(super) fn direct_superclass(&self, class: ClassId, t: &ModuleWork) -> Option<ClassId> {
         if self.is_interface(class) {
             return None;
         }
@@ -732,7 +729,7 @@ impl<'f> JavaResolver<'f> {
     /// The class, its superclass chain, then every interface breadth first,
     /// at most [`MAX_MRO`] types; and the superclass the chain was cut
     /// before, if it was.
-    pub(super) fn linearize(&self, class: ClassId, t: &Tally) -> Linearized {
+    pub(super) fn linearize(&self, class: ClassId, t: &ModuleWork) -> Linearized {
         if !self.is_java_class(class) {
             return (Vec::new(), None);
         }
@@ -784,7 +781,7 @@ impl<'f> JavaResolver<'f> {
     }
 
     /// Fills [`JavaResolver::superclass`], breaking `extends` cycles.
-    pub(super) fn superclasses(&mut self, t: &Tally) {
+    pub(super) fn superclasses(&mut self, t: &ModuleWork) {
         let n = self.types.len();
         let mut superclass: Vec<Option<ClassId>> = (0..n)
             .map(|c| self.direct_superclass(ClassId(c as u32), t))
@@ -853,7 +850,7 @@ impl<'f> JavaResolver<'f> {
 
     /// Versions for the superclasses some cut MRO continues into (and their
     /// superclasses); empty when no MRO was cut in its superclass chain.
-    pub(super) fn chain_index(&self, t: &Tally) -> ChainIndex<'f> {
+    pub(super) fn chain_index(&self, t: &ModuleWork) -> ChainIndex<'f> {
         let n = self.types.len();
         let mut marked = vec![false; n];
         let mut any = false;
@@ -873,12 +870,12 @@ impl<'f> JavaResolver<'f> {
             return ChainIndex::default();
         }
         // Distance from the top of the chain (marked sets are closed upward).
-        let mut depth = vec![NONE; n];
+        let mut depth = vec![NO_ENTRY; n];
         let mut path = Vec::new();
         for c in (0..n).filter(|c| marked[*c]) {
             let mut at = Some(c);
             while let Some(x) = at {
-                if depth[x] != NONE {
+                if depth[x] != NO_ENTRY {
                     break;
                 }
                 t.tick();
@@ -900,11 +897,12 @@ impl<'f> JavaResolver<'f> {
         let mut index = ChainIndex::default();
         for key in own.iter().flatten() {
             t.tick();
-            let next = u32::try_from(index.keys.len()).unwrap_or(NONE);
+            let next = u32::try_from(index.keys.len()).unwrap_or(NO_ENTRY);
             index.keys.entry(*key).or_insert(next);
         }
-        index.width = u32::try_from(index.keys.len().max(1).next_power_of_two()).unwrap_or(NONE);
-        index.nodes = vec![[0, 0, NONE]];
+        index.width =
+            u32::try_from(index.keys.len().max(1).next_power_of_two()).unwrap_or(NO_ENTRY);
+        index.nodes = vec![[0, 0, NO_ENTRY]];
         index.roots = vec![0; n];
         let levels = u64::from(u32::BITS - index.width.leading_zeros());
         for (c, keys) in order.iter().zip(&own) {
@@ -933,7 +931,7 @@ impl<'f> JavaResolver<'f> {
         &self,
         class: ClassId,
         key: MemberKey<'_>,
-        t: &Tally,
+        t: &ModuleWork,
         mut probe: impl FnMut(ClassId, &TypeTable<'f>) -> Option<T>,
     ) -> Option<T> {
         let own = [class];
@@ -953,7 +951,12 @@ impl<'f> JavaResolver<'f> {
     }
 
     /// A member type named `name` of `class` or of its supertypes.
-    pub(super) fn member_type(&self, class: ClassId, name: &str, t: &Tally) -> Option<ClassId> {
+    pub(super) fn member_type(
+        &self,
+        class: ClassId,
+        name: &str,
+        t: &ModuleWork,
+    ) -> Option<ClassId> {
         t.tick();
         if !self.member_type_names.contains(name) {
             return None;
@@ -969,20 +972,20 @@ impl<'f> JavaResolver<'f> {
         &self,
         class: ClassId,
         name: &str,
-        t: &Tally,
-    ) -> Option<(ModuleId, JScope, &'f JField)> {
+        t: &ModuleWork,
+    ) -> Option<(ModuleId, Scope, &'f FieldFacts)> {
         t.tick();
         if !self.field_names.contains(name) {
             return None;
         }
         self.first_in_order(class, MemberKey::Field(name), t, |_, table| {
             let field = table.fields.get(name)?;
-            Some((ModuleId(table.module), JScope::Type(table.local), *field))
+            Some((ModuleId(table.module), Scope::Type(table.local), *field))
         })
     }
 
     /// The first supertype outside the repository in `class`'s lookup order.
-    pub(super) fn external_super(&self, class: ClassId, t: &Tally) -> Option<String> {
+    pub(super) fn external_super(&self, class: ClassId, t: &ModuleWork) -> Option<String> {
         self.first_in_order(class, MemberKey::ExternalSuper, t, |k, _| {
             self.external_supers.get(k.index())?.first().cloned()
         })
@@ -999,7 +1002,7 @@ impl<'f> JavaResolver<'f> {
         arity: Option<u32>,
         args: &[ArgKind],
         skip_self: bool,
-        t: &Tally,
+        t: &ModuleWork,
     ) -> Option<FunctionId> {
         t.tick();
         if !self.method_names.contains(name) {
@@ -1065,10 +1068,10 @@ impl<'f> JavaResolver<'f> {
     pub(super) fn resolve_type(
         &self,
         module: ModuleId,
-        scope: JScope,
+        scope: Scope,
         name: &str,
         caches: &TypeCaches<'f>,
-        t: &Tally,
+        t: &ModuleWork,
         depth: u32,
     ) -> TypeValue {
         if name.ends_with(']') || PRIMITIVES.contains(&name) || name.is_empty() {
@@ -1128,7 +1131,12 @@ impl<'f> JavaResolver<'f> {
     }
 
     /// Applies `Inner.Deeper` member segments to a resolved type.
-    pub(super) fn member_path(&self, mut value: TypeValue, rest: &str, t: &Tally) -> TypeValue {
+    pub(super) fn member_path(
+        &self,
+        mut value: TypeValue,
+        rest: &str,
+        t: &ModuleWork,
+    ) -> TypeValue {
         for segment in rest.split('.') {
             t.tick();
             value = match value {
@@ -1147,16 +1155,16 @@ impl<'f> JavaResolver<'f> {
     pub(super) fn type_param(
         &self,
         module: ModuleId,
-        scope: JScope,
+        scope: Scope,
         name: &str,
         caches: &TypeCaches<'f>,
-        t: &Tally,
-    ) -> Option<&'f JTypeParam> {
+        t: &ModuleWork,
+    ) -> Option<&'f TypeParam> {
         let facts = self.facts(module)?;
         let params = match scope {
-            JScope::Method(m) => &facts.methods.get(m as usize)?.type_params,
-            JScope::Type(ty) => &facts.types.get(ty as usize)?.type_params,
-            JScope::Unit => return None,
+            Scope::Method(m) => &facts.methods.get(m as usize)?.type_params,
+            Scope::Type(ty) => &facts.types.get(ty as usize)?.type_params,
+            Scope::Unit => return None,
         };
         if params.len() <= INDEXED_TYPE_PARAMS {
             t.add(params.len() as u64);
@@ -1166,7 +1174,7 @@ impl<'f> JavaResolver<'f> {
         let mut indexed = caches.params.borrow_mut();
         let by_name = indexed.entry((module, scope)).or_insert_with(|| {
             t.add(params.len() as u64);
-            let mut by_name: HashMap<&'f str, &'f JTypeParam> = HashMap::default();
+            let mut by_name: HashMap<&'f str, &'f TypeParam> = HashMap::default();
             for p in params {
                 by_name.entry(p.name.as_str()).or_insert(p);
             }
@@ -1179,10 +1187,10 @@ impl<'f> JavaResolver<'f> {
     pub(super) fn lexical_type(
         &self,
         module: ModuleId,
-        scope: JScope,
+        scope: Scope,
         name: &str,
         caches: &TypeCaches<'f>,
-        t: &Tally,
+        t: &ModuleWork,
         depth: u32,
     ) -> TypeValue {
         let Some(scoped) = self.scoped_types.get(module.index()) else {
@@ -1201,7 +1209,7 @@ impl<'f> JavaResolver<'f> {
                 // A type variable stands for its bound.
                 return match &param.bound {
                     Some(bound) if bound != name => {
-                        let outer = self.parent_scope(module, s).unwrap_or(JScope::Unit);
+                        let outer = self.parent_scope(module, s).unwrap_or(Scope::Unit);
                         // `<A extends B, B extends A>` must not loop.
                         self.resolve_type(module, outer, bound, caches, t, depth + 1)
                     }
@@ -1209,17 +1217,17 @@ impl<'f> JavaResolver<'f> {
                 };
             }
             match s {
-                JScope::Method(_) => {
+                Scope::Method(_) => {
                     if let Some(c) = scoped.get(&(s, name)) {
                         return TypeValue::Internal(*c);
                     }
                 }
-                JScope::Type(ty) => {
+                Scope::Type(ty) => {
                     if let Some(c) = self.member_type(self.class_id(module, ty), name, t) {
                         return TypeValue::Internal(c);
                     }
                 }
-                JScope::Unit => {}
+                Scope::Unit => {}
             }
             current = self.parent_scope(module, s);
         }
@@ -1227,7 +1235,7 @@ impl<'f> JavaResolver<'f> {
     }
 
     /// What a simple type name means at the top of a compilation unit.
-    pub(super) fn unit_type(&self, module: ModuleId, name: &str, t: &Tally) -> TypeValue {
+    pub(super) fn unit_type(&self, module: ModuleId, name: &str, t: &ModuleWork) -> TypeValue {
         let Some(facts) = self.facts(module) else {
             return TypeValue::Unknown;
         };
@@ -1235,7 +1243,7 @@ impl<'f> JavaResolver<'f> {
         if let Some(c) = self
             .scoped_types
             .get(module.index())
-            .and_then(|scoped| scoped.get(&(JScope::Unit, name)))
+            .and_then(|scoped| scoped.get(&(Scope::Unit, name)))
         {
             return TypeValue::Internal(*c);
         }
@@ -1294,7 +1302,7 @@ impl<'f> JavaResolver<'f> {
     }
 
     /// A fully qualified name: the longest prefix that is a known type, then members.
-    pub(super) fn resolve_fqn(&self, path: &str, t: &Tally) -> TypeValue {
+    pub(super) fn resolve_fqn(&self, path: &str, t: &ModuleWork) -> TypeValue {
         t.tick();
         if let Some(c) = self.by_fqn.get(path) {
             return TypeValue::Internal(*c);
@@ -1320,12 +1328,12 @@ impl<'f> JavaResolver<'f> {
 
     /// The entity that runs code written in `scope`: the nearest method,
     /// else the module (field initializers and initializer blocks).
-    pub(super) fn caller_node(&self, module: ModuleId, scope: JScope, t: &Tally) -> EntityId {
+    pub(super) fn caller_node(&self, module: ModuleId, scope: Scope, t: &ModuleWork) -> EntityId {
         let mut current = Some(scope);
         for _ in 0..MAX_SCOPE_STEPS {
             t.tick();
             match current {
-                Some(JScope::Method(m)) => return EntityId::Function(self.function_id(module, m)),
+                Some(Scope::Method(m)) => return EntityId::Function(self.function_id(module, m)),
                 Some(s) => current = self.parent_scope(module, s),
                 None => return EntityId::Module(module),
             }
@@ -1392,15 +1400,15 @@ impl<'f> JavaResolver<'f> {
 }
 
 /// Whether every enclosing scope of `t` is a named type (so it has an FQN).
-pub(super) fn named_path(facts: &JavaFacts, t: &JTypeFacts) -> bool {
+pub(super) fn named_path(facts: &JavaFacts, t: &TypeFacts) -> bool {
     let mut parent = t.parent;
     let mut steps = 0;
     loop {
         steps += 1;
         match parent {
-            JScope::Unit => return true,
-            JScope::Method(_) => return false,
-            JScope::Type(p) => match facts.types.get(p as usize) {
+            Scope::Unit => return true,
+            Scope::Method(_) => return false,
+            Scope::Type(p) => match facts.types.get(p as usize) {
                 Some(outer) if !outer.anonymous && steps < MAX_SCOPE_STEPS => parent = outer.parent,
                 _ => return false,
             },
@@ -1408,16 +1416,16 @@ pub(super) fn named_path(facts: &JavaFacts, t: &JTypeFacts) -> bool {
     }
 }
 
-pub(super) fn render_callee(callee: &JCallee) -> String {
+pub(super) fn render_callee(callee: &Callee) -> String {
     match callee {
-        JCallee::Method { receiver, name } => match receiver {
+        Callee::Method { receiver, name } => match receiver {
             Some(r) => format!("{}.{name}", r.render()),
             None => name.clone(),
         },
-        JCallee::New(t) => format!("new {t}"),
-        JCallee::This => "this".to_string(),
-        JCallee::Super => "super".to_string(),
-        JCallee::Ref { target, name } => {
+        Callee::New(t) => format!("new {t}"),
+        Callee::This => "this".to_string(),
+        Callee::Super => "super".to_string(),
+        Callee::Ref { target, name } => {
             let name = if name == CONSTRUCTOR { "new" } else { name };
             format!("{}::{name}", target.render())
         }

@@ -63,7 +63,7 @@ pub(super) const ROUTE_ANNOTATIONS: &[&str] = &[
 ];
 
 impl<'s> Extractor<'s> {
-    pub(super) fn route_annotation(&mut self, node: Node<'_>, owner: JScope) {
+    pub(super) fn route_annotation(&mut self, node: Node<'_>, owner: Scope) {
         let g = self.g;
         let Some(name_node) = g.field(node, g.field_name) else {
             return;
@@ -177,16 +177,16 @@ impl<'s> Extractor<'s> {
             return;
         };
         let handler = match g.kind(*handler_node) {
-            Kind::Lambda => JHandler::Lambda(self.scope()),
+            Kind::Lambda => Handler::Lambda(self.scope()),
             Kind::MethodReference => match self.method_reference(*handler_node) {
-                Some(JCallee::Ref { target, name }) => JHandler::Ref { target, name },
+                Some(Callee::Ref { target, name }) => Handler::Ref { target, name },
                 _ => return,
             },
-            Kind::ObjectCreation => JHandler::Object(self.expr(*handler_node)),
+            Kind::ObjectCreation => Handler::Object(self.expr(*handler_node)),
             Kind::Identifier | Kind::FieldAccess
                 if in_group || path.as_deref().is_some_and(|p| p.starts_with('/')) =>
             {
-                JHandler::Object(self.expr(*handler_node))
+                Handler::Object(self.expr(*handler_node))
             }
             _ => return,
         };
@@ -200,7 +200,7 @@ impl<'s> Extractor<'s> {
         } else {
             Framework::Spark
         };
-        self.facts.routes.push(JRoute {
+        self.facts.routes.push(RouteFacts {
             framework,
             method,
             path: full,
@@ -216,7 +216,7 @@ impl<'s> Extractor<'s> {
     /// `@GET`, ...) and Micronaut (`@Controller("/x")` with `@Get`, ...).
     pub(super) fn annotation_routes(&mut self) {
         let annotations = std::mem::take(&mut self.route_annotations);
-        let on = |scope: JScope| {
+        let on = |scope: Scope| {
             annotations
                 .iter()
                 .filter(move |(s, _)| *s == scope)
@@ -224,12 +224,12 @@ impl<'s> Extractor<'s> {
         };
         let mut routes = Vec::new();
         for (m, method) in self.facts.methods.iter().enumerate() {
-            let scope = JScope::Method(u32::try_from(m).unwrap_or(u32::MAX));
+            let scope = Scope::Method(u32::try_from(m).unwrap_or(u32::MAX));
             if !annotations.iter().any(|(s, _)| *s == scope) {
                 continue;
             }
             let class = match method.parent {
-                JScope::Type(t) => Some(JScope::Type(t)),
+                Scope::Type(t) => Some(Scope::Type(t)),
                 _ => None,
             };
             let class_annotations: Vec<&RouteAnnotation> =
@@ -285,11 +285,11 @@ impl<'s> Extractor<'s> {
                     {
                         for path in &paths {
                             for verb in &verbs {
-                                routes.push(JRoute {
+                                routes.push(RouteFacts {
                                     framework: Framework::Spring,
                                     method: *verb,
                                     path: crate::routes::join_paths(&prefix, path),
-                                    handler: JHandler::Method(m as u32),
+                                    handler: Handler::Method(m as u32),
                                     scope,
                                     pos: method.span.start_byte,
                                     line: annotation.line,
@@ -319,11 +319,11 @@ impl<'s> Extractor<'s> {
                         }
                         for prefix in class_paths("Controller", &[None, Some("value")]) {
                             for path in &paths {
-                                routes.push(JRoute {
+                                routes.push(RouteFacts {
                                     framework: Framework::Micronaut,
                                     method: verb,
                                     path: crate::routes::join_paths(&prefix, path),
-                                    handler: JHandler::Method(m as u32),
+                                    handler: Handler::Method(m as u32),
                                     scope,
                                     pos: method.span.start_byte,
                                     line: annotation.line,
@@ -343,11 +343,11 @@ impl<'s> Extractor<'s> {
             for (verb, line) in jaxrs_methods {
                 for prefix in class_paths("Path", &[None, Some("value")]) {
                     for path in &paths {
-                        routes.push(JRoute {
+                        routes.push(RouteFacts {
                             framework: Framework::JaxRs,
                             method: verb,
                             path: crate::routes::join_paths(&prefix, path),
-                            handler: JHandler::Method(m as u32),
+                            handler: Handler::Method(m as u32),
                             scope,
                             pos: method.span.start_byte,
                             line,

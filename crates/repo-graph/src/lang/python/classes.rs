@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::facts::{BindValue, ScopeRef, VExpr};
+use super::facts::{BindValue, ScopeRef, ValueExpr};
 use super::resolve::{Analysis, MAX_MRO};
 use super::solve::{Delivery, Obj};
 use crate::model::{Base, BaseRelation, ClassId, FunctionId, ModuleId};
@@ -132,7 +132,7 @@ impl<'f> Analysis<'f> {
             .iter()
             .rev()
             .find_map(|b| match &facts.bindings.get(*b as usize)?.value {
-                BindValue::Expr(VExpr::Function(f)) => Some(self.function_id(module, *f)),
+                BindValue::Expr(ValueExpr::Function(f)) => Some(self.function_id(module, *f)),
                 _ => None,
             })
     }

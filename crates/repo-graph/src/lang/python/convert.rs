@@ -1,8 +1,8 @@
 //! Turning expressions and binding statements into the value-flow facts
-//! ([`VExpr`], bindings, uses, call sites, effects) of one file.
+//! ([`ValueExpr`], bindings, uses, call sites, effects) of one file.
 //!
 //! Conversion recurses on expressions only to [`MAX_EXPR_DEPTH`]; deeper
-//! subtrees become [`VExpr::Unknown`], and the walk in [`super::extract`]
+//! subtrees become [`ValueExpr::Unknown`], and the walk in [`super::extract`]
 //! still turns every call node it meets into a call site of its own, so
 //! nothing is lost to the bound except value flow through absurdly deep
 //! expressions. Every node is converted at most once (calls and lambdas are
@@ -37,7 +37,7 @@ const MAX_CHAIN: usize = 4096;
 
 impl<'s> Extractor<'s> {
     /// Records a read of `name` at byte `pos`.
-    pub(super) fn use_name(&mut self, name: &str, pos: usize) -> VExpr {
+    pub(super) fn use_name(&mut self, name: &str, pos: usize) -> ValueExpr {
         let index = u32::try_from(self.facts.uses.len()).unwrap_or(u32::MAX);
         let name = self.name_id(name);
         self.facts.uses.push(Use {
@@ -48,13 +48,13 @@ impl<'s> Extractor<'s> {
         let block = self.current_block();
         self.use_at
             .push((u32::try_from(pos).unwrap_or(u32::MAX), block));
-        VExpr::Use(index)
+        ValueExpr::Use(index)
     }
 
     /// The value of an expression node.
-    pub(super) fn vexpr(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+    pub(super) fn vexpr(&mut self, node: Node<'_>, depth: u32) -> ValueExpr {
         if depth > MAX_EXPR_DEPTH || self.over_budget(node) {
-            return VExpr::Unknown;
+            return ValueExpr::Unknown;
         }
         self.vexprs += 1;
         let g = self.g;
@@ -66,7 +66,7 @@ impl<'s> Extractor<'s> {
             Kind::Attribute | Kind::Call | Kind::Subscript => self.spine(node, depth),
             Kind::ParenthesizedExpression | Kind::Await => match node.named_child(0) {
                 Some(inner) => self.vexpr(inner, depth + 1),
-                None => VExpr::Unknown,
+                None => ValueExpr::Unknown,
             },
             Kind::Tuple | Kind::List | Kind::Set | Kind::ExpressionList | Kind::Dictionary => {
                 self.container(node, depth)
@@ -86,11 +86,11 @@ impl<'s> Extractor<'s> {
                     .copied()
                     .map(|p| self.vexpr(p, depth + 1))
                     .collect();
-                VExpr::union(values)
+                ValueExpr::union(values)
             }
             Kind::BooleanOperator => {
                 let parts = [g.field(node, g.field_left), g.field(node, g.field_right)];
-                VExpr::union(
+                ValueExpr::union(
                     parts
                         .into_iter()
                         .flatten()
@@ -103,14 +103,14 @@ impl<'s> Extractor<'s> {
                 let (Some(name), Some(value)) =
                     (g.field(node, g.field_name), g.field(node, g.field_value))
                 else {
-                    return VExpr::Unknown;
+                    return ValueExpr::Unknown;
                 };
                 let value = self.vexpr(value, depth + 1);
                 let name = self.text(name).to_string();
                 let binding = self.bind(&name, BindValue::Expr(value), node.end_byte());
-                VExpr::Ref(binding)
+                ValueExpr::Ref(binding)
             }
-            _ => VExpr::Unknown,
+            _ => ValueExpr::Unknown,
         }
     }
 
@@ -121,7 +121,7 @@ impl<'s> Extractor<'s> {
     /// so a chain of any length keeps every call linked to its callee. Only
     /// runs of attributes and subscripts longer than [`MAX_EXPR_DEPTH`]
     /// between two calls lose their base.
-    fn spine(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+    fn spine(&mut self, node: Node<'_>, depth: u32) -> ValueExpr {
         let g = self.g;
         let mut chain = Vec::new();
         let mut current = node;
@@ -131,9 +131,9 @@ impl<'s> Extractor<'s> {
                 Kind::Call => {
                     if let Some(index) = self.calls_by_node.get(&current.id()) {
                         base = Some(if *index == u32::MAX {
-                            VExpr::Unknown
+                            ValueExpr::Unknown
                         } else {
-                            VExpr::Call(*index)
+                            ValueExpr::Call(*index)
                         });
                         break;
                     }
@@ -147,7 +147,7 @@ impl<'s> Extractor<'s> {
                         continue;
                     }
                     None => {
-                        base = Some(VExpr::Unknown);
+                        base = Some(ValueExpr::Unknown);
                         break;
                     }
                 },
@@ -157,7 +157,7 @@ impl<'s> Extractor<'s> {
             match next {
                 Some(next) => current = next,
                 None => {
-                    base = Some(VExpr::Unknown);
+                    base = Some(ValueExpr::Unknown);
                     break;
                 }
             }
@@ -171,7 +171,7 @@ impl<'s> Extractor<'s> {
             // One statement can hold a chain as long as the file: the
             // budget is checked at every link, not only between statements.
             if self.over_budget(link) {
-                return VExpr::Unknown;
+                return ValueExpr::Unknown;
             }
             self.vexprs += 1;
             match g.kind(link) {
@@ -184,14 +184,14 @@ impl<'s> Extractor<'s> {
                     nested += 1;
                     if nested > MAX_EXPR_DEPTH {
                         nested = 0;
-                        value = VExpr::Unknown;
+                        value = ValueExpr::Unknown;
                     } else if kind == Kind::Attribute {
                         value = match g.field(link, g.field_attribute) {
                             Some(attr) => {
                                 let attr = self.name_id(self.text(attr));
-                                VExpr::Attr(Box::new(value), attr)
+                                ValueExpr::Attr(Box::new(value), attr)
                             }
-                            None => VExpr::Unknown,
+                            None => ValueExpr::Unknown,
                         };
                     } else {
                         let subscript = g.field(link, g.field_subscript);
@@ -201,8 +201,8 @@ impl<'s> Extractor<'s> {
                         }
                         let key = subscript.and_then(|k| self.literal_key(k));
                         value = match key {
-                            Some(key) => VExpr::ElemAt(Box::new(value), key),
-                            None => VExpr::Elem(Box::new(value)),
+                            Some(key) => ValueExpr::ElemAt(Box::new(value), key),
+                            None => ValueExpr::Elem(Box::new(value)),
                         };
                     }
                 }
@@ -213,13 +213,13 @@ impl<'s> Extractor<'s> {
 
     /// A call expression whose callee evaluates to `callee`: a call site
     /// (once per node), or what a few builtins mean for value flow.
-    fn call(&mut self, node: Node<'_>, callee: VExpr, depth: u32) -> VExpr {
+    fn call(&mut self, node: Node<'_>, callee: ValueExpr, depth: u32) -> ValueExpr {
         if let Some(index) = self.calls_by_node.get(&node.id()) {
-            return VExpr::Call(*index);
+            return ValueExpr::Call(*index);
         }
         let g = self.g;
         let Some(function) = g.field(node, g.field_function) else {
-            return VExpr::Unknown;
+            return ValueExpr::Unknown;
         };
         let arguments = g.field(node, g.field_arguments);
         if g.kind(function) == Kind::Identifier {
@@ -232,9 +232,9 @@ impl<'s> Extractor<'s> {
                     {
                         let class = self.vexpr(class, depth + 1);
                         let object = self.vexpr(object, depth + 1);
-                        return VExpr::SuperOf(Box::new((class, object)));
+                        return ValueExpr::SuperOf(Box::new((class, object)));
                     }
-                    return VExpr::Super;
+                    return ValueExpr::Super;
                 }
                 // `getattr(obj, "name")` reads the attribute.
                 "getattr" => {
@@ -247,10 +247,10 @@ impl<'s> Extractor<'s> {
                     {
                         let base = self.vexpr(object, depth + 1);
                         let name = self.name_id(&name);
-                        let mut value = VExpr::Attr(Box::new(base), name);
+                        let mut value = ValueExpr::Attr(Box::new(base), name);
                         if let Some(default) = self.positional_arg(args, 2) {
                             let default = self.vexpr(default, depth + 1);
-                            value = VExpr::union(vec![value, default]);
+                            value = ValueExpr::union(vec![value, default]);
                         }
                         // Still a call of the builtin, for the record.
                         let index = self.push_call(CallFacts {
@@ -289,21 +289,21 @@ impl<'s> Extractor<'s> {
                                 .unwrap_or_default();
                             let value = match g.field(arg, g.field_value) {
                                 Some(v) => self.vexpr(v, depth + 1),
-                                None => VExpr::Unknown,
+                                None => ValueExpr::Unknown,
                             };
                             (ArgKind::Keyword(self.name_id(&keyword)), value)
                         }
                         Kind::ListSplat => {
                             let value = match arg.named_child(0) {
                                 Some(v) => self.vexpr(v, depth + 1),
-                                None => VExpr::Unknown,
+                                None => ValueExpr::Unknown,
                             };
                             (ArgKind::Star, value)
                         }
                         Kind::DictionarySplat => {
                             let value = match arg.named_child(0) {
                                 Some(v) => self.vexpr(v, depth + 1),
-                                None => VExpr::Unknown,
+                                None => ValueExpr::Unknown,
                             };
                             (ArgKind::DoubleStar, value)
                         }
@@ -337,7 +337,7 @@ impl<'s> Extractor<'s> {
             kind: CallKind::Written,
         });
         self.calls_by_node.insert(node.id(), index);
-        VExpr::Call(index)
+        ValueExpr::Call(index)
     }
 
     fn next_container(&mut self) -> u32 {
@@ -346,7 +346,7 @@ impl<'s> Extractor<'s> {
         site
     }
 
-    fn container(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+    fn container(&mut self, node: Node<'_>, depth: u32) -> ValueExpr {
         let g = self.g;
         let site = self.next_container();
         let mut cursor = node.walk();
@@ -360,7 +360,10 @@ impl<'s> Extractor<'s> {
                 Kind::ListSplat | Kind::DictionarySplat => {
                     position = None;
                     match child.named_child(0) {
-                        Some(inner) => (None, VExpr::Elem(Box::new(self.vexpr(inner, depth + 1)))),
+                        Some(inner) => (
+                            None,
+                            ValueExpr::Elem(Box::new(self.vexpr(inner, depth + 1))),
+                        ),
                         None => continue,
                     }
                 }
@@ -379,11 +382,11 @@ impl<'s> Extractor<'s> {
                     (key, self.vexpr(child, depth + 1))
                 }
             };
-            if value != VExpr::Unknown {
+            if value != ValueExpr::Unknown {
                 elements.push((key, value));
             }
         }
-        VExpr::container(site, elements)
+        ValueExpr::container(site, elements)
     }
 
     /// A string or integer literal used as a key or index, as a name id.
@@ -418,7 +421,7 @@ impl<'s> Extractor<'s> {
 
     /// A comprehension's variables are bound in a block of their own,
     /// so they reach its element but do not shadow names after it.
-    fn comprehension(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+    fn comprehension(&mut self, node: Node<'_>, depth: u32) -> ValueExpr {
         let g = self.g;
         self.done.insert(node.id());
         let site = self.next_container();
@@ -440,50 +443,51 @@ impl<'s> Extractor<'s> {
         let element = match g.field(node, g.field_body) {
             Some(body) if g.kind(body) == Kind::Pair => match g.field(body, g.field_value) {
                 Some(value) => self.vexpr(value, depth + 1),
-                None => VExpr::Unknown,
+                None => ValueExpr::Unknown,
             },
             Some(body) => self.vexpr(body, depth + 1),
-            None => VExpr::Unknown,
+            None => ValueExpr::Unknown,
         };
         self.pop_block();
-        VExpr::container(site, vec![(None, element)])
+        ValueExpr::container(site, vec![(None, element)])
     }
 
-    fn lambda(&mut self, node: Node<'_>, depth: u32) -> VExpr {
+    fn lambda(&mut self, node: Node<'_>, depth: u32) -> ValueExpr {
         if let Some(index) = self.lambdas_by_node.get(&node.id()) {
-            return VExpr::Lambda(*index);
+            return ValueExpr::Lambda(*index);
         }
         let g = self.g;
         let index = u32::try_from(self.facts.lambdas.len()).unwrap_or(u32::MAX);
         self.facts.lambdas.push(LambdaFacts {
             parent: self.scope(),
-            body: VExpr::Unknown,
+            body: ValueExpr::Unknown,
         });
         self.lambdas_by_node.insert(node.id(), index);
-        let defaults: Vec<(String, bool, Option<VExpr>)> = match g.field(node, g.field_parameters) {
-            Some(params) => {
-                let mut cursor = params.walk();
-                let children: Vec<Node<'_>> = params.named_children(&mut cursor).collect();
-                children
-                    .into_iter()
-                    .filter_map(|p| match g.kind(p) {
-                        Kind::Identifier => Some((self.text(p).to_string(), false, None)),
-                        Kind::DefaultParameter => {
-                            let name = g.field(p, g.field_name).map(|n| self.text(n))?;
-                            let default =
-                                g.field(p, g.field_value).map(|v| self.vexpr(v, depth + 1));
-                            Some((name.to_string(), false, default))
-                        }
-                        Kind::ListSplatPattern | Kind::DictionarySplatPattern => {
-                            let name = p.named_child(0).map(|n| self.text(n))?;
-                            Some((name.to_string(), true, None))
-                        }
-                        _ => None,
-                    })
-                    .collect()
-            }
-            None => Vec::new(),
-        };
+        let defaults: Vec<(String, bool, Option<ValueExpr>)> =
+            match g.field(node, g.field_parameters) {
+                Some(params) => {
+                    let mut cursor = params.walk();
+                    let children: Vec<Node<'_>> = params.named_children(&mut cursor).collect();
+                    children
+                        .into_iter()
+                        .filter_map(|p| match g.kind(p) {
+                            Kind::Identifier => Some((self.text(p).to_string(), false, None)),
+                            Kind::DefaultParameter => {
+                                let name = g.field(p, g.field_name).map(|n| self.text(n))?;
+                                let default =
+                                    g.field(p, g.field_value).map(|v| self.vexpr(v, depth + 1));
+                                Some((name.to_string(), false, default))
+                            }
+                            Kind::ListSplatPattern | Kind::DictionarySplatPattern => {
+                                let name = p.named_child(0).map(|n| self.text(n))?;
+                                Some((name.to_string(), true, None))
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                }
+                None => Vec::new(),
+            };
         self.scope_override.push(ScopeRef::Lambda(index));
         self.push_block(true, false);
         for (position, (name, star, default)) in defaults.into_iter().enumerate() {
@@ -500,30 +504,30 @@ impl<'s> Extractor<'s> {
         }
         let body = match g.field(node, g.field_body) {
             Some(body) => self.vexpr(body, depth + 1),
-            None => VExpr::Unknown,
+            None => ValueExpr::Unknown,
         };
         self.pop_block();
         self.scope_override.pop();
         if let Some(lambda) = self.facts.lambdas.get_mut(index as usize) {
             lambda.body = body;
         }
-        VExpr::Lambda(index)
+        ValueExpr::Lambda(index)
     }
 
     /// An annotation as the instance it declares (`Optional[T]` → `T`).
-    pub(super) fn annotation_value(&mut self, text: &str, pos: usize) -> Option<VExpr> {
+    pub(super) fn annotation_value(&mut self, text: &str, pos: usize) -> Option<ValueExpr> {
         let expr = annotation_target(text)?;
-        Some(VExpr::Instance(Box::new(self.dotted_value(&expr, pos))))
+        Some(ValueExpr::Instance(Box::new(self.dotted_value(&expr, pos))))
     }
 
-    fn dotted_value(&mut self, expr: &Expr, pos: usize) -> VExpr {
+    fn dotted_value(&mut self, expr: &Expr, pos: usize) -> ValueExpr {
         match expr {
             Expr::Name(name) => self.use_name(name, pos),
             Expr::Attr(base, attr) => {
                 let base = self.dotted_value(base, pos);
-                VExpr::Attr(Box::new(base), self.name_id(attr))
+                ValueExpr::Attr(Box::new(base), self.name_id(attr))
             }
-            _ => VExpr::Unknown,
+            _ => ValueExpr::Unknown,
         }
     }
 
@@ -532,7 +536,7 @@ impl<'s> Extractor<'s> {
     pub(super) fn parameter_values(
         &mut self,
         node: Node<'_>,
-    ) -> Vec<(Option<VExpr>, Option<VExpr>)> {
+    ) -> Vec<(Option<ValueExpr>, Option<ValueExpr>)> {
         let g = self.g;
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
@@ -562,7 +566,7 @@ impl<'s> Extractor<'s> {
     pub(super) fn assign_target(
         &mut self,
         target: Node<'_>,
-        value: VExpr,
+        value: ValueExpr,
         source: Option<Node<'_>>,
         pos: usize,
         depth: u32,
@@ -631,7 +635,7 @@ impl<'s> Extractor<'s> {
                     .collect();
                 // `a, b = f, g` pairs up; anything else gives every name the elements.
                 let pairs = match (&value, source) {
-                    (VExpr::Container(container), Some(source))
+                    (ValueExpr::Container(container), Some(source))
                         if matches!(
                             g.kind(source),
                             Kind::Tuple | Kind::List | Kind::ExpressionList
@@ -644,7 +648,7 @@ impl<'s> Extractor<'s> {
                             .filter(|c| g.kind(*c) != Kind::Comment)
                             .collect();
                         (sources.len() == parts.len()).then(|| {
-                            let values: Vec<VExpr> =
+                            let values: Vec<ValueExpr> =
                                 container.elements.iter().map(|(_, v)| v.clone()).collect();
                             (values, sources)
                         })
@@ -666,9 +670,9 @@ impl<'s> Extractor<'s> {
                             let element = if g.kind(part) == Kind::ListSplatPattern {
                                 shared.clone()
                             } else if starred {
-                                VExpr::Elem(Box::new(shared.clone()))
+                                ValueExpr::Elem(Box::new(shared.clone()))
                             } else {
-                                VExpr::ElemAt(
+                                ValueExpr::ElemAt(
                                     Box::new(shared.clone()),
                                     self.index_key(index as u64),
                                 )
@@ -692,10 +696,12 @@ impl<'s> Extractor<'s> {
 
     /// A value that several targets receive: kept once behind a hidden
     /// binding unless it is a single name or call.
-    fn shared(&mut self, value: VExpr, pos: usize) -> VExpr {
+    fn shared(&mut self, value: ValueExpr, pos: usize) -> ValueExpr {
         match value {
-            VExpr::Use(_) | VExpr::Call(_) | VExpr::Ref(_) | VExpr::Unknown => value,
-            other => VExpr::Ref(self.bind("", BindValue::Expr(other), pos)),
+            ValueExpr::Use(_) | ValueExpr::Call(_) | ValueExpr::Ref(_) | ValueExpr::Unknown => {
+                value
+            }
+            other => ValueExpr::Ref(self.bind("", BindValue::Expr(other), pos)),
         }
     }
 
@@ -745,10 +751,10 @@ impl<'s> Extractor<'s> {
                         None => None,
                     };
                     let value = match (value, declared) {
-                        (Some(v), Some(d)) => VExpr::union(vec![v, d]),
+                        (Some(v), Some(d)) => ValueExpr::union(vec![v, d]),
                         (Some(v), None) => v,
                         (None, Some(d)) => d,
-                        (None, None) => VExpr::Unknown,
+                        (None, None) => ValueExpr::Unknown,
                     };
                     let pos = node.end_byte();
                     let value = if targets.len() > 1 {
@@ -804,7 +810,7 @@ impl<'s> Extractor<'s> {
                 let name = self.text(left).to_string();
                 self.bind(
                     &name,
-                    BindValue::Expr(VExpr::union(vec![old, added])),
+                    BindValue::Expr(ValueExpr::union(vec![old, added])),
                     node.end_byte(),
                 );
             }
@@ -834,28 +840,31 @@ impl<'s> Extractor<'s> {
     /// ([`CallKind::Implicit`]), so a class's `__iter__`/`__next__` are
     /// called from the loop's function. A display or a literal has no
     /// protocol of the program's, so it gets no sites.
-    pub(super) fn iteration(&mut self, iterable: VExpr, line: u32) -> VExpr {
-        if matches!(iterable, VExpr::Container(_) | VExpr::Unknown) {
-            return VExpr::Elem(Box::new(iterable));
+    pub(super) fn iteration(&mut self, iterable: ValueExpr, line: u32) -> ValueExpr {
+        if matches!(iterable, ValueExpr::Container(_) | ValueExpr::Unknown) {
+            return ValueExpr::Elem(Box::new(iterable));
         }
         let scope = self.scope();
         let iter = self.name_id("__iter__");
         let next = self.name_id("__next__");
         let iterator = self.push_call(CallFacts {
             scope,
-            callee: VExpr::Attr(Box::new(iterable.clone()), iter),
+            callee: ValueExpr::Attr(Box::new(iterable.clone()), iter),
             args: Box::default(),
             line,
             kind: CallKind::Implicit,
         });
         let item = self.push_call(CallFacts {
             scope,
-            callee: VExpr::Attr(Box::new(VExpr::Call(iterator)), next),
+            callee: ValueExpr::Attr(Box::new(ValueExpr::Call(iterator)), next),
             args: Box::default(),
             line,
             kind: CallKind::Implicit,
         });
-        VExpr::union(vec![VExpr::Elem(Box::new(iterable)), VExpr::Call(item)])
+        ValueExpr::union(vec![
+            ValueExpr::Elem(Box::new(iterable)),
+            ValueExpr::Call(item),
+        ])
     }
 
     /// `with value as target`: the context manager's value (its `__enter__`
@@ -917,15 +926,15 @@ impl<'s> Extractor<'s> {
                 parts
                     .into_iter()
                     .filter(|p| g.kind(*p) != Kind::Comment)
-                    .map(|p| VExpr::Caught(Box::new(self.vexpr(p, 0))))
+                    .map(|p| ValueExpr::Caught(Box::new(self.vexpr(p, 0))))
                     .collect()
             }
-            _ => vec![VExpr::Caught(Box::new(self.vexpr(value, 0)))],
+            _ => vec![ValueExpr::Caught(Box::new(self.vexpr(value, 0)))],
         };
         let name = self.text(alias).to_string();
         self.bind(
             &name,
-            BindValue::Expr(VExpr::union(classes)),
+            BindValue::Expr(ValueExpr::union(classes)),
             alias.end_byte(),
         );
     }
@@ -938,7 +947,7 @@ impl<'s> Extractor<'s> {
             return;
         };
         let value = self.vexpr(child, 0);
-        if value != VExpr::Unknown {
+        if value != ValueExpr::Unknown {
             let scope = self.scope();
             self.facts
                 .effects
@@ -963,7 +972,7 @@ impl<'s> Extractor<'s> {
             .starts_with("from");
         let value = self.vexpr(child, 0);
         let value = if delegated {
-            VExpr::Elem(Box::new(value))
+            ValueExpr::Elem(Box::new(value))
         } else {
             value
         };
@@ -981,7 +990,7 @@ impl<'s> Extractor<'s> {
             return;
         };
         if g.kind(raised) == Kind::Call {
-            if let VExpr::Call(index) = self.vexpr(raised, 0)
+            if let ValueExpr::Call(index) = self.vexpr(raised, 0)
                 && let Some(call) = self.facts.calls.get_mut(index as usize)
             {
                 call.kind = CallKind::Raise;

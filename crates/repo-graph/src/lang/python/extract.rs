@@ -1,7 +1,7 @@
 //! Per-file extraction of Python facts from a tree-sitter syntax tree.
 //!
 //! One pre-order walk with a [`tree_sitter::TreeCursor`] fills a
-//! [`FileFacts`]. The walk is iterative (an explicit frame stack instead of
+//! [`PythonFacts`]. The walk is iterative (an explicit frame stack instead of
 //! recursion) so that hostile nesting depth cannot overflow the stack. The
 //! facts depend only on the file's text, never on its module name or on other
 //! files, which is what lets them be cached by content hash and computed in
@@ -20,8 +20,8 @@ use crate::text::{clean_docstring, count_lines, truncate};
 
 /// Longest callee or decorator text kept verbatim.
 const MAX_TEXT: usize = 120;
-/// Deepest attribute/call chain turned into an [`Expr`] or [`VExpr`];
-/// deeper is [`Expr::Other`] or [`VExpr::Unknown`] (the walk still records
+/// Deepest attribute/call chain turned into an [`Expr`] or [`ValueExpr`];
+/// deeper is [`Expr::Other`] or [`ValueExpr::Unknown`] (the walk still records
 /// the calls below it, each from its own node).
 pub(super) const MAX_EXPR_DEPTH: u32 = 48;
 
@@ -279,7 +279,7 @@ impl PythonParser {
 
     /// Parses `text` and extracts its facts, with what they cost (`None`
     /// only if tree-sitter gives up).
-    pub(crate) fn extract(&mut self, text: &str) -> Option<(FileFacts, Spent)> {
+    pub(crate) fn extract(&mut self, text: &str) -> Option<(PythonFacts, Spent)> {
         let tree = self.parser.parse(text)?;
         Some(Extractor::new(text).run(&tree))
     }
@@ -316,7 +316,7 @@ pub(super) struct Block {
 
 /// A decorator of the definition being entered: its text and, unless it
 /// only marks the function (`staticmethod`, `property`, `x.setter`), its value.
-type Decorator = (String, Option<VExpr>);
+type Decorator = (String, Option<ValueExpr>);
 
 impl crate::lang::Visitor for Extractor<'_> {
     fn enter(&mut self, node: Node<'_>) -> bool {
@@ -342,7 +342,7 @@ impl crate::lang::Visitor for Extractor<'_> {
 pub(super) struct Extractor<'s> {
     pub(super) src: &'s str,
     pub(super) g: &'static Grammar,
-    pub(super) facts: FileFacts,
+    pub(super) facts: PythonFacts,
     frames: Vec<Frame>,
     pending: Vec<PendingScope>,
     pub(super) try_depth: u32,
@@ -367,7 +367,7 @@ pub(super) struct Extractor<'s> {
     pub(super) scope_override: Vec<ScopeRef>,
     /// `if` statements being walked, for the bindings every branch makes.
     ifs: Vec<IfFrame>,
-    /// Name id of each distinct name in [`FileFacts::names`].
+    /// Name id of each distinct name in [`PythonFacts::names`].
     name_ids: FxHashMap<String, u32>,
     /// CLI objects and the main block being walked ([`super::usage`]).
     pub(super) usage: super::usage::UsageState,
@@ -400,7 +400,7 @@ impl<'s> Extractor<'s> {
         Extractor {
             src,
             g: grammar(),
-            facts: FileFacts {
+            facts: PythonFacts {
                 docstring: None,
                 line_count: count_lines(src),
                 has_syntax_errors: false,
@@ -487,7 +487,7 @@ impl<'s> Extractor<'s> {
         id
     }
 
-    fn run(mut self, tree: &Tree) -> (FileFacts, Spent) {
+    fn run(mut self, tree: &Tree) -> (PythonFacts, Spent) {
         let root = tree.root_node();
         self.facts.has_syntax_errors = root.has_error();
         self.facts.docstring = self.docstring_of_block(root);
@@ -779,7 +779,7 @@ impl<'s> Extractor<'s> {
         for (name, branches) in last {
             let all: Option<Vec<u32>> = branches.into_iter().collect();
             if let Some(all) = all {
-                let value = VExpr::union(all.into_iter().map(VExpr::Ref).collect());
+                let value = ValueExpr::union(all.into_iter().map(ValueExpr::Ref).collect());
                 let name = self.facts.name(name).to_string();
                 self.bind(&name, BindValue::Expr(value), node.end_byte());
             }
@@ -860,7 +860,12 @@ impl<'s> Extractor<'s> {
 
     /// The binding value of a definition: the decorators applied to it,
     /// innermost first, each a call site of its own.
-    fn decorate(&mut self, definition: VExpr, decorators: &[Decorator], line: u32) -> VExpr {
+    fn decorate(
+        &mut self,
+        definition: ValueExpr,
+        decorators: &[Decorator],
+        line: u32,
+    ) -> ValueExpr {
         let mut value = definition;
         for (_, decorator) in decorators.iter().rev() {
             let Some(decorator) = decorator else { continue };
@@ -874,7 +879,7 @@ impl<'s> Extractor<'s> {
                 line,
                 kind: CallKind::Decorator,
             });
-            value = VExpr::Call(index);
+            value = ValueExpr::Call(index);
         }
         value
     }
@@ -958,7 +963,7 @@ impl<'s> Extractor<'s> {
         self.facts.complexity.max_def_depth = self.facts.complexity.max_def_depth.max(depth);
 
         let line = line_of(node.start_position().row);
-        let value = self.decorate(VExpr::Function(id), &decorators, line);
+        let value = self.decorate(ValueExpr::Function(id), &decorators, line);
         if !is_accessor {
             self.bind(&name, BindValue::Expr(value), node.end_byte());
         }
@@ -1114,7 +1119,7 @@ impl<'s> Extractor<'s> {
         let local_path = self.local_path(&name);
         let parent = self.scope();
         let line = line_of(node.start_position().row);
-        let value = self.decorate(VExpr::Class(id), &decorators, line);
+        let value = self.decorate(ValueExpr::Class(id), &decorators, line);
         self.bind(&name, BindValue::Expr(value), node.end_byte());
         self.facts.classes.push(ClassFacts {
             name,

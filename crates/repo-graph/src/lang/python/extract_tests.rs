@@ -1,6 +1,6 @@
 use super::*;
 
-fn facts(src: &str) -> FileFacts {
+fn facts(src: &str) -> PythonFacts {
     let mut parser = PythonParser::new().unwrap();
     parser.extract(src).unwrap().0
 }
@@ -30,7 +30,7 @@ fn functions_classes_and_docstrings() {
     );
     assert_eq!(m.params[1].annotation.as_deref(), Some("int"));
     assert_eq!(m.params[1].default.as_deref(), Some("1"));
-    assert!(matches!(m.returns_value, Some(VExpr::Instance(_))));
+    assert!(matches!(m.returns_value, Some(ValueExpr::Instance(_))));
     assert!(f.functions[1].is_async);
 }
 
@@ -118,7 +118,7 @@ fn deep_nesting_does_not_overflow() {
 }
 
 /// The facts of `src` extracted under a budget of `units`.
-fn facts_within(src: &str, units: u64) -> (FileFacts, Spent) {
+fn facts_within(src: &str, units: u64) -> (PythonFacts, Spent) {
     let mut parser = PythonParser::new().unwrap();
     let tree = parser.parse_tree(src).unwrap();
     let mut extractor = Extractor::new(src);

@@ -1,7 +1,7 @@
 //! The facts one Python file tells about itself: definitions, imports,
 //! name bindings and uses, call sites and the flow of values between them.
 //!
-//! Value flow is kept as [`VExpr`] trees over per-file indices (uses, call
+//! Value flow is kept as [`ValueExpr`] trees over per-file indices (uses, call
 //! sites, lambdas, container sites), so that the cross-file points-to
 //! analysis in [`super::resolve`] can turn each into nodes and constraints
 //! without looking at syntax again. Every name read records which bindings
@@ -165,21 +165,21 @@ pub(crate) const ROUTE_VERBS: &[&str] = &[
 // `Union(Box<Vec<_>>)`: a bare vector would make every variant 24 bytes.
 #[allow(clippy::box_collection)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum VExpr {
-    /// A read of a name: index into [`FileFacts::uses`].
+pub(crate) enum ValueExpr {
+    /// A read of a name: index into [`PythonFacts::uses`].
     Use(u32),
-    /// `base.name` (a name id, see [`FileFacts::names`]).
-    Attr(Box<VExpr>, u32),
-    /// The result of a call site: index into [`FileFacts::calls`].
+    /// `base.name` (a name id, see [`PythonFacts::names`]).
+    Attr(Box<ValueExpr>, u32),
+    /// The result of a call site: index into [`PythonFacts::calls`].
     Call(u32),
     /// An element of the value: subscript, iteration, unpacking, `next()`.
-    Elem(Box<VExpr>),
+    Elem(Box<ValueExpr>),
     /// A list, tuple, set or dict display or comprehension.
     Container(Box<ContainerExpr>),
     /// The element at a literal key or index (`d["add"]`, `t[0]`, the
     /// first name of `a, b = t`), as a name id.
-    ElemAt(Box<VExpr>, u32),
-    /// A lambda: index into [`FileFacts::lambdas`].
+    ElemAt(Box<ValueExpr>, u32),
+    /// A lambda: index into [`PythonFacts::lambdas`].
     Lambda(u32),
     /// The function defined by a `def` (before decorators apply).
     Function(u32),
@@ -187,17 +187,17 @@ pub(crate) enum VExpr {
     Class(u32),
     /// An instance of the class the inner expression names (annotations,
     /// `except C as e`).
-    Instance(Box<VExpr>),
+    Instance(Box<ValueExpr>),
     /// Either of the values (`a if c else b`, `a or b`). Boxed twice so
-    /// that every variant fits in 16 bytes (see [`VExpr::union`]).
-    Union(Box<Vec<VExpr>>),
+    /// that every variant fits in 16 bytes (see [`ValueExpr::union`]).
+    Union(Box<Vec<ValueExpr>>),
     /// `super()` in the current method.
     Super,
     /// `except C as e`: an instance of `C`, or of the subclasses of `C`
     /// that the program raises.
-    Caught(Box<VExpr>),
+    Caught(Box<ValueExpr>),
     /// `super(C, obj)`: the class and the object.
-    SuperOf(Box<(VExpr, VExpr)>),
+    SuperOf(Box<(ValueExpr, ValueExpr)>),
     /// The value of a binding of this file (a hidden one for a value that
     /// several targets share, or a walrus).
     Ref(u32),
@@ -208,20 +208,20 @@ pub(crate) enum VExpr {
 // Facts of every file stay in memory until the call graph is built, and
 // value expressions are most of them: the boxed variants keep each one at
 // two words (sympy's facts were 30 % larger at four).
-const _: () = assert!(std::mem::size_of::<VExpr>() == 16);
+const _: () = assert!(std::mem::size_of::<ValueExpr>() == 16);
 
-impl VExpr {
+impl ValueExpr {
     #[cfg(feature = "python")]
     /// Either of `parts`.
-    pub(crate) fn union(parts: Vec<VExpr>) -> VExpr {
-        VExpr::Union(Box::new(parts))
+    pub(crate) fn union(parts: Vec<ValueExpr>) -> ValueExpr {
+        ValueExpr::Union(Box::new(parts))
     }
 
     #[cfg(feature = "python")]
     /// A container display: its site index in the file and its element (for
     /// dicts: value) expressions, each with its literal key or index.
-    pub(crate) fn container(site: u32, elements: Vec<(Option<u32>, VExpr)>) -> VExpr {
-        VExpr::Container(Box::new(ContainerExpr {
+    pub(crate) fn container(site: u32, elements: Vec<(Option<u32>, ValueExpr)>) -> ValueExpr {
+        ValueExpr::Container(Box::new(ContainerExpr {
             site,
             elements: elements.into_boxed_slice(),
         }))
@@ -231,19 +231,19 @@ impl VExpr {
 /// A list, tuple, set or dict display or comprehension.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct ContainerExpr {
-    /// Its site index in the file ([`FileFacts::containers`] counts them).
+    /// Its site index in the file ([`PythonFacts::containers`] counts them).
     pub site: u32,
     /// The element (for dicts: value) expressions, each with its literal
     /// key or index (a name id) when it has one.
-    pub elements: Box<[(Option<u32>, VExpr)]>,
+    pub elements: Box<[(Option<u32>, ValueExpr)]>,
 }
 
 /// What a name is bound to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum BindValue {
     /// The value of an expression.
-    Expr(VExpr),
-    /// Index into [`FileFacts::imports`].
+    Expr(ValueExpr),
+    /// Index into [`PythonFacts::imports`].
     Import(u32),
     /// A parameter of the function or lambda whose scope holds the binding.
     Param {
@@ -252,9 +252,9 @@ pub(crate) enum BindValue {
         /// `*args` or `**kwargs`.
         star: bool,
         /// The annotation, as an instance of what it names.
-        annotation: Option<VExpr>,
+        annotation: Option<ValueExpr>,
         /// The default value.
-        default: Option<VExpr>,
+        default: Option<ValueExpr>,
     },
 }
 
@@ -262,7 +262,7 @@ pub(crate) enum BindValue {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Binding {
     pub scope: ScopeRef,
-    /// Name id ([`FileFacts::names`]); the empty name for hidden bindings.
+    /// Name id ([`PythonFacts::names`]); the empty name for hidden bindings.
     pub name: u32,
     pub value: BindValue,
 }
@@ -271,10 +271,10 @@ pub(crate) struct Binding {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Reach {
     /// The name is bound in the reading scope and exactly this binding
-    /// (an index into [`FileFacts::bindings`]) reaches the read.
+    /// (an index into [`PythonFacts::bindings`]) reaches the read.
     One(u32),
     /// The name is bound in the reading scope; these bindings (indices into
-    /// [`FileFacts::bindings`]) can reach the read.
+    /// [`PythonFacts::bindings`]) can reach the read.
     Local(Vec<u32>),
     /// Bound in the reading scope, but too many bindings could reach the
     /// read to list: all of the scope's bindings of the name.
@@ -288,7 +288,7 @@ pub(crate) enum Reach {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Use {
     pub scope: ScopeRef,
-    /// Name id ([`FileFacts::names`]).
+    /// Name id ([`PythonFacts::names`]).
     pub name: u32,
     pub reach: Reach,
 }
@@ -309,7 +309,7 @@ pub(crate) enum ArgKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Arg {
     pub kind: ArgKind,
-    pub value: VExpr,
+    pub value: ValueExpr,
 }
 
 /// What made a call site.
@@ -333,7 +333,7 @@ pub(crate) enum CallKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct CallFacts {
     pub scope: ScopeRef,
-    pub callee: VExpr,
+    pub callee: ValueExpr,
     pub args: Box<[Arg]>,
     pub line: u32,
     pub kind: CallKind,
@@ -344,33 +344,33 @@ pub(crate) struct CallFacts {
 pub(crate) struct LambdaFacts {
     /// The scope the lambda is written in.
     pub parent: ScopeRef,
-    pub body: VExpr,
+    pub body: ValueExpr,
 }
 
 /// A statement that moves a value somewhere other than a name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Effect {
     /// `return value` in the function.
-    Return { function: u32, value: VExpr },
+    Return { function: u32, value: ValueExpr },
     /// `yield value` (or the elements of `yield from value`) in the function.
-    Yield { function: u32, value: VExpr },
+    Yield { function: u32, value: ValueExpr },
     /// `object.attr = value`.
     AttrStore {
-        object: VExpr,
+        object: ValueExpr,
         /// Name id.
         attr: u32,
-        value: VExpr,
+        value: ValueExpr,
     },
     /// `container[key] = value`, with the key when it is a literal.
     ElemStore {
-        container: VExpr,
+        container: ValueExpr,
         /// Name id of the literal key.
         key: Option<u32>,
-        value: VExpr,
+        value: ValueExpr,
     },
     /// An expression evaluated for what reading it does (an attribute read
     /// outside any other expression calls a property).
-    Eval(VExpr),
+    Eval(ValueExpr),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -380,7 +380,7 @@ pub(crate) struct ClassFacts {
     pub local_path: String,
     pub parent: ScopeRef,
     /// Base expressions as written, and as values.
-    pub bases: Vec<(String, VExpr)>,
+    pub bases: Vec<(String, ValueExpr)>,
     pub decorators: Vec<String>,
     pub docstring: Option<String>,
     pub span: Span,
@@ -398,7 +398,7 @@ pub(crate) struct FunctionFacts {
     pub params: Vec<Param>,
     pub returns: Option<String>,
     /// The return annotation, as an instance of what it names.
-    pub returns_value: Option<VExpr>,
+    pub returns_value: Option<ValueExpr>,
     pub decorators: Vec<String>,
     pub is_async: bool,
     /// The body yields: calling it makes a generator.
@@ -413,7 +413,7 @@ pub(crate) struct FunctionFacts {
 
 /// Everything one file tells about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct FileFacts {
+pub(crate) struct PythonFacts {
     pub docstring: Option<String>,
     pub line_count: u32,
     pub has_syntax_errors: bool,
@@ -431,14 +431,14 @@ pub(crate) struct FileFacts {
     pub lambdas: Vec<LambdaFacts>,
     /// Effects with the scope they are written in.
     pub effects: Vec<(ScopeRef, Effect)>,
-    /// Number of container sites ([`VExpr::Container`] indices).
+    /// Number of container sites ([`ValueExpr::Container`] indices).
     pub containers: u32,
     pub routes: Vec<RouteFacts>,
     /// Main blocks, command-line interfaces and `setup()` entry points.
     pub usage: super::usage_facts::UsageFileFacts,
 }
 
-impl FileFacts {
+impl PythonFacts {
     #[cfg(feature = "python")]
     /// Gives back the spare capacity the extraction's pushes left: every
     /// file's facts are held at once while the call graph is built.

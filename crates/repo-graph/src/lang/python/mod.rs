@@ -2,7 +2,7 @@
 //! syntax tree (`extract`, `convert`, `reach`, `routes`), and resolution
 //! across files as a points-to analysis: the graph and its compilation
 //! (`resolve`), the engine (`solve`), the rules per constraint and callee
-//! (`rules`), classes and MROs (`classes`), reading results back
+//! (`transfer`: the transfer functions), classes and MROs (`classes`), reading results back
 //! (`output`). `usage` extracts main blocks, CLIs and `setup()` entry points.
 
 #[cfg(feature = "python")]
@@ -26,8 +26,8 @@ mod output;
 pub(crate) mod resolve;
 #[cfg(feature = "python")]
 mod routes;
-mod rules;
 mod solve;
+mod transfer;
 #[cfg(feature = "python")]
 pub(crate) mod usage;
 pub(crate) mod usage_facts;

@@ -142,7 +142,7 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    fn imports(&mut self, module: ModuleId, facts: &'f FileFacts) -> Vec<Import> {
+    fn imports(&mut self, module: ModuleId, facts: &'f PythonFacts) -> Vec<Import> {
         let mut bound: FxHashMap<u32, u32> = FxHashMap::default();
         for (b, binding) in facts.bindings.iter().enumerate() {
             if let BindValue::Import(i) = binding.value {
@@ -198,7 +198,7 @@ impl<'f> Analysis<'f> {
             .collect()
     }
 
-    fn in_function(&self, facts: &FileFacts, scope: ScopeRef) -> bool {
+    fn in_function(&self, facts: &PythonFacts, scope: ScopeRef) -> bool {
         let mut current = Some(scope);
         let mut steps = 0usize;
         while let Some(s) = current {
@@ -256,7 +256,7 @@ impl<'f> Analysis<'f> {
 }
 
 /// The callee as source-like text, for unresolved-call reports.
-pub(super) fn render(facts: &FileFacts, value: &VExpr) -> String {
+pub(super) fn render(facts: &PythonFacts, value: &ValueExpr) -> String {
     let mut out = String::new();
     render_into(facts, value, &mut out, 0);
     if out.len() > MAX_CALLEE_TEXT {
@@ -270,35 +270,35 @@ pub(super) fn render(facts: &FileFacts, value: &VExpr) -> String {
     out
 }
 
-fn render_into(facts: &FileFacts, value: &VExpr, out: &mut String, depth: u32) {
+fn render_into(facts: &PythonFacts, value: &ValueExpr, out: &mut String, depth: u32) {
     if depth > 16 || out.len() > MAX_CALLEE_TEXT {
         out.push('…');
         return;
     }
     match value {
-        VExpr::Use(u) => out.push_str(
+        ValueExpr::Use(u) => out.push_str(
             facts
                 .uses
                 .get(*u as usize)
                 .map_or("?", |u| facts.name(u.name)),
         ),
-        VExpr::Attr(base, attr) => {
+        ValueExpr::Attr(base, attr) => {
             render_into(facts, base, out, depth + 1);
             out.push('.');
             out.push_str(facts.name(*attr));
         }
-        VExpr::Call(k) => {
+        ValueExpr::Call(k) => {
             match facts.calls.get(*k as usize) {
                 Some(call) => render_into(facts, &call.callee, out, depth + 1),
                 None => out.push('?'),
             }
             out.push_str("()");
         }
-        VExpr::Elem(inner) => {
+        ValueExpr::Elem(inner) => {
             render_into(facts, inner, out, depth + 1);
             out.push_str("[]");
         }
-        VExpr::ElemAt(inner, key) => {
+        ValueExpr::ElemAt(inner, key) => {
             render_into(facts, inner, out, depth + 1);
             // An integer key's name is already `[n]`.
             match facts.name(*key) {
@@ -310,21 +310,25 @@ fn render_into(facts: &FileFacts, value: &VExpr, out: &mut String, depth: u32) {
                 }
             }
         }
-        VExpr::Super | VExpr::SuperOf(..) => out.push_str("super()"),
-        VExpr::Lambda(_) => out.push_str("<lambda>"),
-        VExpr::Container(..) => out.push_str("[…]"),
-        VExpr::Function(f) => {
+        ValueExpr::Super | ValueExpr::SuperOf(..) => out.push_str("super()"),
+        ValueExpr::Lambda(_) => out.push_str("<lambda>"),
+        ValueExpr::Container(..) => out.push_str("[…]"),
+        ValueExpr::Function(f) => {
             out.push_str(facts.functions.get(*f as usize).map_or("?", |f| &f.name))
         }
-        VExpr::Class(c) => out.push_str(facts.classes.get(*c as usize).map_or("?", |c| &c.name)),
-        VExpr::Instance(inner) | VExpr::Caught(inner) => render_into(facts, inner, out, depth + 1),
-        VExpr::Ref(b) => out.push_str(
+        ValueExpr::Class(c) => {
+            out.push_str(facts.classes.get(*c as usize).map_or("?", |c| &c.name))
+        }
+        ValueExpr::Instance(inner) | ValueExpr::Caught(inner) => {
+            render_into(facts, inner, out, depth + 1)
+        }
+        ValueExpr::Ref(b) => out.push_str(
             facts
                 .bindings
                 .get(*b as usize)
                 .map_or("?", |b| facts.name(b.name)),
         ),
-        VExpr::Union(_) | VExpr::Unknown => out.push('…'),
+        ValueExpr::Union(_) | ValueExpr::Unknown => out.push('…'),
     }
 }
 

@@ -14,7 +14,7 @@
 use rustc_hash::FxHashMap;
 
 use super::extract::Block;
-use super::facts::{FileFacts, Reach, ScopeRef};
+use super::facts::{PythonFacts, Reach, ScopeRef};
 
 /// Bindings examined for one read before falling back to all of them.
 pub(super) const MAX_SCAN: usize = 32;
@@ -22,7 +22,7 @@ pub(super) const MAX_SCAN: usize = 32;
 /// Fills [`super::facts::Use::reach`] for every use of `facts`. `use_at` and
 /// `binding_at` give the byte position and block of each use and binding.
 pub(super) fn compute(
-    facts: &mut FileFacts,
+    facts: &mut PythonFacts,
     use_at: &[(u32, u32)],
     binding_at: &[(u32, u32)],
     blocks: &[Block],

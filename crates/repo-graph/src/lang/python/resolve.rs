@@ -396,7 +396,7 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    pub(super) fn facts(&self, module: ModuleId) -> Option<&'f FileFacts> {
+    pub(super) fn facts(&self, module: ModuleId) -> Option<&'f PythonFacts> {
         self.ids.inputs.get(module.index())?.facts.python()
     }
 
@@ -599,7 +599,7 @@ impl<'f> Analysis<'f> {
     pub(super) fn compile_module(
         &mut self,
         module: ModuleId,
-        facts: &'f FileFacts,
+        facts: &'f PythonFacts,
         out: &mut Vec<Delivery>,
     ) {
         // Parameters first: bindings refer to them.
@@ -755,7 +755,7 @@ impl<'f> Analysis<'f> {
                 // A bare read matters only if it can call a property.
                 Effect::Eval(value) => {
                     let reads_property = match value {
-                        VExpr::Attr(_, attr) => {
+                        ValueExpr::Attr(_, attr) => {
                             self.property_names.contains(&self.atom_of(module, *attr))
                         }
                         _ => true,
@@ -769,7 +769,7 @@ impl<'f> Analysis<'f> {
         for (k, call) in facts.calls.iter().enumerate() {
             // `obj.m(...)`: the object is the method's receiver.
             let (callee, receiver) = match &call.callee {
-                VExpr::Attr(base, attr) => {
+                ValueExpr::Attr(base, attr) => {
                     let base = self.operand(module, call.scope, base, out);
                     match self.node_of(base) {
                         Some(base) => {
@@ -918,12 +918,12 @@ impl<'f> Analysis<'f> {
         &mut self,
         module: ModuleId,
         scope: ScopeRef,
-        value: &VExpr,
+        value: &ValueExpr,
         out: &mut Vec<Delivery>,
     ) -> Operand {
         match value {
-            VExpr::Use(u) => self.use_operand(module, *u, out),
-            VExpr::Attr(base, attr) => {
+            ValueExpr::Use(u) => self.use_operand(module, *u, out),
+            ValueExpr::Attr(base, attr) => {
                 let base = self.operand(module, scope, base, out);
                 let Some(base) = self.node_of(base) else {
                     return Operand::None;
@@ -931,11 +931,11 @@ impl<'f> Analysis<'f> {
                 let attr = self.atom_of(module, *attr);
                 Operand::Node(self.load_node(module, scope, base, attr, out))
             }
-            VExpr::Call(k) => Operand::Node(self.call_node[module.index()] + k),
-            VExpr::Elem(inner) => {
+            ValueExpr::Call(k) => Operand::Node(self.call_node[module.index()] + k),
+            ValueExpr::Elem(inner) => {
                 self.derived(module, scope, inner, out, |dst| Constraint::Elem { dst })
             }
-            VExpr::Container(container) => {
+            ValueExpr::Container(container) => {
                 let id = self.container_base[module.index()] + container.site;
                 for (key, element) in &container.elements {
                     let op = self.operand(module, scope, element, out);
@@ -944,23 +944,25 @@ impl<'f> Analysis<'f> {
                 }
                 self.constant(Obj::Container(id))
             }
-            VExpr::ElemAt(inner, key) => {
+            ValueExpr::ElemAt(inner, key) => {
                 let key = self.atom_of(module, *key);
                 self.derived(module, scope, inner, out, |dst| Constraint::ElemAt {
                     dst,
                     key,
                 })
             }
-            VExpr::Lambda(l) => self.constant(Obj::Lambda(self.lambda_base[module.index()] + l)),
-            VExpr::Function(f) => {
+            ValueExpr::Lambda(l) => {
+                self.constant(Obj::Lambda(self.lambda_base[module.index()] + l))
+            }
+            ValueExpr::Function(f) => {
                 let function = self.function_id(module, *f);
                 self.constant(Obj::Function(function))
             }
-            VExpr::Class(c) => {
+            ValueExpr::Class(c) => {
                 let class = self.class_id(module, *c);
                 self.constant(Obj::Class(class))
             }
-            VExpr::Instance(inner) => {
+            ValueExpr::Instance(inner) => {
                 let inner = self.operand(module, scope, inner, out);
                 let Some(inner) = self.node_of(inner) else {
                     return Operand::None;
@@ -969,7 +971,7 @@ impl<'f> Analysis<'f> {
                 self.engine.edge(inner, dst, Transform::Instantiate, out);
                 Operand::Node(dst)
             }
-            VExpr::Union(parts) => {
+            ValueExpr::Union(parts) => {
                 let ops: Vec<Operand> = parts
                     .iter()
                     .map(|p| self.operand(module, scope, p, out))
@@ -987,7 +989,7 @@ impl<'f> Analysis<'f> {
                     }
                 }
             }
-            VExpr::Super => {
+            ValueExpr::Super => {
                 // The receiver is the method's first parameter.
                 let Some((class, method)) = self.enclosing_method(module, scope) else {
                     return Operand::None;
@@ -1007,10 +1009,10 @@ impl<'f> Analysis<'f> {
                 }
                 Operand::Node(dst)
             }
-            VExpr::Caught(inner) => {
+            ValueExpr::Caught(inner) => {
                 self.derived(module, scope, inner, out, |dst| Constraint::Caught { dst })
             }
-            VExpr::SuperOf(pair) => {
+            ValueExpr::SuperOf(pair) => {
                 let (class, object) = &**pair;
                 let class = self.operand(module, scope, class, out);
                 let object = self.operand(module, scope, object, out);
@@ -1022,8 +1024,8 @@ impl<'f> Analysis<'f> {
                 self.constrain(object, Constraint::SuperExplicit { class, dst }, out);
                 Operand::Node(dst)
             }
-            VExpr::Ref(b) => Operand::Node(self.binding_node[module.index()] + b),
-            VExpr::Unknown => Operand::None,
+            ValueExpr::Ref(b) => Operand::Node(self.binding_node[module.index()] + b),
+            ValueExpr::Unknown => Operand::None,
         }
     }
 
@@ -1032,7 +1034,7 @@ impl<'f> Analysis<'f> {
         &mut self,
         module: ModuleId,
         scope: ScopeRef,
-        inner: &VExpr,
+        inner: &ValueExpr,
         out: &mut Vec<Delivery>,
         constraint: impl FnOnce(u32) -> Constraint,
     ) -> Operand {

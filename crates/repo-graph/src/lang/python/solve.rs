@@ -116,7 +116,6 @@ struct Link {
 
 /// The end of an edge or constraint list.
 pub(super) const NO_LINK: u32 = u32::MAX;
-const NONE: u32 = NO_LINK;
 
 /// A node: its interned objects ([`Engine::objs`]), how many of them are
 /// propagated, and the heads of its edge and constraint lists. Up to two
@@ -146,8 +145,8 @@ impl Node {
         processed: 0,
         widened: false,
         queued: false,
-        edges: NONE,
-        constraints: NONE,
+        edges: NO_LINK,
+        constraints: NO_LINK,
     };
 
     /// The node's objects.
@@ -427,7 +426,7 @@ impl Engine {
 
     /// The first edge out of `node` (edges are a linked list; [`NO_LINK`] ends it).
     pub(super) fn first_edge(&self, node: u32) -> u32 {
-        self.nodes.get(node as usize).map_or(NONE, |n| n.edges)
+        self.nodes.get(node as usize).map_or(NO_LINK, |n| n.edges)
     }
 
     pub(super) fn edge_at(&self, edge: u32) -> Option<(u32, Transform, u32)> {
@@ -439,7 +438,7 @@ impl Engine {
     pub(super) fn first_link(&self, node: u32) -> u32 {
         self.nodes
             .get(node as usize)
-            .map_or(NONE, |n| n.constraints)
+            .map_or(NO_LINK, |n| n.constraints)
     }
 
     pub(super) fn link_at(&self, link: u32) -> Option<(u32, u32)> {

@@ -16,7 +16,7 @@ pub(crate) const MAX_ENTRY_POINTS: usize = 1000;
 pub(crate) struct MainBlockFacts {
     pub span: Span,
     /// The call sites written in the block: `first_call..end_call` of
-    /// [`FileFacts::calls`].
+    /// [`PythonFacts::calls`].
     pub first_call: u32,
     pub end_call: u32,
 }
