@@ -111,7 +111,7 @@ pub struct RepoGraph {
     pub(crate) routes: Vec<Route>,
     pub(crate) elapsed: Duration,
     /// What cross-file resolution cost, and where it gave up.
-    pub(crate) resolution: crate::render::ResolutionStats,
+    pub(crate) resolution: crate::stats::ResolutionStats,
     pub(crate) usage: crate::usage::UsageFacts,
 }
 

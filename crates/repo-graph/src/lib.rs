@@ -128,6 +128,7 @@ mod names;
 mod render;
 mod routes;
 mod source;
+mod stats;
 mod text;
 mod usage;
 mod walk;
@@ -151,10 +152,9 @@ pub use model::{
     JavaMethod, JavaType, JavaTypeKind, Language, Modifier, Module, ModuleId, Param, ParamKind,
     Partial, SkipReason, Skipped, SourceKind, Span, UnresolvedCall,
 };
-pub use render::{
-    CallEdge, GraphDocument, ModuleEdge, ResolutionStats, RoutesDocument, SCHEMA_VERSION, Stats,
-};
+pub use render::{CallEdge, GraphDocument, ModuleEdge, RoutesDocument, SCHEMA_VERSION};
 pub use routes::{Endpoint, Framework, HttpMethod, Route, same_path};
+pub use stats::{ResolutionStats, Stats};
 pub use usage::{
     ApiEntry, ApiOrigin, CliCommand, CliFramework, CliOption, ConfigSkip, ConfigSkipReason,
     Distribution, EntryPoint, EntryPointKind, EntryPointSource, ExampleScript, MainEntry, MainKind,

@@ -7,8 +7,8 @@ use rayon::prelude::*;
 
 use crate::assemble::ModuleInput;
 use crate::model::{Base, Class, ClassId, EntityId, Function, Import, ModuleId, UnresolvedCall};
-use crate::render::ResolutionStats;
 use crate::routes::{RouteDraft, RouteLink};
+use crate::stats::ResolutionStats;
 
 /// The id tables every language shares: a module's classes and functions
 /// are numbered consecutively from its base offset.

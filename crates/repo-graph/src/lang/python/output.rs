@@ -10,10 +10,10 @@ use crate::lang::resolver::{ModuleOutput, Resolution};
 use crate::model::{
     Base, ClassId, EntityId, Import, ImportKind, ImportTarget, ModuleId, UnresolvedCall,
 };
-use crate::render::ResolutionStats;
 use crate::routes::{
     Framework, HandlerDraft, HttpMethod, RouteDraft, RouteLink, RouteScope, RouterKey,
 };
+use crate::stats::ResolutionStats;
 
 /// Steps allowed when following a router object through imports.
 const MAX_ROUTE_DEPTH: u32 = 24;
