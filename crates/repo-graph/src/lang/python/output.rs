@@ -46,8 +46,25 @@ impl<'f> Analysis<'f> {
                     .main_calls
                     .extend(site.targets.iter().map(|t| (block, *t)));
             }
-            if !site.targets.is_empty() || matches!(site.kind, CallKind::Raise | CallKind::Implicit)
-            {
+            if matches!(site.kind, CallKind::Raise | CallKind::Implicit) {
+                continue;
+            }
+            let line = || {
+                self.facts(site.module)
+                    .and_then(|f| f.calls.get(site.local as usize))
+                    .map_or(0, |c| c.line)
+            };
+            if !site.targets.is_empty() {
+                // Resolved, and also reaching outside the tree (a class
+                // whose `__init__` is an outside base's).
+                for name in &site.outside_inits {
+                    output.unresolved.push(UnresolvedCall {
+                        caller: site.caller,
+                        callee: self.externals_text(*name),
+                        external: true,
+                        line: line(),
+                    });
+                }
                 continue;
             }
             let Some(facts) = self.facts(site.module) else {

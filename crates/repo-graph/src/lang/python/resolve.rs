@@ -153,6 +153,10 @@ pub(super) struct Site {
     pub(super) targets: Vec<EntityId>,
     /// External callees found, by interned name.
     pub(super) externals: Vec<u32>,
+    /// The outside bases' `__init__` that instantiating an internal class
+    /// without one of its own runs, by interned name: reported beside the
+    /// class, which is the site's target.
+    pub(super) outside_inits: Vec<u32>,
     pub(super) local: u32,
 }
 
@@ -806,6 +810,7 @@ impl<'f> Analysis<'f> {
                 kind: call.kind,
                 targets: Vec::new(),
                 externals: Vec::new(),
+                outside_inits: Vec::new(),
                 local: k as u32,
             });
             self.constrain(callee, Constraint::Call { site }, out);

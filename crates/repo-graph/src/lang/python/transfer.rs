@@ -344,14 +344,23 @@ impl<'f> Analysis<'f> {
                     }
                 };
                 self.engine.work += mro.len() as u64;
-                if let Some(owner) = mro
-                    .into_iter()
-                    .skip(after)
-                    .find(|k| self.has_attr(*k, attr))
-                {
+                let owner = mro.iter().skip(after).find(|k| self.has_attr(**k, attr));
+                if let Some(&owner) = owner {
                     let node = self.class_attr(owner, attr, out);
                     let transform = self.instance_read(receiver, load);
                     self.engine.edge(node, dst, transform, out);
+                } else if !self.external_bases.is_empty() {
+                    // No class of the tree after `class` has it: an outside
+                    // base of `class` or of a class after it does
+                    // (`super().__init__()` in a subclass of `Thread`).
+                    for k in mro.iter().skip(after.saturating_sub(1)) {
+                        let bases = self.external_bases.get(k).cloned().unwrap_or_default();
+                        for base in bases {
+                            if let Some(obj) = self.external_attr(base, attr) {
+                                self.engine.add(dst, obj);
+                            }
+                        }
+                    }
                 }
             }
             Obj::External(base) => {
@@ -441,7 +450,21 @@ impl<'f> Analysis<'f> {
                         self.receive(init, Obj::Instance(class));
                         self.pass_written_args(site, kind, init, 1, out);
                     }
-                    None => self.target(site, EntityId::Class(class)),
+                    None => {
+                        self.target(site, EntityId::Class(class));
+                        // A class that leaves `__init__` to a base from
+                        // outside the tree runs that one.
+                        let init = self.atoms.id("__init__");
+                        for obj in self.inherited_from_outside(class, init) {
+                            if let (Obj::External(name), Some(s)) =
+                                (obj, self.sites.get_mut(site as usize))
+                                && !s.outside_inits.contains(&name)
+                                && s.outside_inits.len() < 4
+                            {
+                                s.outside_inits.push(name);
+                            }
+                        }
+                    }
                 }
             }
             Obj::Instance(class) => {
@@ -882,6 +905,7 @@ impl<'f> Analysis<'f> {
             kind: CallKind::Implicit,
             targets: Vec::new(),
             externals: Vec::new(),
+            outside_inits: Vec::new(),
             local,
         });
         self.constrain(callee, Constraint::Call { site: id }, out);
