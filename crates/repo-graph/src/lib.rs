@@ -119,6 +119,7 @@ mod assemble;
 mod budget;
 mod cache;
 mod facts;
+mod frameworks;
 mod graph;
 mod hct;
 mod lang;

@@ -5,6 +5,8 @@ use super::extract::*;
 
 use tree_sitter::Node;
 
+use crate::frameworks;
+
 use crate::routes::{Framework, HttpMethod};
 
 /// An annotation that may declare a route, with its arguments.
@@ -36,32 +38,6 @@ impl RouteAnnotation {
     }
 }
 
-/// Simple names of annotations that can declare routes or route prefixes.
-pub(super) const ROUTE_ANNOTATIONS: &[&str] = &[
-    "RequestMapping",
-    "GetMapping",
-    "PostMapping",
-    "PutMapping",
-    "DeleteMapping",
-    "PatchMapping",
-    "Path",
-    "GET",
-    "POST",
-    "PUT",
-    "DELETE",
-    "PATCH",
-    "HEAD",
-    "OPTIONS",
-    "Controller",
-    "Get",
-    "Post",
-    "Put",
-    "Delete",
-    "Patch",
-    "Head",
-    "Options",
-];
-
 impl<'s> Extractor<'s> {
     pub(super) fn route_annotation(&mut self, node: Node<'_>, owner: Scope) {
         let g = self.g;
@@ -70,7 +46,7 @@ impl<'s> Extractor<'s> {
         };
         let full = self.text(name_node);
         let name = full.rsplit('.').next().unwrap_or(full);
-        if !ROUTE_ANNOTATIONS.contains(&name) {
+        if !frameworks::JAVA_ROUTE_ANNOTATIONS.contains(&name) {
             return;
         }
         let mut args = Vec::new();
@@ -130,7 +106,7 @@ impl<'s> Extractor<'s> {
         // Every call of a file that imports Javalin or Spark comes here:
         // only `path` and the HTTP verbs are worth reading the arguments of.
         let method = HttpMethod::from_verb(name);
-        if name != "path" && method.is_none() {
+        if name != frameworks::JAVA_PATH_GROUP_CALL && method.is_none() {
             return;
         }
         let g = self.g;
@@ -143,7 +119,7 @@ impl<'s> Extractor<'s> {
             .first()
             .filter(|a| g.kind(**a) == Kind::StringLiteral)
             .map(|a| string_value(self.text(*a)));
-        if name == "path" {
+        if name == frameworks::JAVA_PATH_GROUP_CALL {
             if let (Some(path), Some(group)) = (path, args.get(1))
                 && g.kind(*group) == Kind::Lambda
                 && self.path_groups.len() < MAX_PATH_GROUPS
@@ -195,11 +171,7 @@ impl<'s> Extractor<'s> {
             full = crate::routes::join_paths(&full, prefix);
         }
         let full = crate::routes::join_paths(&full, path.as_deref().unwrap_or(""));
-        let framework = if self.imported.javalin {
-            Framework::Javalin
-        } else {
-            Framework::Spark
-        };
+        let framework = frameworks::java_call_framework(self.imported.javalin);
         self.facts.routes.push(RouteFacts {
             framework,
             method,
@@ -249,17 +221,14 @@ impl<'s> Extractor<'s> {
             let micronaut = self.imported.micronaut
                 || class_annotations
                     .iter()
-                    .any(|a| a.name == "Controller" && !a.args.is_empty());
+                    .any(|a| a.name == frameworks::MICRONAUT_CONTROLLER && !a.args.is_empty());
             let mut jaxrs_methods = Vec::new();
             let mut jaxrs_path: Option<Vec<String>> = None;
             for annotation in on(scope) {
-                let spring_verb = match annotation.name.as_str() {
-                    "GetMapping" => Some(vec![HttpMethod::Get]),
-                    "PostMapping" => Some(vec![HttpMethod::Post]),
-                    "PutMapping" => Some(vec![HttpMethod::Put]),
-                    "DeleteMapping" => Some(vec![HttpMethod::Delete]),
-                    "PatchMapping" => Some(vec![HttpMethod::Patch]),
-                    "RequestMapping" => {
+                let name = annotation.name.as_str();
+                let spring_verb = match frameworks::spring_verb_annotation(name) {
+                    Some(verb) => Some(vec![verb]),
+                    None if name == frameworks::SPRING_REQUEST_MAPPING => {
                         let verbs: Vec<HttpMethod> = annotation
                             .others("method")
                             .iter()
@@ -280,9 +249,10 @@ impl<'s> Extractor<'s> {
                     if paths.is_empty() {
                         paths.push(String::new());
                     }
-                    for prefix in
-                        class_paths("RequestMapping", &[None, Some("value"), Some("path")])
-                    {
+                    for prefix in class_paths(
+                        frameworks::SPRING_REQUEST_MAPPING,
+                        &[None, Some("value"), Some("path")],
+                    ) {
                         for path in &paths {
                             for verb in &verbs {
                                 routes.push(RouteFacts {
@@ -299,25 +269,22 @@ impl<'s> Extractor<'s> {
                     }
                     continue;
                 }
-                match annotation.name.as_str() {
-                    "GET" | "POST" | "PUT" | "DELETE" | "PATCH" | "HEAD" | "OPTIONS" => {
-                        if let Some(verb) = HttpMethod::from_verb(&annotation.name) {
-                            jaxrs_methods.push((verb, annotation.line));
-                        }
-                    }
-                    "Path" => jaxrs_path = Some(annotation.strings(&[None, Some("value")])),
-                    "Get" | "Post" | "Put" | "Delete" | "Patch" | "Head" | "Options"
-                        if micronaut =>
+                if let Some(verb) = frameworks::jaxrs_verb_annotation(name) {
+                    jaxrs_methods.push((verb, annotation.line));
+                } else if name == frameworks::JAXRS_PATH {
+                    jaxrs_path = Some(annotation.strings(&[None, Some("value")]));
+                } else if let Some(verb) =
+                    frameworks::micronaut_verb_annotation(name).filter(|_| micronaut)
+                {
                     {
-                        let Some(verb) = HttpMethod::from_verb(&annotation.name) else {
-                            continue;
-                        };
                         let mut paths =
                             annotation.strings(&[None, Some("value"), Some("uri"), Some("uris")]);
                         if paths.is_empty() {
                             paths.push(String::new());
                         }
-                        for prefix in class_paths("Controller", &[None, Some("value")]) {
+                        for prefix in
+                            class_paths(frameworks::MICRONAUT_CONTROLLER, &[None, Some("value")])
+                        {
                             for path in &paths {
                                 routes.push(RouteFacts {
                                     framework: Framework::Micronaut,
@@ -331,7 +298,6 @@ impl<'s> Extractor<'s> {
                             }
                         }
                     }
-                    _ => {}
                 }
             }
             let paths = jaxrs_path.unwrap_or_default();
@@ -341,7 +307,7 @@ impl<'s> Extractor<'s> {
                 paths
             };
             for (verb, line) in jaxrs_methods {
-                for prefix in class_paths("Path", &[None, Some("value")]) {
+                for prefix in class_paths(frameworks::JAXRS_PATH, &[None, Some("value")]) {
                     for path in &paths {
                         routes.push(RouteFacts {
                             framework: Framework::JaxRs,

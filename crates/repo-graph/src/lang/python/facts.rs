@@ -147,20 +147,6 @@ pub(crate) enum RouteFacts {
     },
 }
 
-#[cfg(feature = "python")]
-/// Decorator names that declare Flask or FastAPI routes.
-pub(crate) const ROUTE_VERBS: &[&str] = &[
-    "route",
-    "api_route",
-    "get",
-    "post",
-    "put",
-    "delete",
-    "patch",
-    "head",
-    "options",
-];
-
 /// A value expression, as the points-to analysis evaluates it.
 // `Union(Box<Vec<_>>)`: a bare vector would make every variant 24 bytes.
 #[allow(clippy::box_collection)]

@@ -6,6 +6,7 @@ use rustc_hash::FxHashMap;
 use super::facts::*;
 use super::resolve::Analysis;
 use super::solve::Obj;
+use crate::frameworks;
 use crate::lang::resolver::{ModuleOutput, Resolution};
 use crate::model::{
     Base, ClassId, EntityId, Import, ImportKind, ImportTarget, ModuleId, UnresolvedCall,
@@ -349,24 +350,6 @@ fn render_into(facts: &PythonFacts, value: &ValueExpr, out: &mut String, depth: 
     }
 }
 
-/// The web framework a module or object name belongs to (`flask.Flask()` → Flask).
-fn web_framework(name: &str) -> Option<Framework> {
-    let top = name.split('.').next().unwrap_or(name);
-    match top {
-        "flask" => Some(Framework::Flask),
-        "fastapi" => Some(Framework::FastApi),
-        _ => None,
-    }
-}
-
-fn constructor_framework(constructor: &str) -> Option<Framework> {
-    match constructor {
-        "Flask" | "Blueprint" => Some(Framework::Flask),
-        "FastAPI" | "APIRouter" => Some(Framework::FastApi),
-        _ => None,
-    }
-}
-
 impl<'f> Analysis<'f> {
     /// Flask and FastAPI routes from decorators, the routers they hang on
     /// and their registrations, and Django `urlpatterns`.
@@ -382,10 +365,10 @@ impl<'f> Analysis<'f> {
         if facts.routes.is_empty() {
             return;
         }
-        let imported = facts
-            .imports
-            .iter()
-            .find_map(|i| web_framework(&i.module).or_else(|| web_framework(i.name.as_deref()?)));
+        let imported = facts.imports.iter().find_map(|i| {
+            frameworks::python_framework_of(&i.module)
+                .or_else(|| frameworks::python_framework_of(i.name.as_deref()?))
+        });
         for route in &facts.routes {
             match route {
                 RouteFacts::Router {
@@ -393,7 +376,7 @@ impl<'f> Analysis<'f> {
                     constructor,
                     prefix,
                 } => {
-                    if let Some(framework) = constructor_framework(constructor) {
+                    if let Some(framework) = frameworks::python_app_constructor(constructor) {
                         links.push(RouteLink::Router {
                             key: (module, name.clone()),
                             framework,
@@ -435,7 +418,9 @@ impl<'f> Analysis<'f> {
                             self.static_values(module, scope, receiver)
                                 .into_iter()
                                 .find_map(|v| match v {
-                                    Obj::External(name) => web_framework(self.externals.text(name)),
+                                    Obj::External(name) => {
+                                        frameworks::python_framework_of(self.externals.text(name))
+                                    }
                                     _ => None,
                                 })
                         })
@@ -444,11 +429,18 @@ impl<'f> Analysis<'f> {
                         continue;
                     };
                     let verbs: Vec<HttpMethod> = match verb.as_str() {
-                        "route" | "api_route" if methods.is_empty() => vec![HttpMethod::Get],
-                        "route" | "api_route" => methods
-                            .iter()
-                            .filter_map(|m| HttpMethod::from_verb(m))
-                            .collect(),
+                        multi
+                            if frameworks::PYTHON_MULTI_METHOD_DECORATORS.contains(&multi)
+                                && methods.is_empty() =>
+                        {
+                            vec![HttpMethod::Get]
+                        }
+                        multi if frameworks::PYTHON_MULTI_METHOD_DECORATORS.contains(&multi) => {
+                            methods
+                                .iter()
+                                .filter_map(|m| HttpMethod::from_verb(m))
+                                .collect()
+                        }
                         other => HttpMethod::from_verb(other).into_iter().collect(),
                     };
                     let handler = HandlerDraft::Entity(EntityId::Function(
@@ -602,7 +594,7 @@ impl<'f> Analysis<'f> {
         self.facts(key.0)?.routes.iter().find_map(|r| match r {
             RouteFacts::Router {
                 name, constructor, ..
-            } if *name == key.1 => constructor_framework(constructor),
+            } if *name == key.1 => frameworks::python_app_constructor(constructor),
             _ => None,
         })
     }

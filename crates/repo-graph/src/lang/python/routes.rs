@@ -4,6 +4,8 @@
 
 use tree_sitter::Node;
 
+use crate::frameworks::{self, DjangoPattern};
+
 use super::extract::{Extractor, Kind, line_of};
 use super::facts::*;
 
@@ -34,7 +36,7 @@ impl<'s> Extractor<'s> {
             return;
         };
         let verb = self.text(attribute);
-        if !ROUTE_VERBS.contains(&verb) {
+        if !frameworks::PYTHON_ROUTE_DECORATORS.contains(&verb) {
             return;
         }
         let Some(path) = self
@@ -155,10 +157,12 @@ impl<'s> Extractor<'s> {
                 continue;
             };
             let callee = self.text(function);
-            let regex = match callee.rsplit('.').next().unwrap_or(callee) {
-                "path" => false,
-                "re_path" | "url" => true,
-                _ => continue,
+            let regex = match frameworks::django_url_function(
+                callee.rsplit('.').next().unwrap_or(callee),
+            ) {
+                Some(DjangoPattern::Path) => false,
+                Some(DjangoPattern::Regex) => true,
+                None => continue,
             };
             let Some(route) = self
                 .positional_arg(args, 0)
@@ -186,7 +190,7 @@ impl<'s> Extractor<'s> {
                 let function = g.field(node, g.field_function)?;
                 let args = g.field(node, g.field_arguments)?;
                 let callee = self.text(function);
-                if callee == "include" || callee.ends_with(".include") {
+                if callee.rsplit('.').next() == Some(frameworks::DJANGO_INCLUDE) {
                     let target = self.positional_arg(args, 0)?;
                     return match g.kind(target) {
                         Kind::String => self.plain_string(target).map(UrlView::Include),
