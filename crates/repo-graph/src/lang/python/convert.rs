@@ -8,10 +8,28 @@
 //! expressions. Every node is converted at most once (calls and lambdas are
 //! remembered by node id), which keeps extraction linear.
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use tree_sitter::Node;
 
 use super::extract::{Extractor, Kind, MAX_EXPR_DEPTH, annotation_target, line_of};
 use super::facts::*;
+
+/// What converting expressions has built so far in one file: the nodes
+/// already turned into call sites, lambdas or parts of another
+/// conversion, the lambda bodies being converted, and the cost.
+#[derive(Default)]
+pub(super) struct Conversion {
+    /// Call nodes already turned into call sites.
+    pub(super) calls_by_node: FxHashMap<usize, u32>,
+    /// Lambda nodes already turned into lambdas.
+    pub(super) lambdas_by_node: FxHashMap<usize, u32>,
+    /// Expression and statement nodes already converted as part of another.
+    pub(super) done: FxHashSet<usize>,
+    /// Scopes entered by conversion (lambda bodies), innermost last.
+    pub(super) scope_override: Vec<ScopeRef>,
+    /// Value expression nodes built, for [`Extractor::units`].
+    pub(super) vexprs: u64,
+}
 
 /// Decorators that only mark a function: the name stays bound to it.
 pub(super) fn is_marker_decorator(text: &str) -> bool {
@@ -56,7 +74,7 @@ impl<'s> Extractor<'s> {
         if depth > MAX_EXPR_DEPTH || self.over_budget(node) {
             return ValueExpr::Unknown;
         }
-        self.vexprs += 1;
+        self.conversion.vexprs += 1;
         let g = self.g;
         match g.kind(node) {
             Kind::Identifier => {
@@ -99,7 +117,7 @@ impl<'s> Extractor<'s> {
                 )
             }
             Kind::NamedExpression => {
-                self.done.insert(node.id());
+                self.conversion.done.insert(node.id());
                 let (Some(name), Some(value)) =
                     (g.field(node, g.field_name), g.field(node, g.field_value))
                 else {
@@ -129,7 +147,7 @@ impl<'s> Extractor<'s> {
         loop {
             let next = match g.kind(current) {
                 Kind::Call => {
-                    if let Some(index) = self.calls_by_node.get(&current.id()) {
+                    if let Some(index) = self.conversion.calls_by_node.get(&current.id()) {
                         base = Some(if *index == u32::MAX {
                             ValueExpr::Unknown
                         } else {
@@ -173,14 +191,14 @@ impl<'s> Extractor<'s> {
             if self.over_budget(link) {
                 return ValueExpr::Unknown;
             }
-            self.vexprs += 1;
+            self.conversion.vexprs += 1;
             match g.kind(link) {
                 Kind::Call => {
                     value = self.call(link, value, depth);
                     nested = 0;
                 }
                 kind => {
-                    self.done.insert(link.id());
+                    self.conversion.done.insert(link.id());
                     nested += 1;
                     if nested > MAX_EXPR_DEPTH {
                         nested = 0;
@@ -214,7 +232,7 @@ impl<'s> Extractor<'s> {
     /// A call expression whose callee evaluates to `callee`: a call site
     /// (once per node), or what a few builtins mean for value flow.
     fn call(&mut self, node: Node<'_>, callee: ValueExpr, depth: u32) -> ValueExpr {
-        if let Some(index) = self.calls_by_node.get(&node.id()) {
+        if let Some(index) = self.conversion.calls_by_node.get(&node.id()) {
             return ValueExpr::Call(*index);
         }
         let g = self.g;
@@ -225,7 +243,7 @@ impl<'s> Extractor<'s> {
         if g.kind(function) == Kind::Identifier {
             match self.text(function) {
                 "super" => {
-                    self.calls_by_node.insert(node.id(), u32::MAX);
+                    self.conversion.calls_by_node.insert(node.id(), u32::MAX);
                     if let Some(args) = arguments
                         && let (Some(class), Some(object)) =
                             (self.positional_arg(args, 0), self.positional_arg(args, 1))
@@ -260,7 +278,7 @@ impl<'s> Extractor<'s> {
                             line: line_of(node.start_position().row),
                             kind: CallKind::Written,
                         });
-                        self.calls_by_node.insert(node.id(), index);
+                        self.conversion.calls_by_node.insert(node.id(), index);
                         return value;
                     }
                 }
@@ -336,7 +354,7 @@ impl<'s> Extractor<'s> {
             line: line_of(node.start_position().row),
             kind: CallKind::Written,
         });
-        self.calls_by_node.insert(node.id(), index);
+        self.conversion.calls_by_node.insert(node.id(), index);
         ValueExpr::Call(index)
     }
 
@@ -423,7 +441,7 @@ impl<'s> Extractor<'s> {
     /// so they reach its element but do not shadow names after it.
     fn comprehension(&mut self, node: Node<'_>, depth: u32) -> ValueExpr {
         let g = self.g;
-        self.done.insert(node.id());
+        self.conversion.done.insert(node.id());
         let site = self.next_container();
         self.push_block(false, false);
         let mut cursor = node.walk();
@@ -453,7 +471,7 @@ impl<'s> Extractor<'s> {
     }
 
     fn lambda(&mut self, node: Node<'_>, depth: u32) -> ValueExpr {
-        if let Some(index) = self.lambdas_by_node.get(&node.id()) {
+        if let Some(index) = self.conversion.lambdas_by_node.get(&node.id()) {
             return ValueExpr::Lambda(*index);
         }
         let g = self.g;
@@ -462,7 +480,7 @@ impl<'s> Extractor<'s> {
             parent: self.scope(),
             body: ValueExpr::Unknown,
         });
-        self.lambdas_by_node.insert(node.id(), index);
+        self.conversion.lambdas_by_node.insert(node.id(), index);
         let defaults: Vec<(String, bool, Option<ValueExpr>)> =
             match g.field(node, g.field_parameters) {
                 Some(params) => {
@@ -488,7 +506,7 @@ impl<'s> Extractor<'s> {
                 }
                 None => Vec::new(),
             };
-        self.scope_override.push(ScopeRef::Lambda(index));
+        self.conversion.scope_override.push(ScopeRef::Lambda(index));
         self.push_block(true, false);
         for (position, (name, star, default)) in defaults.into_iter().enumerate() {
             self.bind(
@@ -507,7 +525,7 @@ impl<'s> Extractor<'s> {
             None => ValueExpr::Unknown,
         };
         self.pop_block();
-        self.scope_override.pop();
+        self.conversion.scope_override.pop();
         if let Some(lambda) = self.facts.lambdas.get_mut(index as usize) {
             lambda.body = body;
         }
@@ -582,7 +600,7 @@ impl<'s> Extractor<'s> {
             }
             Kind::Attribute => {
                 // A store, not a read: the walk must not load it.
-                self.done.insert(target.id());
+                self.conversion.done.insert(target.id());
                 let (Some(object), Some(attr)) = (
                     g.field(target, g.field_object),
                     g.field(target, g.field_attribute),
@@ -721,7 +739,7 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn enter_assignment(&mut self, node: Node<'_>) {
-        if !self.done.insert(node.id()) {
+        if !self.conversion.done.insert(node.id()) {
             return;
         }
         let g = self.g;
@@ -738,7 +756,7 @@ impl<'s> Extractor<'s> {
             }
             match g.field(current, g.field_right) {
                 Some(right) if g.kind(right) == Kind::Assignment && targets.len() < MAX_CHAIN => {
-                    self.done.insert(right.id());
+                    self.conversion.done.insert(right.id());
                     current = right;
                 }
                 right => {

@@ -9,7 +9,7 @@
 
 use std::sync::OnceLock;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use tree_sitter::{Language, Node, Tree};
 
 use super::convert::is_marker_decorator;
@@ -357,22 +357,14 @@ pub(super) struct Extractor<'s> {
     /// Position and block of each use and binding, aligned with the facts.
     pub(super) use_at: Vec<(u32, u32)>,
     pub(super) binding_at: Vec<(u32, u32)>,
-    /// Call nodes already turned into call sites.
-    pub(super) calls_by_node: FxHashMap<usize, u32>,
-    /// Lambda nodes already turned into lambdas.
-    pub(super) lambdas_by_node: FxHashMap<usize, u32>,
-    /// Expression and statement nodes already converted as part of another.
-    pub(super) done: FxHashSet<usize>,
-    /// Scopes entered by conversion (lambda bodies), innermost last.
-    pub(super) scope_override: Vec<ScopeRef>,
+    /// What converting expressions has built ([`super::convert`]).
+    pub(super) conversion: super::convert::Conversion,
     /// `if` statements being walked, for the bindings every branch makes.
     ifs: Vec<IfFrame>,
     /// Name id of each distinct name in [`PythonFacts::names`].
     name_ids: FxHashMap<String, u32>,
     /// CLI objects and the main block being walked ([`super::usage`]).
     pub(super) usage: super::usage::UsageState,
-    /// Value expression nodes built, for [`Extractor::units`].
-    pub(super) vexprs: u64,
     /// The facts budget ([`crate::MAX_FILE_FACTS`]; smaller in tests).
     max_units: u64,
     /// The line where the facts budget ran out.
@@ -432,14 +424,10 @@ impl<'s> Extractor<'s> {
             loop_bodies: Vec::new(),
             use_at: Vec::new(),
             binding_at: Vec::new(),
-            calls_by_node: FxHashMap::default(),
-            lambdas_by_node: FxHashMap::default(),
-            done: FxHashSet::default(),
-            scope_override: Vec::new(),
+            conversion: Default::default(),
             ifs: Vec::new(),
             name_ids: FxHashMap::default(),
             usage: Default::default(),
-            vexprs: 0,
             max_units: crate::MAX_FILE_FACTS,
             cut_line: None,
             skip_leave: false,
@@ -460,7 +448,7 @@ impl<'s> Extractor<'s> {
             + f.functions.len()
             + f.imports.len()
             + f.routes.len();
-        records as u64 + self.vexprs
+        records as u64 + self.conversion.vexprs
     }
 
     /// True once the facts budget is spent; the first time, records the
@@ -519,7 +507,7 @@ impl<'s> Extractor<'s> {
     }
 
     pub(super) fn scope(&self) -> ScopeRef {
-        if let Some(scope) = self.scope_override.last() {
+        if let Some(scope) = self.conversion.scope_override.last() {
             return *scope;
         }
         self.frames.last().map_or(ScopeRef::Module, |f| f.scope)
@@ -553,7 +541,7 @@ impl<'s> Extractor<'s> {
     /// sends it), taking effect at byte `pos`; returns the binding's index.
     pub(super) fn bind(&mut self, name: &str, value: BindValue, pos: usize) -> u32 {
         let mut scope = self.scope();
-        if self.scope_override.is_empty()
+        if self.conversion.scope_override.is_empty()
             && matches!(scope, ScopeRef::Function(_))
             && let Some(frame) = self.frames.last()
             && let Some((_, global)) = frame.declared.iter().find(|(n, _)| n == name)
@@ -621,24 +609,24 @@ impl<'s> Extractor<'s> {
             Kind::FunctionDefinition => self.enter_function(node),
             Kind::ClassDefinition => self.enter_class(node),
             Kind::DecoratedDefinition => self.enter_decorated(node),
-            Kind::Call if !self.calls_by_node.contains_key(&node.id()) => {
+            Kind::Call if !self.conversion.calls_by_node.contains_key(&node.id()) => {
                 self.vexpr(node, 0);
             }
-            Kind::Lambda if !self.lambdas_by_node.contains_key(&node.id()) => {
+            Kind::Lambda if !self.conversion.lambdas_by_node.contains_key(&node.id()) => {
                 self.vexpr(node, 0);
             }
             Kind::Comprehension => {
                 self.count_branch();
-                if !self.done.contains(&node.id()) {
+                if !self.conversion.done.contains(&node.id()) {
                     self.vexpr(node, 0);
                 }
             }
             // Attribute reads outside any converted expression (conditions,
             // operators, f-strings) still load, so a property there is called.
-            Kind::NamedExpression if !self.done.contains(&node.id()) => {
+            Kind::NamedExpression if !self.conversion.done.contains(&node.id()) => {
                 self.vexpr(node, 0);
             }
-            Kind::Attribute if !self.done.contains(&node.id()) => {
+            Kind::Attribute if !self.conversion.done.contains(&node.id()) => {
                 let value = self.vexpr(node, 0);
                 let scope = self.scope();
                 self.facts.effects.push((scope, Effect::Eval(value)));
@@ -1151,7 +1139,7 @@ impl<'s> Extractor<'s> {
 
     /// The `self` name and class of the method being walked.
     pub(super) fn method_self(&self) -> Option<(&str, u32)> {
-        if !self.scope_override.is_empty() {
+        if !self.conversion.scope_override.is_empty() {
             return None;
         }
         let frame = self.function_frame()?;
