@@ -1,7 +1,7 @@
 //! What this crate knows about web frameworks, in one place: the names by
 //! which each framework declares a route. The language files read the
 //! syntax (`lang/python/routes.rs`, `lang/java/routes.rs`) and the
-//! resolution joins prefixes and handlers (`lang/python/output.rs`,
+//! resolution joins prefixes and handlers (`lang/python/results.rs`,
 //! [`crate::routes`]); which decorator, call, constructor or annotation
 //! means what is decided here, so that supporting a new framework or verb
 //! starts with this file.

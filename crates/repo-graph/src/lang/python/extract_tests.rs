@@ -78,7 +78,7 @@ fn calls_and_complexity() {
     let callees: Vec<String> = f
         .calls
         .iter()
-        .map(|c| super::super::output::render(&f, &c.callee))
+        .map(|c| super::super::results::render(&f, &c.callee))
         .collect();
     // A `for` (statement or clause) calls the iterator protocol of what it
     // walks: two implicit sites before its body's calls.
@@ -100,7 +100,7 @@ fn calls_and_complexity() {
         [Implicit, Implicit, Written, Implicit, Implicit, Written]
     );
     assert_eq!(
-        super::super::output::render(&f, &f.calls[5].args[0].value),
+        super::super::results::render(&f, &f.calls[5].args[0].value),
         "a.b"
     );
 }

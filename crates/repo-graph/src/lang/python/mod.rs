@@ -3,7 +3,7 @@
 //! across files as a points-to analysis: the graph and its compilation
 //! (`resolve`), the engine (`solve`), the rules per constraint and callee
 //! (`transfer`: the transfer functions), classes and MROs (`classes`), reading results back
-//! (`output`). `usage` extracts main blocks, CLIs and `setup()` entry points.
+//! (`results`). `usage` extracts main blocks, CLIs and `setup()` entry points.
 
 #[cfg(feature = "python")]
 mod convert;
@@ -22,8 +22,8 @@ mod builtins;
 mod classes;
 #[cfg(feature = "python")]
 mod imports;
-mod output;
 pub(crate) mod resolve;
+mod results;
 #[cfg(feature = "python")]
 mod routes;
 mod solve;
