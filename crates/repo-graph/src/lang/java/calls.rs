@@ -70,14 +70,14 @@ pub(super) struct Ctx<'f, 'r> {
     /// Calls without a receiver: the method found in the enclosing types,
     /// and the innermost enclosing type.
     pub(super) unqualified: RefCell<HashMap<(Scope, CallKey<'f>), Unqualified>>,
-    pub(super) statics: RefCell<HashMap<CallKey<'f>, Option<Target>>>,
+    pub(super) statics: RefCell<HashMap<CallKey<'f>, Option<CallTarget>>>,
     pub(super) external_supers: RefCell<HashMap<ClassId, Option<String>>>,
     /// Call sites resolved so far, by invocation.
-    pub(super) calls: RefCell<HashMap<InvocationKey<'f>, Target>>,
+    pub(super) calls: RefCell<HashMap<InvocationKey<'f>, CallTarget>>,
     /// Invocations evaluated as receivers before their own call site.
-    pub(super) invocations: RefCell<HashMap<InvocationKey<'f>, Value>>,
+    pub(super) invocations: RefCell<HashMap<InvocationKey<'f>, ExprType>>,
     /// Values of `var` locals, by address.
-    pub(super) inferred: RefCell<HashMap<usize, Value>>,
+    pub(super) inferred: RefCell<HashMap<usize, ExprType>>,
     pub(super) callers: RefCell<HashMap<Scope, EntityId>>,
 }
 
@@ -137,16 +137,16 @@ impl<'f, 'r> Ctx<'f, 'r> {
     }
 
     /// Resolves a type name written in `scope` of `module`.
-    pub(super) fn resolve_type(&self, module: ModuleId, scope: Scope, name: &str) -> TypeValue {
+    pub(super) fn resolve_type(&self, module: ModuleId, scope: Scope, name: &str) -> ResolvedType {
         self.r
             .resolve_type(module, scope, name, &self.caches, &self.t, 0)
     }
 
-    pub(super) fn instance_of(&self, module: ModuleId, scope: Scope, name: &str) -> Value {
+    pub(super) fn instance_of(&self, module: ModuleId, scope: Scope, name: &str) -> ExprType {
         match self.resolve_type(module, scope, name) {
-            TypeValue::Internal(c) => Value::Instance(c),
-            TypeValue::External(n) => Value::ExternalInstance(n),
-            TypeValue::Unknown => Value::Unknown,
+            ResolvedType::Internal(c) => ExprType::Instance(c),
+            ResolvedType::External(n) => ExprType::ExternalInstance(n),
+            ResolvedType::Unknown => ExprType::Unknown,
         }
     }
 
@@ -196,7 +196,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
 
     /// The variable `name` as seen at byte `pos` of `scope`: locals, then
     /// parameters, then fields of the enclosing types, innermost first.
-    pub(super) fn lookup_var(&self, scope: Scope, name: &'f str, pos: u32) -> Option<Var<'f>> {
+    pub(super) fn lookup_var(&self, scope: Scope, name: &'f str, pos: u32) -> Option<VarDecl<'f>> {
         let r = self.r;
         let module = self.module;
         let mut current = Some(scope);
@@ -211,18 +211,18 @@ impl<'f, 'r> Ctx<'f, 'r> {
             if let Some(locals) = self.locals.get(&(s, name))
                 && let Some(local) = self.local_at(locals, pos)
             {
-                return Some(Var::Local(local));
+                return Some(VarDecl::Local(local));
             }
             match s {
                 Scope::Method(m) => {
                     if let Some(param) = self.params.get(&(m, name)) {
-                        return Some(Var::Param(module, s, param));
+                        return Some(VarDecl::Param(module, s, param));
                     }
                 }
                 Scope::Type(ty) => {
                     if let Some((m, scope, field)) = r.field(r.class_id(module, ty), name, &self.t)
                     {
-                        return Some(Var::Field(m, scope, field));
+                        return Some(VarDecl::Field(m, scope, field));
                     }
                 }
                 Scope::Unit => {}
@@ -232,9 +232,9 @@ impl<'f, 'r> Ctx<'f, 'r> {
         None
     }
 
-    pub(super) fn var_value(&self, var: Var<'f>, depth: u32) -> Value {
+    pub(super) fn var_value(&self, var: VarDecl<'f>, depth: u32) -> ExprType {
         match var {
-            Var::Local(local) => match &local.ty {
+            VarDecl::Local(local) => match &local.ty {
                 LocalType::Declared(ty) => self.instance_of(self.module, local.scope, ty),
                 LocalType::Inferred(expr) => {
                     let key = std::ptr::from_ref(local) as usize;
@@ -250,12 +250,12 @@ impl<'f, 'r> Ctx<'f, 'r> {
                     }
                     value
                 }
-                LocalType::Untyped => Value::Unknown,
+                LocalType::Untyped => ExprType::Unknown,
             },
-            Var::Param(module, scope, param) => {
+            VarDecl::Param(module, scope, param) => {
                 self.instance_of(module, scope, &erase(&param.type_text))
             }
-            Var::Field(module, scope, field) => {
+            VarDecl::Field(module, scope, field) => {
                 self.instance_of(module, scope, &erase(&field.type_text))
             }
         }
@@ -263,23 +263,23 @@ impl<'f, 'r> Ctx<'f, 'r> {
 
     /// What calling `target` evaluates to: an instance of its declared
     /// return type.
-    pub(super) fn target_value(&self, target: &Target) -> Value {
+    pub(super) fn target_value(&self, target: &CallTarget) -> ExprType {
         let r = self.r;
         match target {
-            Target::Entity(EntityId::Function(f)) => match r.method_facts(*f) {
+            CallTarget::Entity(EntityId::Function(f)) => match r.method_facts(*f) {
                 Some((module, method)) => match &method.returns {
                     Some(ty) => {
                         let local = f.0.saturating_sub(r.function_base[module.index()]);
                         self.instance_of(module, Scope::Method(local), &erase(ty))
                     }
-                    None => Value::Unknown,
+                    None => ExprType::Unknown,
                 },
-                None => Value::Unknown,
+                None => ExprType::Unknown,
             },
-            Target::External(n) => self
+            CallTarget::External(n) => self
                 .external(format!("{n}()"))
-                .map_or(Value::Unknown, Value::ExternalInstance),
-            _ => Value::Unknown,
+                .map_or(ExprType::Unknown, ExprType::ExternalInstance),
+            _ => ExprType::Unknown,
         }
     }
 
@@ -295,7 +295,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         end: u32,
         scope: Scope,
         depth: u32,
-    ) -> Value {
+    ) -> ExprType {
         let key = (start, end, name);
         let resolved = self.calls.borrow().get(&key).cloned();
         if let Some(target) = resolved {
@@ -315,11 +315,11 @@ impl<'f, 'r> Ctx<'f, 'r> {
         value
     }
 
-    pub(super) fn eval(&self, expr: &'f Expr, scope: Scope, pos: u32, depth: u32) -> Value {
+    pub(super) fn eval(&self, expr: &'f Expr, scope: Scope, pos: u32, depth: u32) -> ExprType {
         if depth > MAX_DEPTH {
             self.cut.set(true);
             self.t.cut(Bound::Depth);
-            return Value::Unknown;
+            return ExprType::Unknown;
         }
         self.t.tick();
         let r = self.r;
@@ -329,54 +329,54 @@ impl<'f, 'r> Ctx<'f, 'r> {
                     return self.var_value(var, depth + 1);
                 }
                 match self.resolve_type(self.module, scope, name) {
-                    TypeValue::Internal(c) => Value::Type(c),
-                    TypeValue::External(n) => Value::ExternalType(n),
-                    TypeValue::Unknown if name.starts_with(|c: char| c.is_ascii_lowercase()) => {
-                        Value::Package(name.clone())
+                    ResolvedType::Internal(c) => ExprType::Type(c),
+                    ResolvedType::External(n) => ExprType::ExternalType(n),
+                    ResolvedType::Unknown if name.starts_with(|c: char| c.is_ascii_lowercase()) => {
+                        ExprType::Package(name.clone())
                     }
-                    TypeValue::Unknown => Value::Unknown,
+                    ResolvedType::Unknown => ExprType::Unknown,
                 }
             }
             Expr::Field(base, field) => {
                 let base = self.eval(base, scope, pos, depth + 1);
                 if field == "this" {
                     return match base {
-                        Value::Type(c) => Value::Instance(c),
-                        _ => Value::Unknown,
+                        ExprType::Type(c) => ExprType::Instance(c),
+                        _ => ExprType::Unknown,
                     };
                 }
                 match base {
-                    Value::Type(c) | Value::Instance(c) => {
+                    ExprType::Type(c) | ExprType::Instance(c) => {
                         if let Some((module, scope, f)) = r.field(c, field, &self.t) {
                             return self.instance_of(module, scope, &erase(&f.type_text));
                         }
                         match (&base, r.member_type(c, field, &self.t)) {
-                            (Value::Type(_), Some(inner)) => Value::Type(inner),
-                            _ => Value::Unknown,
+                            (ExprType::Type(_), Some(inner)) => ExprType::Type(inner),
+                            _ => ExprType::Unknown,
                         }
                     }
-                    Value::ExternalType(t)
+                    ExprType::ExternalType(t)
                         if field.starts_with(|c: char| c.is_ascii_uppercase()) =>
                     {
                         self.external(format!("{t}.{field}"))
-                            .map_or(Value::Unknown, Value::ExternalType)
+                            .map_or(ExprType::Unknown, ExprType::ExternalType)
                     }
-                    Value::ExternalType(t) | Value::ExternalInstance(t) => self
+                    ExprType::ExternalType(t) | ExprType::ExternalInstance(t) => self
                         .external(format!("{t}.{field}"))
-                        .map_or(Value::Unknown, Value::ExternalInstance),
-                    Value::Package(p) => {
+                        .map_or(ExprType::Unknown, ExprType::ExternalInstance),
+                    ExprType::Package(p) => {
                         let path = format!("{p}.{field}");
                         if let Some(c) = r.by_fqn.get(&path) {
-                            Value::Type(*c)
+                            ExprType::Type(*c)
                         } else if field.starts_with(|c: char| c.is_ascii_uppercase())
                             && !r.packages.contains(&path)
                         {
-                            Value::ExternalType(path)
+                            ExprType::ExternalType(path)
                         } else {
-                            Value::Package(path)
+                            ExprType::Package(path)
                         }
                     }
-                    Value::Unknown => Value::Unknown,
+                    ExprType::Unknown => ExprType::Unknown,
                 }
             }
             Expr::Invoke {
@@ -396,15 +396,15 @@ impl<'f, 'r> Ctx<'f, 'r> {
             ),
             Expr::New(ty) | Expr::Cast(ty) => self.instance_of(self.module, scope, ty),
             Expr::Type(ty) => match self.resolve_type(self.module, scope, ty) {
-                TypeValue::Internal(c) => Value::Type(c),
-                TypeValue::External(n) => Value::ExternalType(n),
-                TypeValue::Unknown => Value::Unknown,
+                ResolvedType::Internal(c) => ExprType::Type(c),
+                ResolvedType::External(n) => ExprType::ExternalType(n),
+                ResolvedType::Unknown => ExprType::Unknown,
             },
-            Expr::Str => Value::ExternalInstance("java.lang.String".to_string()),
+            Expr::Str => ExprType::ExternalInstance("java.lang.String".to_string()),
             Expr::This => r
                 .enclosing_type(self.module, scope, &self.t)
-                .map_or(Value::Unknown, Value::Instance),
-            Expr::Super | Expr::Other(_) => Value::Unknown,
+                .map_or(ExprType::Unknown, ExprType::Instance),
+            Expr::Super | Expr::Other(_) => ExprType::Unknown,
         }
     }
 
@@ -505,13 +505,13 @@ impl<'f, 'r> Ctx<'f, 'r> {
         scope: Scope,
         pos: u32,
         depth: u32,
-    ) -> Target {
+    ) -> CallTarget {
         let r = self.r;
         match receiver {
             None => {
                 let (found, innermost) = self.enclosing_method(scope, name, arity, args);
                 if let Some(f) = found {
-                    return Target::Entity(EntityId::Function(f));
+                    return CallTarget::Entity(EntityId::Function(f));
                 }
                 if let Some(target) = self.static_import(name, arity, args) {
                     return target;
@@ -521,13 +521,13 @@ impl<'f, 'r> Ctx<'f, 'r> {
                     .get(name)
                     .and_then(|o| o.best(arity, args, &self.t))
                 {
-                    return Target::Entity(EntityId::Function(f));
+                    return CallTarget::Entity(EntityId::Function(f));
                 }
                 self.external_super_target(innermost, name)
             }
             Some(Expr::Super) => match r.enclosing_type(self.module, scope, &self.t) {
                 Some(class) => self.inherited_target(class, name, arity, args, true),
-                None => Target::Unresolved,
+                None => CallTarget::Unresolved,
             },
             Some(expr) => {
                 let value = self.eval(expr, scope, pos, depth + 1);
@@ -540,19 +540,19 @@ impl<'f, 'r> Ctx<'f, 'r> {
     /// else the external supertype's, else the external type's own.
     fn member_target(
         &self,
-        value: Value,
+        value: ExprType,
         name: &'f str,
         arity: Option<u32>,
         args: &'f [ArgKind],
-    ) -> Target {
+    ) -> CallTarget {
         match value {
-            Value::Type(c) | Value::Instance(c) => {
+            ExprType::Type(c) | ExprType::Instance(c) => {
                 self.inherited_target(c, name, arity, args, false)
             }
-            Value::ExternalType(t) | Value::ExternalInstance(t) => {
-                Target::External(format!("{t}.{name}"))
+            ExprType::ExternalType(t) | ExprType::ExternalInstance(t) => {
+                CallTarget::External(format!("{t}.{name}"))
             }
-            Value::Package(_) | Value::Unknown => Target::Unresolved,
+            ExprType::Package(_) | ExprType::Unknown => CallTarget::Unresolved,
         }
     }
 
@@ -565,18 +565,18 @@ impl<'f, 'r> Ctx<'f, 'r> {
         arity: Option<u32>,
         args: &'f [ArgKind],
         skip_self: bool,
-    ) -> Target {
+    ) -> CallTarget {
         match self.find_method(class, name, arity, args, skip_self) {
-            Some(f) => Target::Entity(EntityId::Function(f)),
+            Some(f) => CallTarget::Entity(EntityId::Function(f)),
             None => self.external_super_target(Some(class), name),
         }
     }
 
     /// `name` on the first external supertype of `class`, if it has one.
-    fn external_super_target(&self, class: Option<ClassId>, name: &str) -> Target {
+    fn external_super_target(&self, class: Option<ClassId>, name: &str) -> CallTarget {
         match class.and_then(|c| self.external_super_name(c)) {
-            Some(base) => Target::External(format!("{base}.{name}")),
-            None => Target::Unresolved,
+            Some(base) => CallTarget::External(format!("{base}.{name}")),
+            None => CallTarget::Unresolved,
         }
     }
 
@@ -598,7 +598,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         name: &'f str,
         arity: Option<u32>,
         args: &'f [ArgKind],
-    ) -> Option<Target> {
+    ) -> Option<CallTarget> {
         self.t.tick();
         let key = (name, arity, args);
         if let Some(found) = self.statics.borrow().get(&key) {
@@ -614,7 +614,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         name: &'f str,
         arity: Option<u32>,
         args: &'f [ArgKind],
-    ) -> Option<Target> {
+    ) -> Option<CallTarget> {
         let imports = self.r.imports.get(self.module.index())?;
         let singles = imports
             .static_single
@@ -653,21 +653,21 @@ impl<'f, 'r> Ctx<'f, 'r> {
             }
             self.t.tick();
             match self.r.resolve_fqn(owner, &self.t) {
-                TypeValue::Internal(c) => {
+                ResolvedType::Internal(c) => {
                     if let Some(f) = self.find_method(c, name, arity, args, false) {
-                        return Some(Target::Entity(EntityId::Function(f)));
+                        return Some(CallTarget::Entity(EntityId::Function(f)));
                     }
                 }
-                TypeValue::External(t) => {
-                    fallback.get_or_insert(Target::External(format!("{t}.{name}")));
+                ResolvedType::External(t) => {
+                    fallback.get_or_insert(CallTarget::External(format!("{t}.{name}")));
                 }
-                TypeValue::Unknown => {}
+                ResolvedType::Unknown => {}
             }
         }
         fallback
     }
 
-    pub(super) fn call_target(&self, call: &'f Call) -> Target {
+    pub(super) fn call_target(&self, call: &'f Call) -> CallTarget {
         let r = self.r;
         let module = self.module;
         let arity = Some(call.arity);
@@ -688,17 +688,19 @@ impl<'f, 'r> Ctx<'f, 'r> {
                 target
             }
             Callee::New(ty) => match self.resolve_type(module, call.scope, ty) {
-                TypeValue::Internal(c) => Target::Entity(self.constructor(c, arity, &call.args)),
-                TypeValue::External(n) => Target::External(format!("{n}.{CONSTRUCTOR}")),
-                TypeValue::Unknown => Target::Unresolved,
+                ResolvedType::Internal(c) => {
+                    CallTarget::Entity(self.constructor(c, arity, &call.args))
+                }
+                ResolvedType::External(n) => CallTarget::External(format!("{n}.{CONSTRUCTOR}")),
+                ResolvedType::Unknown => CallTarget::Unresolved,
             },
             Callee::This => match r.enclosing_type(module, call.scope, &self.t) {
-                Some(c) => Target::Entity(self.constructor(c, arity, &call.args)),
-                None => Target::Unresolved,
+                Some(c) => CallTarget::Entity(self.constructor(c, arity, &call.args)),
+                None => CallTarget::Unresolved,
             },
             Callee::Super => {
                 let Some(class) = r.enclosing_type(module, call.scope, &self.t) else {
-                    return Target::Unresolved;
+                    return CallTarget::Unresolved;
                 };
                 self.t.tick();
                 let superclass = r.bases.get(class.index()).and_then(|bases| {
@@ -708,10 +710,10 @@ impl<'f, 'r> Ctx<'f, 'r> {
                         .find_map(|b| b.resolved)
                 });
                 match superclass {
-                    Some(s) => Target::Entity(self.constructor(s, arity, &call.args)),
+                    Some(s) => CallTarget::Entity(self.constructor(s, arity, &call.args)),
                     None => match r.external_supers.get(class.index()).and_then(|e| e.first()) {
-                        Some(base) => Target::External(format!("{base}.{CONSTRUCTOR}")),
-                        None => Target::External(format!("java.lang.Object.{CONSTRUCTOR}")),
+                        Some(base) => CallTarget::External(format!("{base}.{CONSTRUCTOR}")),
+                        None => CallTarget::External(format!("java.lang.Object.{CONSTRUCTOR}")),
                     },
                 }
             }
@@ -728,13 +730,13 @@ impl<'f, 'r> Ctx<'f, 'r> {
         name: &'f str,
         scope: Scope,
         pos: u32,
-    ) -> Target {
+    ) -> CallTarget {
         if matches!(target, Expr::Super) {
             return self.method_target(Some(target), name, None, &[], scope, pos, 0);
         }
         let value = self.eval(target, scope, pos, 0);
-        if let (Value::Type(c) | Value::Instance(c), true) = (&value, name == CONSTRUCTOR) {
-            return Target::Entity(self.constructor(*c, None, &[]));
+        if let (ExprType::Type(c) | ExprType::Instance(c), true) = (&value, name == CONSTRUCTOR) {
+            return CallTarget::Entity(self.constructor(*c, None, &[]));
         }
         self.member_target(value, name, None, &[])
     }
@@ -750,7 +752,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         };
         let target = match (import.is_static, import.on_demand) {
             (false, false) | (true, true) => match r.resolve_fqn(&import.path, t) {
-                TypeValue::Internal(c) => ImportTarget::Class(c),
+                ResolvedType::Internal(c) => ImportTarget::Class(c),
                 _ if !import.is_static && r.packages.contains(&import.path) => {
                     ImportTarget::Package(import.path.clone())
                 }
@@ -764,7 +766,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
                 None => ImportTarget::External(import.path.clone()),
             },
             (true, false) => match (r.resolve_fqn(&module, t), name.as_deref()) {
-                (TypeValue::Internal(c), Some(member)) => {
+                (ResolvedType::Internal(c), Some(member)) => {
                     match r.table(c).and_then(|table| table.methods.get(member)) {
                         Some(overloads) => ImportTarget::Function(overloads.first),
                         _ => match r.member_type(c, member, t) {
@@ -804,7 +806,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
         let r = self.r;
         let mut types: HashSet<ClassId> = HashSet::default();
         for name in &self.facts.type_names {
-            if let TypeValue::Internal(c) = self.resolve_type(self.module, Scope::Unit, name) {
+            if let ResolvedType::Internal(c) = self.resolve_type(self.module, Scope::Unit, name) {
                 types.insert(c);
             }
         }
@@ -816,7 +818,7 @@ impl<'f, 'r> Ctx<'f, 'r> {
             }
         }
         for import in &self.facts.imports {
-            if let TypeValue::Internal(c) = r.resolve_fqn(&import.path, &self.t) {
+            if let ResolvedType::Internal(c) = r.resolve_fqn(&import.path, &self.t) {
                 types.insert(c);
             }
         }
@@ -840,15 +842,15 @@ impl<'f, 'r> Ctx<'f, 'r> {
             Handler::Lambda(scope) => HandlerDraft::Lambda(self.caller_node(*scope)),
             Handler::Ref { target, name } => {
                 match self.reference_target(target, name, route.scope, route.pos) {
-                    Target::Entity(e) => HandlerDraft::Entity(e),
-                    Target::External(n) => HandlerDraft::Text(n),
-                    Target::Unresolved => {
+                    CallTarget::Entity(e) => HandlerDraft::Entity(e),
+                    CallTarget::External(n) => HandlerDraft::Text(n),
+                    CallTarget::Unresolved => {
                         HandlerDraft::Text(format!("{}::{name}", target.render()))
                     }
                 }
             }
             Handler::Object(expr) => match self.eval(expr, route.scope, route.pos, 0) {
-                Value::Type(c) | Value::Instance(c) => {
+                ExprType::Type(c) | ExprType::Instance(c) => {
                     match self.find_method(c, "handle", None, &[], false) {
                         Some(f) => HandlerDraft::Entity(EntityId::Function(f)),
                         None => HandlerDraft::Entity(EntityId::Class(c)),

@@ -266,7 +266,7 @@ pub(super) const PRIMITIVES: &[&str] = &[
 
 /// What a type name denotes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum TypeValue {
+pub(super) enum ResolvedType {
     Internal(ClassId),
     /// Outside the repository: the fully qualified name when an import or
     /// `java.lang` tells it, else the name as written.
@@ -276,7 +276,7 @@ pub(super) enum TypeValue {
 
 /// What an expression evaluates to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Value {
+pub(super) enum ExprType {
     /// A reference to an internal type (`Type.m()`).
     Type(ClassId),
     Instance(ClassId),
@@ -289,7 +289,7 @@ pub(super) enum Value {
 
 /// Where a call lands.
 #[derive(Debug, Clone)]
-pub(super) enum Target {
+pub(super) enum CallTarget {
     Entity(EntityId),
     External(String),
     Unresolved,
@@ -337,7 +337,7 @@ pub(super) fn category(type_text: &str) -> u8 {
 }
 
 /// A variable found by name.
-pub(super) enum Var<'f> {
+pub(super) enum VarDecl<'f> {
     Local(&'f Local),
     Param(ModuleId, Scope, &'f ParamFacts),
     Field(ModuleId, Scope, &'f FieldFacts),
@@ -349,9 +349,9 @@ pub(super) enum Var<'f> {
 #[derive(Default)]
 pub(super) struct TypeCaches<'f> {
     /// What a simple name means at the top of a unit.
-    pub(super) unit: RefCell<HashMap<ModuleId, HashMap<String, TypeValue>>>,
+    pub(super) unit: RefCell<HashMap<ModuleId, HashMap<String, ResolvedType>>>,
     /// What a written name means in a scope.
-    pub(super) resolved: RefCell<HashMap<(ModuleId, Scope), HashMap<String, TypeValue>>>,
+    pub(super) resolved: RefCell<HashMap<(ModuleId, Scope), HashMap<String, ResolvedType>>>,
     /// Type parameters of scopes that declare many, by name.
     pub(super) params: RefCell<HashMap<(ModuleId, Scope), TypeParams<'f>>>,
 }
@@ -684,13 +684,13 @@ impl<'f> JavaResolver<'f> {
             .map(|s| {
                 t.add(1 + facts.type_params.len() as u64);
                 let value = if facts.type_params.iter().any(|p| p.name == s.name) {
-                    TypeValue::Unknown
+                    ResolvedType::Unknown
                 } else {
                     self.resolve_type(module, scope, &s.name, caches, t, 0)
                 };
                 let resolved = match value {
-                    TypeValue::Internal(c) if c != class => Some(c),
-                    TypeValue::External(name) => {
+                    ResolvedType::Internal(c) if c != class => Some(c),
+                    ResolvedType::External(name) => {
                         external.push(name);
                         None
                     }
@@ -1073,13 +1073,13 @@ impl<'f> JavaResolver<'f> {
         caches: &TypeCaches<'f>,
         t: &ModuleWork,
         depth: u32,
-    ) -> TypeValue {
+    ) -> ResolvedType {
         if name.ends_with(']') || PRIMITIVES.contains(&name) || name.is_empty() {
-            return TypeValue::Unknown;
+            return ResolvedType::Unknown;
         }
         if depth > MAX_DEPTH {
             t.cut(Bound::Depth);
-            return TypeValue::Unknown;
+            return ResolvedType::Unknown;
         }
         t.tick();
         if let Some(value) = caches
@@ -1095,7 +1095,7 @@ impl<'f> JavaResolver<'f> {
             None => (name, None),
         };
         let mut value = self.lexical_type(module, scope, head, caches, t, depth);
-        if value == TypeValue::Unknown {
+        if value == ResolvedType::Unknown {
             let cached = caches
                 .unit
                 .borrow()
@@ -1118,7 +1118,7 @@ impl<'f> JavaResolver<'f> {
         }
         let value = match (rest, value) {
             (None, value) => value,
-            (Some(_), TypeValue::Unknown) => self.resolve_fqn(name, t),
+            (Some(_), ResolvedType::Unknown) => self.resolve_fqn(name, t),
             (Some(rest), value) => self.member_path(value, rest, t),
         };
         caches
@@ -1133,19 +1133,21 @@ impl<'f> JavaResolver<'f> {
     /// Applies `Inner.Deeper` member segments to a resolved type.
     pub(super) fn member_path(
         &self,
-        mut value: TypeValue,
+        mut value: ResolvedType,
         rest: &str,
         t: &ModuleWork,
-    ) -> TypeValue {
+    ) -> ResolvedType {
         for segment in rest.split('.') {
             t.tick();
             value = match value {
-                TypeValue::Internal(c) => match self.member_type(c, segment, t) {
-                    Some(inner) => TypeValue::Internal(inner),
-                    None => TypeValue::Unknown,
+                ResolvedType::Internal(c) => match self.member_type(c, segment, t) {
+                    Some(inner) => ResolvedType::Internal(inner),
+                    None => ResolvedType::Unknown,
                 },
-                TypeValue::External(outer) => TypeValue::External(format!("{outer}.{segment}")),
-                TypeValue::Unknown => return TypeValue::Unknown,
+                ResolvedType::External(outer) => {
+                    ResolvedType::External(format!("{outer}.{segment}"))
+                }
+                ResolvedType::Unknown => return ResolvedType::Unknown,
             };
         }
         value
@@ -1192,9 +1194,9 @@ impl<'f> JavaResolver<'f> {
         caches: &TypeCaches<'f>,
         t: &ModuleWork,
         depth: u32,
-    ) -> TypeValue {
+    ) -> ResolvedType {
         let Some(scoped) = self.scoped_types.get(module.index()) else {
-            return TypeValue::Unknown;
+            return ResolvedType::Unknown;
         };
         let mut current = Some(scope);
         let mut steps = 0;
@@ -1213,31 +1215,31 @@ impl<'f> JavaResolver<'f> {
                         // `<A extends B, B extends A>` must not loop.
                         self.resolve_type(module, outer, bound, caches, t, depth + 1)
                     }
-                    _ => TypeValue::Unknown,
+                    _ => ResolvedType::Unknown,
                 };
             }
             match s {
                 Scope::Method(_) => {
                     if let Some(c) = scoped.get(&(s, name)) {
-                        return TypeValue::Internal(*c);
+                        return ResolvedType::Internal(*c);
                     }
                 }
                 Scope::Type(ty) => {
                     if let Some(c) = self.member_type(self.class_id(module, ty), name, t) {
-                        return TypeValue::Internal(c);
+                        return ResolvedType::Internal(c);
                     }
                 }
                 Scope::Unit => {}
             }
             current = self.parent_scope(module, s);
         }
-        TypeValue::Unknown
+        ResolvedType::Unknown
     }
 
     /// What a simple type name means at the top of a compilation unit.
-    pub(super) fn unit_type(&self, module: ModuleId, name: &str, t: &ModuleWork) -> TypeValue {
+    pub(super) fn unit_type(&self, module: ModuleId, name: &str, t: &ModuleWork) -> ResolvedType {
         let Some(facts) = self.facts(module) else {
-            return TypeValue::Unknown;
+            return ResolvedType::Unknown;
         };
         t.tick();
         if let Some(c) = self
@@ -1245,16 +1247,16 @@ impl<'f> JavaResolver<'f> {
             .get(module.index())
             .and_then(|scoped| scoped.get(&(Scope::Unit, name)))
         {
-            return TypeValue::Internal(*c);
+            return ResolvedType::Internal(*c);
         }
         let Some(imports) = self.imports.get(module.index()) else {
-            return TypeValue::Unknown;
+            return ResolvedType::Unknown;
         };
         if let Some(path) = imports.single.get(name) {
             return self.resolve_fqn(path, t);
         }
         if let Some(c) = self.top_level(facts.package.as_deref().unwrap_or(""), name) {
-            return TypeValue::Internal(c);
+            return ResolvedType::Internal(c);
         }
         // On-demand imports and static imports of a member type, in source order.
         let static_type = imports.static_single.get(name).and_then(|list| {
@@ -1281,19 +1283,19 @@ impl<'f> JavaResolver<'f> {
                 self.member_type(*owner, name, t)
             });
             if let Some(c) = found {
-                return TypeValue::Internal(c);
+                return ResolvedType::Internal(c);
             }
         }
         if let Some((_, c)) = static_type {
-            return TypeValue::Internal(c);
+            return ResolvedType::Internal(c);
         }
         if let Some(c) = self.top_level("java.lang", name) {
-            return TypeValue::Internal(c);
+            return ResolvedType::Internal(c);
         }
         if JAVA_LANG.contains(&name) {
-            return TypeValue::External(format!("java.lang.{name}"));
+            return ResolvedType::External(format!("java.lang.{name}"));
         }
-        TypeValue::Unknown
+        ResolvedType::Unknown
     }
 
     /// The top-level type `name` of `package` ("" for the default package).
@@ -1302,10 +1304,10 @@ impl<'f> JavaResolver<'f> {
     }
 
     /// A fully qualified name: the longest prefix that is a known type, then members.
-    pub(super) fn resolve_fqn(&self, path: &str, t: &ModuleWork) -> TypeValue {
+    pub(super) fn resolve_fqn(&self, path: &str, t: &ModuleWork) -> ResolvedType {
         t.tick();
         if let Some(c) = self.by_fqn.get(path) {
-            return TypeValue::Internal(*c);
+            return ResolvedType::Internal(*c);
         }
         let mut end = path.len();
         let mut tries = 0;
@@ -1320,10 +1322,10 @@ impl<'f> JavaResolver<'f> {
             if let (Some(prefix), Some(rest)) = (path.get(..end), path.get(end + 1..))
                 && let Some(c) = self.by_fqn.get(prefix)
             {
-                return self.member_path(TypeValue::Internal(*c), rest, t);
+                return self.member_path(ResolvedType::Internal(*c), rest, t);
             }
         }
-        TypeValue::External(path.to_string())
+        ResolvedType::External(path.to_string())
     }
 
     /// The entity that runs code written in `scope`: the nearest method,
@@ -1354,7 +1356,7 @@ impl<'f> JavaResolver<'f> {
         let mut order: Vec<usize> = (0..facts.calls.len()).collect();
         order.sort_unstable_by_key(|&i| (facts.calls[i].pos, std::cmp::Reverse(i)));
         ctx.t.add(facts.calls.len() as u64);
-        let mut targets: Vec<Option<Target>> = vec![None; facts.calls.len()];
+        let mut targets: Vec<Option<CallTarget>> = vec![None; facts.calls.len()];
         for i in order {
             ctx.cut.set(false);
             if let (Some(call), Some(slot)) = (facts.calls.get(i), targets.get_mut(i)) {
@@ -1365,15 +1367,15 @@ impl<'f> JavaResolver<'f> {
         let mut unresolved = Vec::new();
         for (call, target) in facts.calls.iter().zip(targets) {
             let caller = ctx.caller_node(call.scope);
-            match target.unwrap_or(Target::Unresolved) {
-                Target::Entity(target) => edges.push((caller, target)),
-                Target::External(name) => unresolved.push(UnresolvedCall {
+            match target.unwrap_or(CallTarget::Unresolved) {
+                CallTarget::Entity(target) => edges.push((caller, target)),
+                CallTarget::External(name) => unresolved.push(UnresolvedCall {
                     caller,
                     callee: name,
                     external: true,
                     line: call.line,
                 }),
-                Target::Unresolved => unresolved.push(UnresolvedCall {
+                CallTarget::Unresolved => unresolved.push(UnresolvedCall {
                     caller,
                     callee: render_callee(&call.callee),
                     external: false,
