@@ -1,6 +1,7 @@
 //! Resolution of one module's call sites by declared types: locals,
 //! fields, parameters, static imports, call chains, overloads.
 
+use super::index::*;
 use super::resolve::*;
 use std::cell::{Cell, RefCell};
 

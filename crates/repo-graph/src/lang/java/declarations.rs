@@ -3,6 +3,7 @@
 //! locals, catch parameters, patterns and lambdas.
 
 use super::extract::*;
+use super::facts::*;
 
 use tree_sitter::Node;
 

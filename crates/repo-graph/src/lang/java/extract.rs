@@ -18,7 +18,7 @@ use crate::facts::Spent;
 use crate::model::{BaseRelation, Complexity, JavaTypeKind, Modifier, Span};
 use crate::text::{count_lines, truncate};
 
-pub(crate) use super::facts::*;
+use super::facts::*;
 use super::routes::*;
 
 /// Longest text kept verbatim for annotations and unresolved expressions.

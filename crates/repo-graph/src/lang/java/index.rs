@@ -2,6 +2,7 @@
 //! literal kinds, a unit's types and imports by name, and the nearest
 //! declaration of a member along a cut superclass chain.
 
+use super::calls::arg_score;
 use super::resolve::*;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};

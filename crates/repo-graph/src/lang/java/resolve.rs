@@ -52,8 +52,8 @@ use crate::lang::java::{
 use crate::lang::resolver::ModuleOutput;
 use crate::model::{Base, BaseRelation, ClassId, EntityId, FunctionId, ModuleId, UnresolvedCall};
 
-pub(super) use super::calls::*;
-pub(super) use super::index::*;
+use super::calls::*;
+use super::index::*;
 /// Evaluation steps allowed for one expression before giving up (type
 /// variable bounds naming each other, `var` initializers naming each other).
 pub(super) const MAX_DEPTH: u32 = 24;

@@ -2,6 +2,7 @@
 //! annotations, Javalin and Spark calls, `path(...)` groups.
 
 use super::extract::*;
+use super::facts::*;
 
 use tree_sitter::Node;
 

@@ -14,7 +14,7 @@ use tree_sitter::Node;
 
 use super::extract::{Extractor, Kind};
 use super::facts::*;
-pub(crate) use super::usage_facts::*;
+use super::usage_facts::*;
 use crate::model::Span;
 use crate::text::truncate;
 use crate::usage::{CliFramework, CliOption, EntryPointKind};
