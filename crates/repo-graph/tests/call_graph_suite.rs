@@ -78,8 +78,8 @@ const CATEGORY_FLOORS: &[(&str, f64, f64)] = &[
     ("super", 0.95, 1.00),
 ];
 
-const MIN_CASES: usize = 130;
-const MIN_CATEGORIES: usize = 16;
+const MIN_CASES: usize = 227;
+const MIN_CATEGORIES: usize = 21;
 
 type Edge = (String, String);
 
