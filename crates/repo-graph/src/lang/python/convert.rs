@@ -243,16 +243,30 @@ impl<'s> Extractor<'s> {
         if g.kind(function) == Kind::Identifier {
             match self.text(function) {
                 "super" => {
+                    let value = match arguments.and_then(|args| {
+                        Some((self.positional_arg(args, 0)?, self.positional_arg(args, 1)?))
+                    }) {
+                        Some((class, object)) => {
+                            let class = self.vexpr(class, depth + 1);
+                            let object = self.vexpr(object, depth + 1);
+                            ValueExpr::SuperOf(Box::new((class, object)))
+                        }
+                        None => ValueExpr::Super,
+                    };
+                    // Still a call of the builtin, for the record (an
+                    // external callee, `builtins.super`, unless shadowed);
+                    // its result is never read: the value is the super
+                    // object above, and a second conversion of the node
+                    // finds no site (`u32::MAX`), as before.
+                    self.push_call(CallFacts {
+                        scope: self.scope(),
+                        callee,
+                        args: Box::default(),
+                        line: line_of(node.start_position().row),
+                        kind: CallKind::Written,
+                    });
                     self.conversion.calls_by_node.insert(node.id(), u32::MAX);
-                    if let Some(args) = arguments
-                        && let (Some(class), Some(object)) =
-                            (self.positional_arg(args, 0), self.positional_arg(args, 1))
-                    {
-                        let class = self.vexpr(class, depth + 1);
-                        let object = self.vexpr(object, depth + 1);
-                        return ValueExpr::SuperOf(Box::new((class, object)));
-                    }
-                    return ValueExpr::Super;
+                    return value;
                 }
                 // `getattr(obj, "name")` reads the attribute.
                 "getattr" => {
