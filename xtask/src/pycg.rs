@@ -479,18 +479,24 @@ fn run_ours(binary: &Path, dir: &Path) -> Result<Graph, String> {
     if let Some(external) = value.get("external") {
         for (caller, callees) in graph(external).map_err(|e| e.to_string())? {
             let set = merged.entry(caller).or_default();
-            // PyCG spells builtins `<builtin>.len` where we say `builtins.len`.
-            set.extend(
-                callees
-                    .into_iter()
-                    .map(|c| match c.strip_prefix("builtins.") {
-                        Some(rest) => format!("<builtin>.{rest}"),
-                        None => c,
-                    }),
-            );
+            set.extend(callees.into_iter().map(|c| pycg_name(&c)));
         }
     }
     Ok(merged)
+}
+
+/// Our dotted name of an outside callee in PyCG's spelling: builtins are
+/// `<builtin>.len`, and methods of the two built-in types PyCG models are
+/// `<**PyStr**>.join` and `<**PyDict**>.items` (its source names no other).
+fn pycg_name(ours: &str) -> String {
+    match ours.strip_prefix("builtins.") {
+        Some(rest) => match rest.split_once('.') {
+            Some(("str", method)) => format!("<**PyStr**>.{method}"),
+            Some(("dict", method)) => format!("<**PyDict**>.{method}"),
+            _ => format!("<builtin>.{rest}"),
+        },
+        None => ours.to_string(),
+    }
 }
 
 fn run_pycg(cases: &[Case]) -> anyhow::Result<BTreeMap<PathBuf, Result<Graph, String>>> {
@@ -693,6 +699,15 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), v.iter().map(|s| (*s).to_owned()).collect()))
             .collect()
+    }
+
+    #[test]
+    fn outside_names_are_spelled_as_pycg_spells_them() {
+        assert_eq!(pycg_name("builtins.len"), "<builtin>.len");
+        assert_eq!(pycg_name("builtins.str.join"), "<**PyStr**>.join");
+        assert_eq!(pycg_name("builtins.dict.items"), "<**PyDict**>.items");
+        assert_eq!(pycg_name("builtins.list.pop"), "<builtin>.list.pop");
+        assert_eq!(pycg_name("ext.parent.__init__"), "ext.parent.__init__");
     }
 
     #[test]

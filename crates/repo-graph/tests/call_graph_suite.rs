@@ -61,7 +61,7 @@ const CATEGORY_FLOORS: &[(&str, f64, f64)] = &[
     ("closures", 1.00, 1.00),
     ("conditional", 1.00, 1.00),
     ("decorators", 1.00, 1.00),
-    ("dicts", 1.00, 0.97),
+    ("dicts", 1.00, 1.00),
     ("exceptions", 1.00, 1.00),
     ("external", 1.00, 1.00),
     ("generators", 0.97, 1.00),

@@ -372,15 +372,22 @@ impl<'s> Extractor<'s> {
         ValueExpr::Call(index)
     }
 
-    fn next_container(&mut self) -> u32 {
+    fn next_container(&mut self, kind: ContainerKind) -> u32 {
         let site = self.facts.containers;
         self.facts.containers = self.facts.containers.saturating_add(1);
+        self.facts.container_kinds.push(kind);
         site
     }
 
     fn container(&mut self, node: Node<'_>, depth: u32) -> ValueExpr {
         let g = self.g;
-        let site = self.next_container();
+        let kind = match g.kind(node) {
+            Kind::List => ContainerKind::List,
+            Kind::Set => ContainerKind::Set,
+            Kind::Dictionary => ContainerKind::Dict,
+            _ => ContainerKind::Tuple,
+        };
+        let site = self.next_container(kind);
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         let mut elements = Vec::with_capacity(children.len());
@@ -456,7 +463,13 @@ impl<'s> Extractor<'s> {
     fn comprehension(&mut self, node: Node<'_>, depth: u32) -> ValueExpr {
         let g = self.g;
         self.conversion.done.insert(node.id());
-        let site = self.next_container();
+        let kind = match node.kind() {
+            "list_comprehension" => ContainerKind::List,
+            "set_comprehension" => ContainerKind::Set,
+            "dictionary_comprehension" => ContainerKind::Dict,
+            _ => ContainerKind::Generator,
+        };
+        let site = self.next_container(kind);
         self.push_block(false, false);
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();

@@ -408,6 +408,7 @@ impl<'s> Extractor<'s> {
                 lambdas: Vec::new(),
                 effects: Vec::new(),
                 containers: 0,
+                container_kinds: Vec::new(),
                 routes: Vec::new(),
                 usage: Default::default(),
             },

@@ -224,6 +224,30 @@ pub(crate) struct ContainerExpr {
     pub elements: Box<[(Option<u32>, ValueExpr)]>,
 }
 
+/// The built-in type a container display or comprehension makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum ContainerKind {
+    List,
+    Tuple,
+    Dict,
+    Set,
+    /// A generator expression.
+    Generator,
+}
+
+impl ContainerKind {
+    /// The dotted name of the type (`builtins.dict`).
+    pub(crate) fn type_name(self) -> &'static str {
+        match self {
+            ContainerKind::List => "builtins.list",
+            ContainerKind::Tuple => "builtins.tuple",
+            ContainerKind::Dict => "builtins.dict",
+            ContainerKind::Set => "builtins.set",
+            ContainerKind::Generator => "builtins.generator",
+        }
+    }
+}
+
 /// What a name is bound to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum BindValue {
@@ -419,6 +443,8 @@ pub(crate) struct PythonFacts {
     pub effects: Vec<(ScopeRef, Effect)>,
     /// Number of container sites ([`ValueExpr::Container`] indices).
     pub containers: u32,
+    /// The built-in type of each container site, by site index.
+    pub container_kinds: Vec<ContainerKind>,
     pub routes: Vec<RouteFacts>,
     /// Main blocks, command-line interfaces and `setup()` entry points.
     pub usage: super::usage_facts::UsageFileFacts,

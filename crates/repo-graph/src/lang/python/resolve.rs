@@ -257,6 +257,9 @@ pub(crate) struct Analysis<'f> {
     pub(super) yield_base: u32,
     pub(super) lambda_node: Vec<u32>,
     pub(super) elem_node: Vec<u32>,
+    /// The built-in type of each container, by container id (`None` for
+    /// the ones the analysis makes up, like `**kwargs`).
+    pub(super) container_kind: Vec<Option<ContainerKind>>,
     pub(super) pairs_node: FxHashMap<u32, u32>,
     /// The dict each `dict(...)` call site makes.
     pub(super) dict_sites: FxHashMap<u32, u32>,
@@ -374,6 +377,7 @@ impl<'f> Analysis<'f> {
             yield_base: 0,
             lambda_node: Vec::new(),
             elem_node: Vec::new(),
+            container_kind: Vec::new(),
             pairs_node: FxHashMap::default(),
             dict_sites: FxHashMap::default(),
             keyed_nodes: FxHashMap::default(),
@@ -529,6 +533,12 @@ impl<'f> Analysis<'f> {
             sites += u32::try_from(facts.calls.len()).unwrap_or(0);
             self.container_base.push(containers);
             containers += facts.containers;
+            let kinds = facts.container_kinds.iter().map(|k| Some(*k));
+            self.container_kind.extend(
+                kinds
+                    .chain(std::iter::repeat(None))
+                    .take(facts.containers as usize),
+            );
             self.lambda_base.push(lambdas);
             lambdas += u32::try_from(facts.lambdas.len()).unwrap_or(0);
             // The file's names, each interned once.
@@ -841,6 +851,7 @@ impl<'f> Analysis<'f> {
     pub(super) fn new_container(&mut self) -> u32 {
         let id = u32::try_from(self.elem_node.len()).unwrap_or(u32::MAX);
         self.elem_node.push(u32::MAX);
+        self.container_kind.push(None);
         id
     }
 

@@ -3,8 +3,8 @@
 //! returns for each kind of callee (functions, methods, classes, instances,
 //! lambdas, external names, container methods).
 
-use super::facts::CallKind;
 use super::facts::ScopeRef;
+use super::facts::{CallKind, ContainerKind, ValueExpr};
 use super::resolve::{Analysis, ArgSlot, Callee, Constraint, Operand, Params};
 use super::solve::{ContainerOp, Delivery, Obj, Transform};
 use crate::model::{ClassId, EntityId, FunctionId, FunctionKind, ParamKind};
@@ -698,6 +698,9 @@ impl<'f> Analysis<'f> {
                     Some(c) => *c,
                     None => {
                         let c = self.new_container();
+                        if let Some(kind) = self.container_kind.get_mut(c as usize) {
+                            *kind = Some(ContainerKind::Dict);
+                        }
                         self.dict_sites.insert(site, c);
                         c
                     }
@@ -912,6 +915,43 @@ impl<'f> Analysis<'f> {
         Some(result)
     }
 
+    /// A method of a built-in container called on one of the program's
+    /// displays (`HANDLERS.get(kind)`): the call is also a call of
+    /// `builtins.dict.get`, recorded as the site's external callee.
+    fn record_builtin_method(&mut self, site: u32, container: u32) {
+        let Some(kind) = self
+            .container_kind
+            .get(container as usize)
+            .copied()
+            .flatten()
+        else {
+            return;
+        };
+        let Some(s) = self.sites.get(site as usize) else {
+            return;
+        };
+        if s.kind != CallKind::Written || s.externals.len() >= 4 {
+            return;
+        }
+        let (module, local) = (s.module, s.local);
+        let Some(method) =
+            self.facts(module)
+                .and_then(|facts| match &facts.calls.get(local as usize)?.callee {
+                    ValueExpr::Attr(_, name) => Some(facts.name(*name)),
+                    _ => None,
+                })
+        else {
+            return;
+        };
+        let name = format!("{}.{method}", kind.type_name());
+        if let Some(Obj::External(id)) = self.external(&name)
+            && let Some(s) = self.sites.get_mut(site as usize)
+            && !s.externals.contains(&id)
+        {
+            s.externals.push(id);
+        }
+    }
+
     pub(super) fn container_call(
         &mut self,
         site: u32,
@@ -922,6 +962,7 @@ impl<'f> Analysis<'f> {
         let Some(result) = self.sites.get(site as usize).map(|s| s.result) else {
             return;
         };
+        self.record_builtin_method(site, container);
         let elem = self.elem(container);
         let last = self
             .sites
