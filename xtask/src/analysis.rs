@@ -449,6 +449,30 @@ fn markdown(rows: &[Row], options: &Options) -> String {
             wall
         );
     }
+    // Where the time goes, so that a speed change is measured step by step.
+    let _ = writeln!(
+        out,
+        "\n| corpus | walk | read, parse, extract | resolve | assemble (ms, last cold run) |\n| --- | ---: | ---: | ---: | ---: |"
+    );
+    for row in rows.iter().filter(|r| r.stats.is_some()) {
+        let phase = |key: &str| -> String {
+            row.stats
+                .as_ref()
+                .and_then(|s| s.get("phases"))
+                .and_then(|p| p.get(key))
+                .and_then(Value::as_u64)
+                .map_or_else(|| "—".into(), thousands)
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            row.name,
+            phase("walk_ms"),
+            phase("files_ms"),
+            phase("resolve_ms"),
+            phase("assemble_ms")
+        );
+    }
     let compared: Vec<&Row> = rows.iter().filter(|r| r.wheel.is_some()).collect();
     if !compared.is_empty() {
         let _ = writeln!(

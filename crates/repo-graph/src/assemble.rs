@@ -48,9 +48,13 @@ pub(crate) struct BuildInput {
     pub files_seen: u64,
     /// [`crate::Analyzer::step_budget`].
     pub step_budget: Option<u64>,
+    /// Wall time of the walk and of the per-file phase.
+    pub walk_time: Duration,
+    pub files_time: Duration,
 }
 
 pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph {
+    let resolve_started = std::time::Instant::now();
     let inputs = &input.modules;
     let mut class_base = Vec::with_capacity(inputs.len());
     let mut function_base = Vec::with_capacity(inputs.len());
@@ -82,7 +86,19 @@ pub(crate) fn build(input: BuildInput, started: std::time::Instant) -> RepoGraph
         work = merged.stats.work,
         "calls resolved"
     );
-    assemble(&ids, &resolvers, merged, &input, started)
+    let resolve_time = resolve_started.elapsed();
+    let assemble_started = std::time::Instant::now();
+    let mut graph = assemble(&ids, &resolvers, merged, &input, started);
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    graph.phases = crate::stats::Phases {
+        walk_ms: ms(input.walk_time),
+        files_ms: ms(input.files_time),
+        resolve_ms: ms(resolve_time),
+        assemble_ms: ms(assemble_started.elapsed()),
+    };
+    // Taken last, so that the whole run holds every step.
+    graph.elapsed = started.elapsed().max(Duration::from_nanos(1));
+    graph
 }
 
 /// One module's share of the graph, built independently of the others.
@@ -359,6 +375,7 @@ fn assemble<'f>(
         mro,
         routes,
         elapsed: Duration::ZERO,
+        phases: crate::stats::Phases::default(),
         resolution,
         usage: crate::usage::UsageFacts::default(),
     };

@@ -110,6 +110,8 @@ pub struct RepoGraph {
     pub(crate) mro: Vec<Vec<ClassId>>,
     pub(crate) routes: Vec<Route>,
     pub(crate) elapsed: Duration,
+    /// Wall time by step ([`crate::Stats::phases`]).
+    pub(crate) phases: crate::stats::Phases,
     /// What cross-file resolution cost, and where it gave up.
     pub(crate) resolution: crate::stats::ResolutionStats,
     pub(crate) usage: crate::usage::UsageFacts,

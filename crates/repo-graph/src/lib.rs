@@ -155,7 +155,7 @@ pub use model::{
 };
 pub use render::{CallEdge, GraphDocument, ModuleEdge, RoutesDocument, SCHEMA_VERSION};
 pub use routes::{Endpoint, Framework, HttpMethod, Route, same_path};
-pub use stats::{ResolutionStats, Stats};
+pub use stats::{Phases, ResolutionStats, Stats};
 pub use usage::{
     ApiEntry, ApiOrigin, CliCommand, CliFramework, CliOption, ConfigSkip, ConfigSkipReason,
     Distribution, EntryPoint, EntryPointKind, EntryPointSource, ExampleScript, MainEntry, MainKind,
@@ -437,6 +437,7 @@ impl Analyzer {
             cached_entries = known.facts.len(),
             "walk and cache load done"
         );
+        let walk_time = started.elapsed();
         let root = std::fs::canonicalize(&self.root).map_err(|source| Error::Root {
             path: self.root.clone(),
             source,
@@ -507,6 +508,7 @@ impl Analyzer {
             cached = total - fresh,
             "files analysed"
         );
+        let files_time = started.elapsed().saturating_sub(walk_time);
 
         let current: cache::FactsMap = modules
             .iter()
@@ -563,6 +565,8 @@ impl Analyzer {
             },
             files_seen: walked.files_seen,
             step_budget: self.step_budget,
+            walk_time,
+            files_time,
         };
         // Writing the cache overlaps with resolution.
         let graph = std::thread::scope(|scope| {

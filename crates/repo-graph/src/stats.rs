@@ -68,6 +68,26 @@ pub struct Stats {
     /// The memory ceiling the analysis ran under, in bytes.
     #[serde(default)]
     pub memory_ceiling_bytes: u64,
+    /// Where the wall time went, step by step.
+    #[serde(default)]
+    pub phases: Phases,
+}
+
+/// Where an analysis's wall time went, in milliseconds ([`Stats::phases`]):
+/// the steps a speed change is measured by. Their sum is a little under
+/// [`Stats::elapsed_ms`] (the cache bookkeeping between them is left out).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Phases {
+    /// Walking the tree, with the on-disk cache loading beside it.
+    pub walk_ms: u64,
+    /// Reading, parsing and extracting every file (or finding its facts in
+    /// the cache), in parallel.
+    pub files_ms: u64,
+    /// Assigning ids and every language's cross-file resolution.
+    pub resolve_ms: u64,
+    /// Entities, call and dependency graphs, routes and usage facts.
+    pub assemble_ms: u64,
 }
 
 /// The cost of cross-file resolution, kept on the graph for [`Stats`].
@@ -115,6 +135,7 @@ impl RepoGraph {
             fact_units: self.memory.fact_units,
             memory_estimate_bytes: self.memory.estimate,
             memory_ceiling_bytes: self.memory.ceiling,
+            phases: self.phases,
         }
     }
 }

@@ -112,3 +112,20 @@ fn typed_statistics_keep_their_json_names() {
     let back: repo_graph::Stats = serde_json::from_value(json).unwrap();
     assert_eq!(back, stats);
 }
+
+#[test]
+fn the_phases_account_for_no_more_than_the_whole_run() {
+    let (_dir, g) = graph(PROGRAM);
+    let stats = g.stats();
+    let p = stats.phases;
+    let sum = p.walk_ms + p.files_ms + p.resolve_ms + p.assemble_ms;
+    assert!(
+        sum <= stats.elapsed_ms,
+        "{p:?} against {} ms",
+        stats.elapsed_ms
+    );
+    let json = serde_json::to_value(&stats).unwrap();
+    for key in ["walk_ms", "files_ms", "resolve_ms", "assemble_ms"] {
+        assert!(json["phases"][key].is_u64(), "{key}");
+    }
+}
