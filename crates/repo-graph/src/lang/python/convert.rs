@@ -182,6 +182,13 @@ impl<'s> Extractor<'s> {
         }
         let mut value = match base {
             Some(value) => value,
+            // `", ".join(parts)`: a method of `str` (a literal nowhere else
+            // becomes a value, so strings do not flow through the program).
+            None if g.kind(current) == Kind::String
+                && chain.last().is_some_and(|l| g.kind(*l) == Kind::Attribute) =>
+            {
+                ValueExpr::StrLiteral
+            }
             None => self.vexpr(current, depth + 1),
         };
         let mut nested = 0u32;

@@ -179,6 +179,9 @@ pub(crate) enum ValueExpr {
     Union(Box<Vec<ValueExpr>>),
     /// `super()` in the current method.
     Super,
+    /// A string literal that an attribute is read from (`", ".join`): an
+    /// instance of `builtins.str`.
+    StrLiteral,
     /// `except C as e`: an instance of `C`, or of the subclasses of `C`
     /// that the program raises.
     Caught(Box<ValueExpr>),

@@ -1005,6 +1005,10 @@ impl<'f> Analysis<'f> {
                     }
                 }
             }
+            ValueExpr::StrLiteral => match self.external("builtins.str") {
+                Some(obj) => self.constant(obj),
+                None => Operand::None,
+            },
             ValueExpr::Super => {
                 // The receiver is the method's first parameter.
                 let Some((class, method)) = self.enclosing_method(module, scope) else {

@@ -329,6 +329,7 @@ fn render_into(facts: &PythonFacts, value: &ValueExpr, out: &mut String, depth: 
             }
         }
         ValueExpr::Super | ValueExpr::SuperOf(..) => out.push_str("super()"),
+        ValueExpr::StrLiteral => out.push_str("\"…\""),
         ValueExpr::Lambda(_) => out.push_str("<lambda>"),
         ValueExpr::Container(..) => out.push_str("[…]"),
         ValueExpr::Function(f) => {
