@@ -125,12 +125,8 @@ pub(crate) const SPRING_REQUEST_MAPPING: &str = "RequestMapping";
 #[cfg(feature = "java")]
 /// Java, JAX-RS: the verb of a `@GET`-style annotation.
 pub(crate) fn jaxrs_verb_annotation(name: &str) -> Option<HttpMethod> {
-    match name {
-        "GET" | "POST" | "PUT" | "DELETE" | "PATCH" | "HEAD" | "OPTIONS" => {
-            HttpMethod::from_verb(name)
-        }
-        _ => None,
-    }
+    // JAX-RS spells verbs in capitals (`@GET`).
+    HttpMethod::from_verb(name).filter(|_| name.bytes().all(|b| b.is_ascii_uppercase()))
 }
 
 #[cfg(feature = "java")]
@@ -141,12 +137,8 @@ pub(crate) const JAXRS_PATH: &str = "Path";
 /// Java, Micronaut: the verb of a `@Get`-style annotation (only in a
 /// file that imports Micronaut or a class annotated `@Controller(...)`).
 pub(crate) fn micronaut_verb_annotation(name: &str) -> Option<HttpMethod> {
-    match name {
-        "Get" | "Post" | "Put" | "Delete" | "Patch" | "Head" | "Options" => {
-            HttpMethod::from_verb(name)
-        }
-        _ => None,
-    }
+    // Micronaut capitalises them (`@Get`).
+    HttpMethod::from_verb(name).filter(|_| name.bytes().skip(1).all(|b| b.is_ascii_lowercase()))
 }
 
 #[cfg(feature = "java")]

@@ -229,10 +229,7 @@ impl RepoGraph {
 
 fn first_line(doc: Option<&str>) -> Option<String> {
     let line = doc?.lines().find(|l| !l.trim().is_empty())?.trim();
-    let mut end = line.len().min(100);
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = line.floor_char_boundary(100);
     Some(if end < line.len() {
         format!("{}…", &line[..end])
     } else {

@@ -8,11 +8,7 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    format!("{}…", &text[..text.floor_char_boundary(max)])
 }
 
 /// Lines of `text`, the last one counted whether or not it ends in a newline.
@@ -53,4 +49,27 @@ pub(crate) fn clean_docstring(raw: &str) -> String {
         out.remove(0);
     }
     out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_never_splits_a_character() {
+        // "é" is two bytes: a cut at 3 lands inside the second one.
+        assert_eq!(truncate("éé", 3), "é…");
+        assert_eq!(truncate("  short  ", 10), "short");
+        for max in 0..12 {
+            let cut = truncate("aé€😀b", max);
+            assert!(cut.len() <= max + "…".len(), "{max}: {cut}");
+        }
+    }
+
+    #[test]
+    fn lines_count_the_last_one_without_a_newline() {
+        assert_eq!(count_lines(""), 0);
+        assert_eq!(count_lines("a\nb"), 2);
+        assert_eq!(count_lines("a\nb\n"), 2);
+    }
 }

@@ -552,10 +552,7 @@ impl<'s> Extractor<'s> {
     /// be copied once per call.
     pub(super) fn short_text(&self, node: Node<'_>) -> String {
         let text = self.text(node);
-        let mut end = text.len().min(4 * MAX_TEXT);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = text.floor_char_boundary(4 * MAX_TEXT);
         truncate(&squash(&text[..end]), MAX_TEXT)
     }
 

@@ -278,11 +278,7 @@ pub(super) fn render(facts: &PythonFacts, value: &ValueExpr) -> String {
     let mut out = String::new();
     render_into(facts, value, &mut out, 0);
     if out.len() > MAX_CALLEE_TEXT {
-        let mut end = MAX_CALLEE_TEXT;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
+        out.truncate(out.floor_char_boundary(MAX_CALLEE_TEXT));
         out.push('…');
     }
     out
