@@ -29,6 +29,8 @@ pub(super) struct Conversion {
     pub(super) scope_override: Vec<ScopeRef>,
     /// Value expression nodes built, for [`Extractor::units`].
     pub(super) vexprs: u64,
+    /// Literal-key stores into a plain name ([`super::keyed`]).
+    pub(super) keyed_stores: Vec<super::keyed::KeyedStore>,
 }
 
 /// Decorators that only mark a function: the name stays bound to it.
@@ -220,8 +222,13 @@ impl<'s> Extractor<'s> {
                         };
                     } else {
                         let subscript = g.field(link, g.field_subscript);
-                        // A slice is a container of the same elements.
-                        if subscript.is_some_and(|k| g.kind(k) == Kind::Slice) {
+                        // A slice is a container of the same elements, or
+                        // of some of them when its bounds are literal.
+                        if let Some(slice) = subscript.filter(|k| g.kind(*k) == Kind::Slice) {
+                            if let Some((start, stop)) = self.literal_bounds(slice) {
+                                value =
+                                    ValueExpr::Slice(Box::new(SliceExpr { value, start, stop }));
+                            }
                             continue;
                         }
                         let key = subscript.and_then(|k| self.literal_key(k));
@@ -459,6 +466,29 @@ impl<'s> Extractor<'s> {
         }
     }
 
+    /// The bounds of a slice written with literal non-negative integers (or
+    /// none) and no step other than 1: `[1:]`, `[:3]`, `[1:3]`.
+    fn literal_bounds(&self, slice: Node<'_>) -> Option<(u32, Option<u32>)> {
+        let mut parts: [Option<u32>; 3] = [None; 3];
+        let mut colons = 0usize;
+        let mut cursor = slice.walk();
+        for child in slice.children(&mut cursor) {
+            match child.kind() {
+                ":" => colons += 1,
+                "comment" => {}
+                _ if self.g.kind(child) == Kind::Integer => {
+                    let value = self.text(child).replace('_', "").parse::<u32>().ok()?;
+                    *parts.get_mut(colons)? = Some(value);
+                }
+                _ => return None,
+            }
+        }
+        match parts {
+            [start, stop, None | Some(1)] => Some((start.unwrap_or(0), stop)),
+            _ => None,
+        }
+    }
+
     /// The name id of integer key or position `index` (`[0]`: no
     /// identifier or string key spelled alike can be mistaken for it).
     pub(super) fn index_key(&mut self, index: u64) -> u32 {
@@ -663,6 +693,14 @@ impl<'s> Extractor<'s> {
                     .field(target, g.field_subscript)
                     .and_then(|k| self.literal_key(k));
                 let container = self.vexpr(container, depth + 1);
+                if key.is_some() && matches!(container, ValueExpr::Use(_)) {
+                    let block = self.current_block();
+                    self.conversion.keyed_stores.push(super::keyed::KeyedStore {
+                        effect: u32::try_from(self.facts.effects.len()).unwrap_or(u32::MAX),
+                        pos: u32::try_from(pos).unwrap_or(u32::MAX),
+                        block,
+                    });
+                }
                 let scope = self.scope();
                 self.facts.effects.push((
                     scope,

@@ -491,6 +491,13 @@ impl<'s> Extractor<'s> {
             &self.binding_at,
             &self.blocks,
         );
+        super::keyed::strong_updates(
+            &mut self.facts,
+            &self.use_at,
+            &self.binding_at,
+            &self.blocks,
+            &self.conversion.keyed_stores,
+        );
         self.facts.shrink();
         let spent = Spent {
             units: self.units(),

@@ -168,3 +168,60 @@ fn annotations() {
     assert_eq!(annotation_target("list[B]"), None);
     assert_eq!(annotation_target("A | B"), None);
 }
+
+/// The callee of every call site of `f` whose callee is a literal-key read
+/// or what one was narrowed to: the function indices it names.
+fn narrowed_callees(f: &PythonFacts) -> Vec<Vec<u32>> {
+    fn functions(value: &ValueExpr, out: &mut Vec<u32>) {
+        match value {
+            ValueExpr::Function(i) => out.push(*i),
+            ValueExpr::Union(parts) => parts.iter().for_each(|p| functions(p, out)),
+            _ => {}
+        }
+    }
+    f.calls
+        .iter()
+        .map(|call| {
+            let mut out = Vec::new();
+            if let ValueExpr::Use(u) = &call.callee
+                && let Reach::One(b) = &f.uses[*u as usize].reach
+                && let BindValue::Expr(value) = &f.bindings[*b as usize].value
+            {
+                functions(value, &mut out);
+            }
+            functions(&call.callee, &mut out);
+            out
+        })
+        .collect()
+}
+
+#[test]
+fn literal_key_reads_see_the_store_before_them_in_a_long_file() {
+    // 2,000 stores and reads of one key: each read sees only the store
+    // just before it (the definitions of a key are sorted once, not per read).
+    let mut src = String::new();
+    for i in 0..2000 {
+        src.push_str(&format!("def f{i}(): pass\n"));
+    }
+    src.push_str("table = {'k': f0}\n");
+    for i in 0..2000 {
+        src.push_str(&format!("table['k'] = f{i}\ntable['k']()\n"));
+    }
+    let f = facts(&src);
+    let callees = narrowed_callees(&f);
+    assert_eq!(callees.len(), 2000);
+    for (i, callee) in callees.iter().enumerate() {
+        assert_eq!(callee, &[i as u32], "read {i}");
+    }
+}
+
+#[test]
+fn literal_key_reads_stay_broad_when_the_container_escapes() {
+    let f = facts("def a(): pass\ndef b(): pass\nt = {'k': a}\nt['k'] = b\nt.clear()\nt['k']()\n");
+    let call = f.calls.last().unwrap();
+    assert!(
+        matches!(call.callee, ValueExpr::ElemAt(..)),
+        "{:?}",
+        call.callee
+    );
+}

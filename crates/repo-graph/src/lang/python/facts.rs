@@ -165,6 +165,10 @@ pub(crate) enum ValueExpr {
     /// The element at a literal key or index (`d["add"]`, `t[0]`, the
     /// first name of `a, b = t`), as a name id.
     ElemAt(Box<ValueExpr>, u32),
+    /// `value[start:stop]` with literal bounds and no step: the same value
+    /// (a slice of a list is a list of some of its elements), which
+    /// [`super::keyed`] narrows to those elements when they are known.
+    Slice(Box<SliceExpr>),
     /// A lambda: index into [`PythonFacts::lambdas`].
     Lambda(u32),
     /// The function defined by a `def` (before decorators apply).
@@ -215,6 +219,15 @@ impl ValueExpr {
             elements: elements.into_boxed_slice(),
         }))
     }
+}
+
+/// A slice with literal bounds: `value[start:stop]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SliceExpr {
+    pub value: ValueExpr,
+    pub start: u32,
+    /// `None` for an open end (`value[1:]`).
+    pub stop: Option<u32>,
 }
 
 /// A list, tuple, set or dict display or comprehension.

@@ -1,5 +1,5 @@
 //! Python: the facts of one file (`facts`), their extraction from the
-//! syntax tree (`extract`, `convert`, `reach`, `routes`), and resolution
+//! syntax tree (`extract`, `convert`, `reach`, `keyed`, `routes`), and resolution
 //! across files as a points-to analysis: the graph and its compilation
 //! (`resolve`), the engine (`solve`), the rules per constraint and callee
 //! (`transfer`: the transfer functions), classes and MROs (`classes`), reading results back
@@ -11,6 +11,8 @@ mod entities;
 #[cfg(feature = "python")]
 pub(crate) mod extract;
 pub(crate) mod facts;
+#[cfg(feature = "python")]
+mod keyed;
 #[cfg(feature = "python")]
 mod reach;
 

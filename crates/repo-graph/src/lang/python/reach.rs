@@ -42,9 +42,6 @@ pub(super) fn compute(
         // Stable: equal positions keep source order.
         list.sort_by_key(|b| at(*b).0);
     }
-    let encloses = |outer: u32, inner: u32| {
-        outer <= inner && blocks.get(outer as usize).is_some_and(|b| inner < b.end)
-    };
     let mut reaches: Vec<Reach> = Vec::with_capacity(facts.uses.len());
     for (index, read) in facts.uses.iter().enumerate() {
         let Some(list) = by_name.get(&(read.scope, read.name)) else {
@@ -52,45 +49,62 @@ pub(super) fn compute(
             continue;
         };
         let (pos, block) = use_at.get(index).copied().unwrap_or((0, 0));
-        // Bindings strictly before the read, in source order.
-        let before = list.partition_point(|b| at(*b).0 < pos);
-        let mut seen = Vec::new();
-        let mut capped = false;
-        for &b in list[..before].iter().rev() {
-            if seen.len() >= MAX_SCAN {
-                capped = true;
-                break;
-            }
-            seen.push(b);
-            if encloses(at(b).1, block) {
-                break;
-            }
-        }
-        // The loop's back edge: later bindings inside the outermost loop
-        // around the read.
-        if let Some(outer) = blocks.get(block as usize).and_then(|b| b.outer_loop) {
-            for &b in &list[before..] {
-                if !encloses(outer, at(b).1) {
-                    break;
+        reaches.push(match reaching(list, at, pos, block, blocks) {
+            None => Reach::AllLocal,
+            Some(mut seen) => match seen.as_slice() {
+                [] => Reach::AllLocal,
+                [one] => Reach::One(*one),
+                _ => {
+                    seen.sort_unstable();
+                    Reach::Local(seen)
                 }
-                if seen.len() >= MAX_SCAN {
-                    capped = true;
-                    break;
-                }
-                seen.push(b);
-            }
-        }
-        reaches.push(match seen.as_slice() {
-            _ if capped => Reach::AllLocal,
-            [] => Reach::AllLocal,
-            [one] => Reach::One(*one),
-            _ => {
-                seen.sort_unstable();
-                Reach::Local(seen)
-            }
+            },
         });
     }
     for (read, reach) in facts.uses.iter_mut().zip(reaches) {
         read.reach = reach;
     }
+}
+
+/// The definitions of `list` (sorted by position; `at` gives each one's
+/// byte position and block) that can reach a read at `pos` in `block`: the
+/// last one before it in a block enclosing the read, the ones between that
+/// may have run, and inside a loop the later ones in the same loop. `None`
+/// when more than [`MAX_SCAN`] would have to be examined.
+pub(super) fn reaching(
+    list: &[u32],
+    at: impl Fn(u32) -> (u32, u32),
+    pos: u32,
+    block: u32,
+    blocks: &[Block],
+) -> Option<Vec<u32>> {
+    let encloses = |outer: u32, inner: u32| {
+        outer <= inner && blocks.get(outer as usize).is_some_and(|b| inner < b.end)
+    };
+    // Definitions strictly before the read, in source order.
+    let before = list.partition_point(|d| at(*d).0 < pos);
+    let mut seen = Vec::new();
+    for &d in list[..before].iter().rev() {
+        if seen.len() >= MAX_SCAN {
+            return None;
+        }
+        seen.push(d);
+        if encloses(at(d).1, block) {
+            break;
+        }
+    }
+    // The loop's back edge: later definitions inside the outermost loop
+    // around the read.
+    if let Some(outer) = blocks.get(block as usize).and_then(|b| b.outer_loop) {
+        for &d in &list[before..] {
+            if !encloses(outer, at(d).1) {
+                break;
+            }
+            if seen.len() >= MAX_SCAN {
+                return None;
+            }
+            seen.push(d);
+        }
+    }
+    Some(seen)
 }

@@ -967,6 +967,8 @@ impl<'f> Analysis<'f> {
                     key,
                 })
             }
+            // Narrowed where the elements are known ([`super::keyed`]).
+            ValueExpr::Slice(slice) => self.operand(module, scope, &slice.value, out),
             ValueExpr::Lambda(l) => {
                 self.constant(Obj::Lambda(self.lambda_base[module.index()] + l))
             }

@@ -324,6 +324,16 @@ fn render_into(facts: &PythonFacts, value: &ValueExpr, out: &mut String, depth: 
                 }
             }
         }
+        ValueExpr::Slice(slice) => {
+            render_into(facts, &slice.value, out, depth + 1);
+            out.push('[');
+            out.push_str(&slice.start.to_string());
+            out.push(':');
+            if let Some(stop) = slice.stop {
+                out.push_str(&stop.to_string());
+            }
+            out.push(']');
+        }
         ValueExpr::Super | ValueExpr::SuperOf(..) => out.push_str("super()"),
         ValueExpr::StrLiteral => out.push_str("\"…\""),
         ValueExpr::Lambda(_) => out.push_str("<lambda>"),
