@@ -375,6 +375,7 @@ impl<'s> Extractor<'s> {
             self.mount_call(&receiver, &verb, list);
         }
         self.usage_call(node, function, arguments);
+        self.update_stores(node, &callee, &args);
         let index = self.push_call(CallFacts {
             scope: self.scope(),
             callee,
@@ -384,6 +385,50 @@ impl<'s> Extractor<'s> {
         });
         self.conversion.calls_by_node.insert(node.id(), index);
         ValueExpr::Call(index)
+    }
+
+    /// `d.update({"k": v, ...})` on a name also stores each literal key,
+    /// so that [`super::keyed`] sees the update as the stores it is.
+    fn update_stores(&mut self, node: Node<'_>, callee: &ValueExpr, args: &[Arg]) {
+        let ValueExpr::Attr(receiver, method) = callee else {
+            return;
+        };
+        if !matches!(**receiver, ValueExpr::Use(_)) || self.facts.name(*method) != "update" {
+            return;
+        }
+        let [
+            Arg {
+                kind: ArgKind::Positional(0),
+                value: ValueExpr::Container(display),
+            },
+        ] = args
+        else {
+            return;
+        };
+        if self.facts.container_kinds.get(display.site as usize) != Some(&ContainerKind::Dict) {
+            return;
+        }
+        let pos = u32::try_from(node.end_byte()).unwrap_or(u32::MAX);
+        let block = self.current_block();
+        let scope = self.scope();
+        for (key, value) in display.elements.iter() {
+            let Some(key) = key else {
+                continue;
+            };
+            self.conversion.keyed_stores.push(super::keyed::KeyedStore {
+                effect: u32::try_from(self.facts.effects.len()).unwrap_or(u32::MAX),
+                pos,
+                block,
+            });
+            self.facts.effects.push((
+                scope,
+                Effect::ElemStore {
+                    container: (**receiver).clone(),
+                    key: Some(*key),
+                    value: value.clone(),
+                },
+            ));
+        }
     }
 
     fn next_container(&mut self, kind: ContainerKind) -> u32 {
