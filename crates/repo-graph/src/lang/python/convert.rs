@@ -310,6 +310,7 @@ impl<'s> Extractor<'s> {
                         return value;
                     }
                 }
+                "eval" | "exec" => self.evaluated_call(node, arguments),
                 _ => {}
             }
         }
@@ -385,6 +386,39 @@ impl<'s> Extractor<'s> {
         });
         self.conversion.calls_by_node.insert(node.id(), index);
         ValueExpr::Call(index)
+    }
+
+    /// `eval("handler()")`: the code of a string literal that is a call of a
+    /// dotted name is a call the program makes, from where `eval` is
+    /// called (an implicit site: its arguments are not followed, and
+    /// nothing is reported when it does not resolve).
+    fn evaluated_call(&mut self, node: Node<'_>, arguments: Option<Node<'_>>) {
+        let Some(code) = arguments
+            .and_then(|args| self.positional_arg(args, 0))
+            .and_then(|code| self.plain_string(code))
+        else {
+            return;
+        };
+        let Some(callee) = called_name(&code) else {
+            return;
+        };
+        let pos = node.start_byte();
+        let mut parts = callee.split('.');
+        let Some(first) = parts.next() else {
+            return;
+        };
+        let mut callee = self.use_name(first, pos);
+        for part in parts {
+            let part = self.name_id(part);
+            callee = ValueExpr::Attr(Box::new(callee), part);
+        }
+        self.push_call(CallFacts {
+            scope: self.scope(),
+            callee,
+            args: Box::default(),
+            line: line_of(node.start_position().row),
+            kind: CallKind::Implicit,
+        });
     }
 
     /// `d.update({"k": v, ...})` on a name also stores each literal key,
@@ -1143,5 +1177,31 @@ impl<'s> Extractor<'s> {
             line: line_of(node.start_position().row),
             kind: CallKind::Raise,
         });
+    }
+}
+
+/// The dotted name `code` calls when it is exactly such a call, with
+/// arguments that hold no call or bracket (`"handler()"`, `"app.run(1)"`).
+fn called_name(code: &str) -> Option<&str> {
+    let code = code.trim().strip_suffix(')')?;
+    let (name, args) = code.split_once('(')?;
+    let name = name.trim_end();
+    let simple = !args.contains(['(', ')', '[', ']', '{', '}']);
+    (simple && Expr::dotted(name).is_some()).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::called_name;
+
+    #[test]
+    fn only_a_call_of_a_dotted_name_is_read_from_eval() {
+        assert_eq!(called_name("handler()"), Some("handler"));
+        assert_eq!(called_name(" app.run(1, 'x') "), Some("app.run"));
+        for code in [
+            "1 + 1", "f()()", "f(g())", "x[0]()", "f", "f(", "2f()", "a..b()", "",
+        ] {
+            assert_eq!(called_name(code), None, "{code:?}");
+        }
     }
 }
