@@ -33,6 +33,24 @@ pub(super) struct KeyedStore {
     pub block: u32,
 }
 
+impl KeyedStore {
+    /// The store's container use, key and value, as extracted (`None` once
+    /// the effect is anything else).
+    fn of(self, facts: &PythonFacts) -> Option<(u32, u32, &ValueExpr)> {
+        match facts.effects.get(self.effect as usize) {
+            Some((
+                _,
+                Effect::ElemStore {
+                    container: ValueExpr::Use(u),
+                    key: Some(key),
+                    value,
+                },
+            )) => Some((*u, *key, value)),
+            _ => None,
+        }
+    }
+}
+
 /// What defines the value of one key of a name at a point of its scope.
 #[derive(Clone, Copy)]
 enum Definition {
@@ -67,18 +85,11 @@ pub(super) fn strong_updates(
     // The stores of each tracked name, with their key and value.
     let mut keyed: Vec<(u32, u32, ValueExpr, (u32, u32))> = Vec::new();
     for store in stores {
-        if let Some((
-            _,
-            Effect::ElemStore {
-                container: ValueExpr::Use(u),
-                key: Some(key),
-                value,
-            },
-        )) = facts.effects.get(store.effect as usize)
-            && let Some(read) = facts.uses.get(*u as usize)
+        if let Some((u, key, value)) = store.of(facts)
+            && let Some(read) = facts.uses.get(u as usize)
             && tracked.contains(&(read.scope, read.name))
         {
-            keyed.push((*u, *key, value.clone(), (store.pos, store.block)));
+            keyed.push((u, key, value.clone(), (store.pos, store.block)));
         }
     }
     let mut reads = Vec::new();
@@ -238,16 +249,8 @@ fn tracked_names(facts: &mut PythonFacts, stores: &[KeyedStore]) -> FxHashSet<(S
     // Uses that are the container of a literal-key read or store.
     let mut operands: FxHashSet<u32> = FxHashSet::default();
     for store in stores {
-        if let Some((
-            _,
-            Effect::ElemStore {
-                container: ValueExpr::Use(u),
-                key: Some(_),
-                ..
-            },
-        )) = facts.effects.get(store.effect as usize)
-        {
-            operands.insert(*u);
+        if let Some((u, _, _)) = store.of(facts) {
+            operands.insert(u);
         }
     }
     let mut reads = Vec::new();
@@ -400,14 +403,8 @@ fn slices(facts: &mut PythonFacts, stores: &[KeyedStore]) {
     let tracked = tracked_names(facts, stores);
     let mut written: FxHashSet<(ScopeRef, u32)> = FxHashSet::default();
     for store in stores {
-        if let Some((
-            _,
-            Effect::ElemStore {
-                container: ValueExpr::Use(u),
-                ..
-            },
-        )) = facts.effects.get(store.effect as usize)
-            && let Some(read) = facts.uses.get(*u as usize)
+        if let Some((u, _, _)) = store.of(facts)
+            && let Some(read) = facts.uses.get(u as usize)
         {
             written.insert((read.scope, read.name));
         }
