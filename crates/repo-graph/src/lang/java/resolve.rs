@@ -407,48 +407,29 @@ pub(crate) struct JavaResolver<'f> {
     pub(super) warned: AtomicU32,
 }
 
-impl<'f> JavaResolver<'f> {
-    /// Work units spent building the type tables, supertypes and MROs.
-    pub(crate) fn setup_work(&self) -> u64 {
-        self.setup_work
-    }
+/// Every Java unit's type tables, merged in path order (the first of two
+/// units declaring the same type wins), with the work spent.
+struct MergedUnits<'f> {
+    by_fqn: HashMap<String, ClassId>,
+    packages: HashSet<String>,
+    by_package: HashMap<&'f str, HashMap<&'f str, ClassId>>,
+    scoped_types: Vec<HashMap<(Scope, &'f str), ClassId>>,
+    types: Vec<Option<TypeTable<'f>>>,
+    method_names: HashSet<&'f str>,
+    field_names: HashSet<&'f str>,
+    member_type_names: HashSet<&'f str>,
+    work: u64,
+}
 
-    pub(crate) fn new(
-        inputs: &'f [ModuleInput],
-        class_base: &'f [u32],
-        function_base: &'f [u32],
-        class_module: &'f [ModuleId],
-        function_module: &'f [ModuleId],
-    ) -> Self {
-        let class_count = class_module.len();
-        // Each unit's tables are built in parallel, then merged in path order
-        // (so the first of two units declaring the same type wins).
-        let units: Vec<Option<UnitIndex<'f>>> = inputs
-            .par_iter()
-            .enumerate()
-            .map(|(m, input)| {
-                let facts = input.facts.java()?;
-                Some(UnitIndex::new(
-                    facts,
-                    m as u32,
-                    class_base[m],
-                    function_base[m],
-                ))
-            })
-            .collect();
-        let imports: Vec<ImportIndex<'f>> = inputs
-            .par_iter()
-            .map(|input| input.facts.java().map(ImportIndex::new).unwrap_or_default())
-            .collect();
-        let mut work: u64 = inputs
-            .iter()
-            .filter_map(|input| input.facts.java())
-            .map(|facts| facts.imports.len() as u64)
-            .sum();
+impl<'f> MergedUnits<'f> {
+    /// `units` has one entry per module (`None` for a module that is not
+    /// Java); `class_count` counts every language's classes.
+    fn merge(units: Vec<Option<UnitIndex<'f>>>, class_count: usize) -> Self {
+        let mut work = 0u64;
         let mut by_fqn: HashMap<String, ClassId> = HashMap::default();
         let mut by_package: HashMap<&'f str, HashMap<&'f str, ClassId>> = HashMap::default();
         let mut packages: HashSet<String> = HashSet::default();
-        let mut scoped_types = Vec::with_capacity(inputs.len());
+        let mut scoped_types = Vec::with_capacity(units.len());
         let mut types: Vec<Option<TypeTable<'f>>> = (0..class_count).map(|_| None).collect();
         let mut method_names: HashSet<&'f str> = HashSet::default();
         let mut field_names: HashSet<&'f str> = HashSet::default();
@@ -489,21 +470,75 @@ impl<'f> JavaResolver<'f> {
             }
             scoped_types.push(unit.scoped);
         }
+        MergedUnits {
+            by_fqn,
+            packages,
+            by_package,
+            scoped_types,
+            types,
+            method_names,
+            field_names,
+            member_type_names,
+            work,
+        }
+    }
+}
+
+impl<'f> JavaResolver<'f> {
+    /// Work units spent building the type tables, supertypes and MROs.
+    pub(crate) fn setup_work(&self) -> u64 {
+        self.setup_work
+    }
+
+    pub(crate) fn new(
+        inputs: &'f [ModuleInput],
+        class_base: &'f [u32],
+        function_base: &'f [u32],
+        class_module: &'f [ModuleId],
+        function_module: &'f [ModuleId],
+    ) -> Self {
+        let class_count = class_module.len();
+        // Each unit's tables are built in parallel, then merged in path order
+        // (so the first of two units declaring the same type wins).
+        let units: Vec<Option<UnitIndex<'f>>> = inputs
+            .par_iter()
+            .enumerate()
+            .map(|(m, input)| {
+                let facts = input.facts.java()?;
+                Some(UnitIndex::new(
+                    facts,
+                    m as u32,
+                    class_base[m],
+                    function_base[m],
+                ))
+            })
+            .collect();
+        let imports: Vec<ImportIndex<'f>> = inputs
+            .par_iter()
+            .map(|input| input.facts.java().map(ImportIndex::new).unwrap_or_default())
+            .collect();
+        let mut work: u64 = inputs
+            .iter()
+            .filter_map(|input| input.facts.java())
+            .map(|facts| facts.imports.len() as u64)
+            .sum();
+        let merged = MergedUnits::merge(units, class_count);
+        work += merged.work;
         let mut resolver = JavaResolver {
             inputs,
             class_base,
             function_base,
             class_module,
             function_module,
-            by_fqn,
-            packages,
-            by_package,
-            scoped_types,
+            by_fqn: merged.by_fqn,
+            packages: merged.packages,
+            by_package: merged.by_package,
+            scoped_types: merged.scoped_types,
             imports,
-            types,
-            method_names,
-            field_names,
-            member_type_names,
+            types: merged.types,
+            method_names: merged.method_names,
+            field_names: merged.field_names,
+            member_type_names: merged.member_type_names,
             bases: vec![Vec::new(); class_count],
             external_supers: vec![Vec::new(); class_count],
             mro: vec![Vec::new(); class_count],
@@ -513,11 +548,27 @@ impl<'f> JavaResolver<'f> {
             setup_work: 0,
             warned: AtomicU32::new(0),
         };
+        let (supertypes_work, tallies) = resolver.supertypes_and_mros();
+        work = work.saturating_add(supertypes_work);
+        let t = ModuleWork::default();
+        resolver.superclasses(&t);
+        resolver.chain = resolver.chain_index(&t);
+        work = work.saturating_add(t.work.get());
+        resolver.report_cuts(&tallies);
+        resolver.setup_work = work;
+        resolver
+    }
+
+    /// Resolves every Java type's supertypes and MRO. Supertypes can be
+    /// member types inherited from other supertypes, so they are resolved
+    /// twice: lexically first, then with the first MROs (the second time
+    /// only matters, and MROs are only recomputed, if a supertype changed).
+    /// Returns the work spent and each module's tallies of the last round.
+    fn supertypes_and_mros(&mut self) -> (u64, Vec<[ModuleWork; 2]>) {
+        let inputs = self.inputs;
+        let class_base = self.class_base;
+        let mut work = 0u64;
         let java_types = |m: usize| inputs[m].facts.java().map_or(0, |f| f.types.len());
-        // Supertypes can be member types inherited from other supertypes, so
-        // they are resolved twice: lexically first, then with the first MROs
-        // (the second time only matters, and MROs are only recomputed, if a
-        // supertype changed).
         let mut base_tallies: Vec<ModuleWork> = Vec::new();
         let mut mro_tallies: Vec<ModuleWork> = Vec::new();
         for round in 0..2 {
@@ -528,7 +579,7 @@ impl<'f> JavaResolver<'f> {
                     let caches = TypeCaches::default();
                     let classes = (0..java_types(m))
                         .map(|local| {
-                            resolver.class_bases(ClassId(class_base[m] + local as u32), &caches, &t)
+                            self.class_bases(ClassId(class_base[m] + local as u32), &caches, &t)
                         })
                         .collect();
                     (classes, t)
@@ -541,10 +592,9 @@ impl<'f> JavaResolver<'f> {
                 base_tallies.push(t);
                 for (local, (bases, external)) in classes.into_iter().enumerate() {
                     let c = class_base[m] as usize + local;
-                    if let (Some(slot), Some(ext)) = (
-                        resolver.bases.get_mut(c),
-                        resolver.external_supers.get_mut(c),
-                    ) {
+                    if let (Some(slot), Some(ext)) =
+                        (self.bases.get_mut(c), self.external_supers.get_mut(c))
+                    {
                         changed |= *slot != bases || *ext != external;
                         *slot = bases;
                         *ext = external;
@@ -559,7 +609,7 @@ impl<'f> JavaResolver<'f> {
                 .map(|m| {
                     let t = ModuleWork::default();
                     let classes = (0..java_types(m))
-                        .map(|local| resolver.linearize(ClassId(class_base[m] + local as u32), &t))
+                        .map(|local| self.linearize(ClassId(class_base[m] + local as u32), &t))
                         .collect();
                     (classes, t)
                 })
@@ -570,33 +620,34 @@ impl<'f> JavaResolver<'f> {
                 mro_tallies.push(t);
                 for (local, (mro, continuation)) in classes.into_iter().enumerate() {
                     let c = class_base[m] as usize + local;
-                    if let Some(slot) = resolver.mro.get_mut(c) {
+                    if let Some(slot) = self.mro.get_mut(c) {
                         *slot = mro;
                     }
-                    if let Some(slot) = resolver.continuation.get_mut(c) {
+                    if let Some(slot) = self.continuation.get_mut(c) {
                         *slot = continuation;
                     }
                 }
             }
         }
-        let t = ModuleWork::default();
-        resolver.superclasses(&t);
-        resolver.chain = resolver.chain_index(&t);
-        work = work.saturating_add(t.work.get());
-        for (m, input) in inputs.iter().enumerate() {
+        let tallies = base_tallies
+            .into_iter()
+            .zip(mro_tallies)
+            .map(|(bases, mros)| [bases, mros])
+            .collect();
+        (work, tallies)
+    }
+
+    /// Warns once per unit whose supertypes or MROs were cut at a budget.
+    fn report_cuts(&self, tallies: &[[ModuleWork; 2]]) {
+        for (m, input) in self.inputs.iter().enumerate() {
             let cuts = ModuleWork::default();
-            for tally in [base_tallies.get(m), mro_tallies.get(m)]
-                .into_iter()
-                .flatten()
-            {
+            for tally in tallies.get(m).into_iter().flatten() {
                 for (mine, theirs) in cuts.cuts.iter().zip(&tally.cuts) {
                     mine.set(mine.get().saturating_add(theirs.get()));
                 }
             }
-            cuts.report(&input.rel_path, "supertypes of unit", &resolver.warned);
+            cuts.report(&input.rel_path, "supertypes of unit", &self.warned);
         }
-        resolver.setup_work = work;
-        resolver
     }
 
     pub(crate) fn is_java_class(&self, class: ClassId) -> bool {
