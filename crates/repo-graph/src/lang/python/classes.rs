@@ -2,12 +2,41 @@
 //! the nodes of class attributes, methods found through the MRO, and the
 //! C3 linearization of the bases the first stage found.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::facts::{BindValue, ScopeRef, ValueExpr};
 use super::resolve::{Analysis, MAX_MRO};
 use super::solve::{Delivery, Obj};
 use crate::model::{Base, BaseRelation, ClassId, FunctionId, ModuleId};
+
+/// What the analysis learns of the program's classes: their MROs, which
+/// class owns each attribute and the node holding it, the bases outside
+/// the program, and the classes it raises. Filled by this file's methods
+/// and read by the transfer functions.
+#[derive(Default)]
+pub(super) struct ClassTables {
+    /// Per (class, attribute atom): the node of the attribute's values.
+    pub(super) class_attrs: FxHashMap<(ClassId, u32), u32>,
+    /// Per (class, attribute atom): the class of its MRO that defines it.
+    pub(super) owners: FxHashMap<(ClassId, u32), ClassId>,
+    /// Per Python class id: its self-attribute atoms.
+    pub(super) self_attrs: FxHashMap<ClassId, Vec<u32>>,
+    /// Each class's base expressions as written, and their nodes.
+    pub(super) base_nodes: Vec<(ClassId, Vec<(String, u32)>)>,
+    pub(super) mro: FxHashMap<ClassId, Vec<ClassId>>,
+    /// Per class: its bases outside the repository (interned dotted names),
+    /// where an attribute no class of the program defines comes from.
+    pub(super) external_bases: FxHashMap<ClassId, Vec<u32>>,
+    /// Classes the program raises (`raise C`, `raise C(...)`).
+    pub(super) raised: FxHashSet<ClassId>,
+    /// Names of the program's properties (atoms).
+    pub(super) property_names: FxHashSet<u32>,
+    /// For each class, the raised classes that inherit from it (built once
+    /// the first stage has found the raise sites).
+    pub(super) raised_by_base: FxHashMap<ClassId, Vec<ClassId>>,
+    /// MROs cut at [`MAX_MRO`].
+    pub(super) mro_cut: u64,
+}
 
 impl<'f> Analysis<'f> {
     /// The innermost method around `scope`, and its class.
@@ -41,13 +70,14 @@ impl<'f> Analysis<'f> {
         };
         self.names[module.index()].contains_key(&(ScopeRef::Class(local), atom))
             || self
+                .classes
                 .self_attrs
                 .get(&class)
                 .is_some_and(|a| a.contains(&atom))
     }
 
     pub(super) fn mro_of(&self, class: ClassId) -> Vec<ClassId> {
-        match self.mro.get(&class) {
+        match self.classes.mro.get(&class) {
             Some(mro) if !mro.is_empty() => mro.clone(),
             _ => vec![class],
         }
@@ -56,14 +86,14 @@ impl<'f> Analysis<'f> {
     /// The class in `class`'s MRO that defines `atom`, else `class` itself
     /// (where a store will put it).
     pub(super) fn owner(&mut self, class: ClassId, atom: u32) -> ClassId {
-        if let Some(owner) = self.owners.get(&(class, atom)) {
+        if let Some(owner) = self.classes.owners.get(&(class, atom)) {
             return *owner;
         }
         // Classes whose MRO was cut, whose lookups continue where theirs ends.
         let mut visited = Vec::new();
         let mut current = class;
         let owner = loop {
-            if let Some(owner) = self.owners.get(&(current, atom)) {
+            if let Some(owner) = self.classes.owners.get(&(current, atom)) {
                 break Some(*owner);
             }
             visited.push(current);
@@ -78,7 +108,7 @@ impl<'f> Analysis<'f> {
             }
         };
         for c in &visited {
-            self.owners.insert((*c, atom), owner.unwrap_or(*c));
+            self.classes.owners.insert((*c, atom), owner.unwrap_or(*c));
         }
         owner.unwrap_or(class)
     }
@@ -88,7 +118,7 @@ impl<'f> Analysis<'f> {
     /// attribute (`ext.Base.run` for `self.run()` in a subclass of
     /// `ext.Base`). `None` when a class of the program defines it.
     pub(super) fn inherited_from_outside(&mut self, class: ClassId, atom: u32) -> Vec<Obj> {
-        if self.external_bases.is_empty() {
+        if self.classes.external_bases.is_empty() {
             return Vec::new();
         }
         let owner = self.owner(class, atom);
@@ -97,7 +127,12 @@ impl<'f> Analysis<'f> {
         }
         let mut found = Vec::new();
         for k in self.mro_of(class) {
-            let bases = self.external_bases.get(&k).cloned().unwrap_or_default();
+            let bases = self
+                .classes
+                .external_bases
+                .get(&k)
+                .cloned()
+                .unwrap_or_default();
             for base in bases {
                 if let Some(obj) = self.external_attr(base, atom)
                     && !found.contains(&obj)
@@ -110,14 +145,14 @@ impl<'f> Analysis<'f> {
     }
 
     pub(super) fn class_attr(&mut self, class: ClassId, atom: u32, out: &mut Vec<Delivery>) -> u32 {
-        if let Some(node) = self.class_attrs.get(&(class, atom)) {
+        if let Some(node) = self.classes.class_attrs.get(&(class, atom)) {
             return *node;
         }
         let node = match self.local_class(class) {
             Some((module, local, _)) => self.name_all(module, ScopeRef::Class(local), atom, out),
             None => self.engine.node(),
         };
-        self.class_attrs.insert((class, atom), node);
+        self.classes.class_attrs.insert((class, atom), node);
         node
     }
 
@@ -139,7 +174,7 @@ impl<'f> Analysis<'f> {
 
     /// Bases from the first stage's values, then C3 MROs (memoised, capped).
     pub(super) fn compute_mros(&mut self) -> Vec<(ClassId, Vec<Base>)> {
-        let base_nodes = std::mem::take(&mut self.base_nodes);
+        let base_nodes = std::mem::take(&mut self.classes.base_nodes);
         let mut direct: FxHashMap<ClassId, Vec<ClassId>> = FxHashMap::default();
         let mut bases = Vec::with_capacity(base_nodes.len());
         for (class, nodes) in base_nodes {
@@ -168,7 +203,8 @@ impl<'f> Analysis<'f> {
                     })
                     .collect();
                 if !outside.is_empty() {
-                    self.external_bases
+                    self.classes
+                        .external_bases
                         .entry(class)
                         .or_default()
                         .extend(outside);
@@ -194,13 +230,13 @@ impl<'f> Analysis<'f> {
     /// from, with an explicit stack; a cycle or an inconsistent hierarchy
     /// falls back to depth-first order.
     pub(super) fn linearize(&mut self, class: ClassId, direct: &FxHashMap<ClassId, Vec<ClassId>>) {
-        if self.mro.contains_key(&class) {
+        if self.classes.mro.contains_key(&class) {
             return;
         }
         let mut stack = vec![(class, false)];
         let mut on_stack: rustc_hash::FxHashSet<ClassId> = rustc_hash::FxHashSet::default();
         while let Some((c, expanded)) = stack.pop() {
-            if self.mro.contains_key(&c) {
+            if self.classes.mro.contains_key(&c) {
                 continue;
             }
             let bases = direct.get(&c).cloned().unwrap_or_default();
@@ -208,7 +244,7 @@ impl<'f> Analysis<'f> {
                 on_stack.insert(c);
                 stack.push((c, true));
                 for b in bases.iter().rev() {
-                    if !self.mro.contains_key(b) && !on_stack.contains(b) {
+                    if !self.classes.mro.contains_key(b) && !on_stack.contains(b) {
                         stack.push((*b, false));
                     }
                 }
@@ -218,7 +254,7 @@ impl<'f> Analysis<'f> {
             // Bases still on the stack form a cycle: leave them out.
             let usable: Vec<ClassId> = bases
                 .into_iter()
-                .filter(|b| self.mro.contains_key(b))
+                .filter(|b| self.classes.mro.contains_key(b))
                 .collect();
             let mut sequences: Vec<Vec<ClassId>> = usable.iter().map(|b| self.mro_of(*b)).collect();
             sequences.push(usable.clone());
@@ -256,9 +292,9 @@ impl<'f> Analysis<'f> {
                 }
             }
             if result.len() >= MAX_MRO {
-                self.mro_cut += 1;
+                self.classes.mro_cut += 1;
             }
-            self.mro.insert(c, result);
+            self.classes.mro.insert(c, result);
         }
     }
 

@@ -23,6 +23,7 @@
 use rustc_hash::FxHashMap;
 
 use super::builtins::is_builtin;
+use super::classes::ClassTables;
 use super::facts::*;
 use super::solve::{Delivery, Engine, Obj, Transform};
 pub(crate) use crate::lang::resolver::Ids;
@@ -267,10 +268,6 @@ pub(crate) struct Analysis<'f> {
     pub(super) keyed_nodes: FxHashMap<(u32, u32), u32>,
     pub(super) name_all: FxHashMap<(ModuleId, ScopeRef, u32), u32>,
     pub(super) module_attrs: FxHashMap<(ModuleId, u32), u32>,
-    pub(super) class_attrs: FxHashMap<(ClassId, u32), u32>,
-    pub(super) owners: FxHashMap<(ClassId, u32), ClassId>,
-    /// Per Python class id: its self-attribute atoms.
-    pub(super) self_attrs: FxHashMap<ClassId, Vec<u32>>,
     /// By function id (empty for Java methods).
     pub(super) function_params: Vec<Params>,
     pub(super) lambda_params: Vec<Params>,
@@ -278,21 +275,10 @@ pub(crate) struct Analysis<'f> {
     pub(super) sites: Vec<Site>,
     pub(super) loads: Vec<Load>,
     pub(super) property_edges: Vec<(ModuleId, EntityId, EntityId)>,
-    pub(super) base_nodes: Vec<(ClassId, Vec<(String, u32)>)>,
-    pub(super) mro: FxHashMap<ClassId, Vec<ClassId>>,
-    /// Per class: its bases outside the repository (interned dotted names),
-    /// where an attribute no class of the program defines comes from.
-    pub(super) external_bases: FxHashMap<ClassId, Vec<u32>>,
     pub(super) deferred: Vec<(u32, Obj)>,
-    /// Classes the program raises (`raise C`, `raise C(...)`).
-    pub(super) raised: rustc_hash::FxHashSet<ClassId>,
-    /// Names of the program's properties (atoms).
-    pub(super) property_names: rustc_hash::FxHashSet<u32>,
-    /// For each class, the raised classes that inherit from it (built once
-    /// the first stage has found the raise sites).
-    pub(super) raised_by_base: FxHashMap<ClassId, Vec<ClassId>>,
     pub(super) second_stage: bool,
-    pub(super) mro_cut: u64,
+    /// MROs, attribute owners, raised classes ([`super::classes`]).
+    pub(super) classes: ClassTables,
 }
 
 /// Resolves every Python module of `ids.inputs`.
@@ -317,12 +303,17 @@ pub(crate) fn resolve(ids: &Ids<'_>, step_budget: Option<u64>) -> Resolution {
         "python: first stage solved"
     );
     let bases = analysis.compute_mros();
-    let mut raised: Vec<ClassId> = analysis.raised.iter().copied().collect();
+    let mut raised: Vec<ClassId> = analysis.classes.raised.iter().copied().collect();
     raised.sort_unstable();
     for class in raised {
         for base in analysis.mro_of(class) {
             analysis.engine.work += 1;
-            analysis.raised_by_base.entry(base).or_default().push(class);
+            analysis
+                .classes
+                .raised_by_base
+                .entry(base)
+                .or_default()
+                .push(class);
         }
     }
     analysis.second_stage = true;
@@ -383,24 +374,15 @@ impl<'f> Analysis<'f> {
             keyed_nodes: FxHashMap::default(),
             name_all: FxHashMap::default(),
             module_attrs: FxHashMap::default(),
-            class_attrs: FxHashMap::default(),
-            owners: FxHashMap::default(),
-            self_attrs: FxHashMap::default(),
             function_params: Vec::new(),
             lambda_params: Vec::new(),
             constraints: Vec::new(),
             sites: Vec::new(),
             loads: Vec::new(),
             property_edges: Vec::new(),
-            base_nodes: Vec::new(),
-            mro: FxHashMap::default(),
-            external_bases: FxHashMap::default(),
             deferred: Vec::new(),
-            raised: rustc_hash::FxHashSet::default(),
-            property_names: rustc_hash::FxHashSet::default(),
-            raised_by_base: FxHashMap::default(),
             second_stage: false,
-            mro_cut: 0,
+            classes: ClassTables::default(),
         }
     }
 
@@ -558,12 +540,13 @@ impl<'f> Analysis<'f> {
             self.names.push(ScopeNames::new(named));
             for function in facts.functions.iter().filter(|f| f.is_property) {
                 let atom = self.atoms.id(&function.name);
-                self.property_names.insert(atom);
+                self.classes.property_names.insert(atom);
             }
             self.local_atoms.push(local);
             for (c, class) in facts.classes.iter().enumerate() {
                 let atoms = class.self_attrs.iter().map(|a| self.atoms.id(a)).collect();
-                self.self_attrs
+                self.classes
+                    .self_attrs
                     .insert(self.class_id(module, c as u32), atoms);
             }
             self.star_imports.push(Vec::new());
@@ -769,9 +752,10 @@ impl<'f> Analysis<'f> {
                 // A bare read matters only if it can call a property.
                 Effect::Eval(value) => {
                     let reads_property = match value {
-                        ValueExpr::Attr(_, attr) => {
-                            self.property_names.contains(&self.atom_of(module, *attr))
-                        }
+                        ValueExpr::Attr(_, attr) => self
+                            .classes
+                            .property_names
+                            .contains(&self.atom_of(module, *attr)),
                         _ => true,
                     };
                     if reads_property {
@@ -836,7 +820,7 @@ impl<'f> Analysis<'f> {
             }
             bases.push((id, nodes));
         }
-        self.base_nodes.extend(bases);
+        self.classes.base_nodes.extend(bases);
     }
 
     /// The global atom of name id `name` of `module`.
@@ -1331,7 +1315,7 @@ impl<'f> Analysis<'f> {
     }
 
     pub(super) fn mro_cut(&self) -> u64 {
-        self.mro_cut
+        self.classes.mro_cut
     }
 
     /// Every value any binding of `name` visible from `scope` holds.

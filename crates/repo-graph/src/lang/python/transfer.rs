@@ -140,8 +140,12 @@ impl<'f> Analysis<'f> {
                 };
                 // Only objects that have this method: the same name read
                 // from an unrelated class found another method.
-                let inherits =
-                    class == owner || self.mro.get(&class).is_some_and(|mro| mro.contains(&owner));
+                let inherits = class == owner
+                    || self
+                        .classes
+                        .mro
+                        .get(&class)
+                        .is_some_and(|mro| mro.contains(&owner));
                 if !inherits {
                     return;
                 }
@@ -200,7 +204,7 @@ impl<'f> Analysis<'f> {
                 .get(site as usize)
                 .is_some_and(|s| s.kind == CallKind::Raise)
         {
-            self.raised.insert(class);
+            self.classes.raised.insert(class);
         }
         // The first stage sets aside what needs a method resolution order.
         if !self.second_stage
@@ -243,6 +247,7 @@ impl<'f> Analysis<'f> {
             Constraint::Caught { dst } => match value {
                 Obj::Class(caught) => {
                     let raised = self
+                        .classes
                         .raised_by_base
                         .get(&caught)
                         .cloned()
@@ -349,12 +354,17 @@ impl<'f> Analysis<'f> {
                     let node = self.class_attr(owner, attr, out);
                     let transform = self.instance_read(receiver, load);
                     self.engine.edge(node, dst, transform, out);
-                } else if !self.external_bases.is_empty() {
+                } else if !self.classes.external_bases.is_empty() {
                     // No class of the tree after `class` has it: an outside
                     // base of `class` or of a class after it does
                     // (`super().__init__()` in a subclass of `Thread`).
                     for k in mro.iter().skip(after.saturating_sub(1)) {
-                        let bases = self.external_bases.get(k).cloned().unwrap_or_default();
+                        let bases = self
+                            .classes
+                            .external_bases
+                            .get(k)
+                            .cloned()
+                            .unwrap_or_default();
                         for base in bases {
                             if let Some(obj) = self.external_attr(base, attr) {
                                 self.engine.add(dst, obj);
