@@ -76,6 +76,26 @@ impl<'f> Analysis<'f> {
                 .is_some_and(|a| a.contains(&atom))
     }
 
+    /// Whether `atom` is bound in `class`'s own body to a class statement.
+    pub(super) fn defines_class(&self, class: ClassId, atom: u32) -> bool {
+        let Some((module, local, _)) = self.local_class(class) else {
+            return false;
+        };
+        let Some(facts) = self.facts(module) else {
+            return false;
+        };
+        self.names[module.index()]
+            .get(&(ScopeRef::Class(local), atom))
+            .is_some_and(|bindings| {
+                bindings.iter().any(|b| {
+                    matches!(
+                        facts.bindings.get(*b as usize).map(|b| &b.value),
+                        Some(BindValue::Expr(ValueExpr::Class(_)))
+                    )
+                })
+            })
+    }
+
     pub(super) fn mro_of(&self, class: ClassId) -> Vec<ClassId> {
         match self.classes.mro.get(&class) {
             Some(mro) if !mro.is_empty() => mro.clone(),

@@ -206,8 +206,15 @@ impl<'f> Analysis<'f> {
         {
             self.classes.raised.insert(class);
         }
-        // The first stage sets aside what needs a method resolution order.
+        // The first stage sets aside what needs a method resolution order:
+        // not a class a class defines in its body (`A.B` in `class
+        // C(A.B)`), which no MRO can change and the MROs may need.
+        let nested_class = match (c, value) {
+            (Constraint::Load { attr, .. }, Obj::Class(class)) => self.defines_class(class, attr),
+            _ => false,
+        };
         if !self.second_stage
+            && !nested_class
             && Self::needs_mro(value)
             && matches!(
                 c,
