@@ -31,6 +31,8 @@ pub(super) struct Conversion {
     pub(super) vexprs: u64,
     /// Literal-key stores into a plain name ([`super::keyed`]).
     pub(super) keyed_stores: Vec<super::keyed::KeyedStore>,
+    /// Whether a [`ValueExpr::Slice`] was made ([`super::keyed`]).
+    pub(super) has_slices: bool,
 }
 
 /// Decorators that only mark a function: the name stays bound to it.
@@ -226,6 +228,7 @@ impl<'s> Extractor<'s> {
                         // of some of them when its bounds are literal.
                         if let Some(slice) = subscript.filter(|k| g.kind(*k) == Kind::Slice) {
                             if let Some((start, stop)) = self.literal_bounds(slice) {
+                                self.conversion.has_slices = true;
                                 value =
                                     ValueExpr::Slice(Box::new(SliceExpr { value, start, stop }));
                             }

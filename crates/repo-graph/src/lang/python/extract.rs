@@ -497,6 +497,7 @@ impl<'s> Extractor<'s> {
             &self.binding_at,
             &self.blocks,
             &self.conversion.keyed_stores,
+            self.conversion.has_slices,
         );
         self.facts.shrink();
         let spent = Spent {

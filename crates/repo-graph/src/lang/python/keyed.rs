@@ -66,15 +66,20 @@ type Definitions = (Vec<(Definition, (u32, u32))>, Vec<u32>);
 
 /// Rewrites each literal-key read of a tracked local name (see the module
 /// docs) into the values that can reach it. `use_at`, `binding_at` and
-/// `stores` give positions and blocks, as for [`super::reach::compute`].
+/// `stores` give positions and blocks, as for [`super::reach::compute`];
+/// `has_slices` says whether the file has a [`ValueExpr::Slice`].
 pub(super) fn strong_updates(
     facts: &mut PythonFacts,
     use_at: &[(u32, u32)],
     binding_at: &[(u32, u32)],
     blocks: &[Block],
     stores: &[KeyedStore],
+    has_slices: bool,
 ) {
-    slices(facts, stores);
+    // Most files have neither: they cost nothing here.
+    if has_slices {
+        slices(facts, stores);
+    }
     if stores.is_empty() {
         return;
     }
