@@ -2,7 +2,8 @@
 //! syntax tree (`extract`, `convert`, `reach`, `keyed`, `routes`), and resolution
 //! across files as a points-to analysis: the graph and its compilation
 //! (`resolve`), the engine (`solve`), the rules per constraint and callee
-//! (`transfer`: the transfer functions), classes and MROs (`classes`), reading results back
+//! (`transfer`: the transfer functions), classes and MROs (`classes`), container elements
+//! (`containers`), reading results back
 //! (`results`). `usage` extracts main blocks, CLIs and `setup()` entry points.
 
 #[cfg(feature = "python")]
@@ -22,6 +23,7 @@ pub(crate) use extract::*;
 pub(crate) use facts::*;
 mod builtins;
 mod classes;
+mod containers;
 #[cfg(feature = "python")]
 mod imports;
 pub(crate) mod resolve;

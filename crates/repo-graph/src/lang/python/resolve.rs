@@ -24,6 +24,7 @@ use rustc_hash::FxHashMap;
 
 use super::builtins::is_builtin;
 use super::classes::ClassTables;
+use super::containers::ContainerTables;
 use super::facts::*;
 use super::solve::{Delivery, Engine, Obj, Transform};
 pub(crate) use crate::lang::resolver::Ids;
@@ -257,15 +258,8 @@ pub(crate) struct Analysis<'f> {
     pub(super) ret_base: u32,
     pub(super) yield_base: u32,
     pub(super) lambda_node: Vec<u32>,
-    pub(super) elem_node: Vec<u32>,
-    /// The built-in type of each container, by container id (`None` for
-    /// the ones the analysis makes up, like `**kwargs`).
-    pub(super) container_kind: Vec<Option<ContainerKind>>,
-    pub(super) pairs_node: FxHashMap<u32, u32>,
-    /// The dict each `dict(...)` call site makes.
-    pub(super) dict_sites: FxHashMap<u32, u32>,
-    /// Per (container, key atom or `u32::MAX` for no key): its elements there.
-    pub(super) keyed_nodes: FxHashMap<(u32, u32), u32>,
+    /// Elements of containers, by container and key ([`super::containers`]).
+    pub(super) containers: ContainerTables,
     pub(super) name_all: FxHashMap<(ModuleId, ScopeRef, u32), u32>,
     pub(super) module_attrs: FxHashMap<(ModuleId, u32), u32>,
     /// By function id (empty for Java methods).
@@ -367,11 +361,6 @@ impl<'f> Analysis<'f> {
             ret_base: 0,
             yield_base: 0,
             lambda_node: Vec::new(),
-            elem_node: Vec::new(),
-            container_kind: Vec::new(),
-            pairs_node: FxHashMap::default(),
-            dict_sites: FxHashMap::default(),
-            keyed_nodes: FxHashMap::default(),
             name_all: FxHashMap::default(),
             module_attrs: FxHashMap::default(),
             function_params: Vec::new(),
@@ -383,6 +372,7 @@ impl<'f> Analysis<'f> {
             deferred: Vec::new(),
             second_stage: false,
             classes: ClassTables::default(),
+            containers: ContainerTables::default(),
         }
     }
 
@@ -516,7 +506,7 @@ impl<'f> Analysis<'f> {
             self.container_base.push(containers);
             containers += facts.containers;
             let kinds = facts.container_kinds.iter().map(|k| Some(*k));
-            self.container_kind.extend(
+            self.containers.kind.extend(
                 kinds
                     .chain(std::iter::repeat(None))
                     .take(facts.containers as usize),
@@ -561,7 +551,7 @@ impl<'f> Analysis<'f> {
         self.ret_base = self.engine.nodes(functions);
         self.yield_base = self.engine.nodes(functions);
         self.function_params = vec![Params::default(); functions];
-        self.elem_node = (0..containers).map(|_| u32::MAX).collect();
+        self.containers.elem_node = (0..containers).map(|_| u32::MAX).collect();
         self.lambda_params = vec![Params::default(); lambdas as usize];
         // Star imports need every module's name table.
         for (m, input) in inputs.iter().enumerate() {
@@ -830,25 +820,6 @@ impl<'f> Analysis<'f> {
             .and_then(|l| l.get(name as usize))
             .copied()
             .unwrap_or(u32::MAX)
-    }
-
-    pub(super) fn new_container(&mut self) -> u32 {
-        let id = u32::try_from(self.elem_node.len()).unwrap_or(u32::MAX);
-        self.elem_node.push(u32::MAX);
-        self.container_kind.push(None);
-        id
-    }
-
-    pub(super) fn elem(&mut self, container: u32) -> u32 {
-        match self.elem_node.get(container as usize) {
-            Some(&node) if node != u32::MAX => node,
-            Some(_) => {
-                let node = self.engine.node();
-                self.elem_node[container as usize] = node;
-                node
-            }
-            None => self.engine.node(),
-        }
     }
 
     /// The FCG node that runs code written in `scope`: the nearest

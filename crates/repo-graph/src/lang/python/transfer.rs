@@ -13,36 +13,6 @@ use crate::model::{ClassId, EntityId, FunctionId, FunctionKind, ParamKind};
 const MAX_STAR_SPREAD: usize = 16;
 
 impl<'f> Analysis<'f> {
-    /// A value stored in a container: all its elements, and the elements
-    /// at that key (or stored without one).
-    pub(super) fn store_element(
-        &mut self,
-        container: u32,
-        key: Option<u32>,
-        value: Operand,
-        out: &mut Vec<Delivery>,
-    ) {
-        if value == Operand::None {
-            return;
-        }
-        let all = self.elem(container);
-        self.flow(value, all, out);
-        let keyed = self.keyed(container, key);
-        self.flow(value, keyed, out);
-    }
-
-    /// The elements of a container stored at `key`, or (for `None`) without
-    /// a known key; a read at a literal key sees both.
-    pub(super) fn keyed(&mut self, container: u32, key: Option<u32>) -> u32 {
-        let slot = key.unwrap_or(u32::MAX);
-        if let Some(node) = self.keyed_nodes.get(&(container, slot)) {
-            return *node;
-        }
-        let node = self.engine.node();
-        self.keyed_nodes.insert((container, slot), node);
-        node
-    }
-
     pub(super) fn flush(&mut self, out: &mut Vec<Delivery>) {
         while let Some(delivery) = out.pop() {
             self.deliver(delivery, out);
@@ -711,14 +681,14 @@ impl<'f> Analysis<'f> {
             }
             // `dict(a=f, **other)`: a new dict, keyed by the keywords.
             "builtins.dict" => {
-                let container = match self.dict_sites.get(&site) {
+                let container = match self.containers.dict_sites.get(&site) {
                     Some(c) => *c,
                     None => {
                         let c = self.new_container();
-                        if let Some(kind) = self.container_kind.get_mut(c as usize) {
+                        if let Some(kind) = self.containers.kind.get_mut(c as usize) {
                             *kind = Some(ContainerKind::Dict);
                         }
-                        self.dict_sites.insert(site, c);
+                        self.containers.dict_sites.insert(site, c);
                         c
                     }
                 };
@@ -937,7 +907,8 @@ impl<'f> Analysis<'f> {
     /// `builtins.dict.get`, recorded as the site's external callee.
     fn record_builtin_method(&mut self, site: u32, container: u32) {
         let Some(kind) = self
-            .container_kind
+            .containers
+            .kind
             .get(container as usize)
             .copied()
             .flatten()
@@ -1014,14 +985,14 @@ impl<'f> Analysis<'f> {
             }
             ContainerOp::Same => self.engine.add(result, Obj::Container(container)),
             ContainerOp::Items => {
-                let holder = match self.pairs_node.get(&container) {
+                let holder = match self.containers.pairs_node.get(&container) {
                     Some(n) => *n,
                     None => {
                         // (key, value) pairs: keys are not tracked.
                         let keys = self.engine.node();
                         let n = self.engine.node();
                         self.engine.add(n, Obj::Tuple2(keys, elem));
-                        self.pairs_node.insert(container, n);
+                        self.containers.pairs_node.insert(container, n);
                         n
                     }
                 };
