@@ -1165,7 +1165,7 @@ impl<'s> Extractor<'s> {
             if let ValueExpr::Call(index) = self.vexpr(raised, 0)
                 && let Some(call) = self.facts.calls.get_mut(index as usize)
             {
-                call.kind = CallKind::Raise;
+                call.kind = CallKind::RaisedCall;
             }
             return;
         }

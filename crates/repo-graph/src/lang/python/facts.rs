@@ -346,8 +346,13 @@ pub(crate) enum CallKind {
     /// A decorator applied to the definition passed as its argument; an
     /// unknown decorator leaves the definition as it was.
     Decorator,
-    /// `raise C` (Python instantiates the class) or `raise C(...)`.
+    /// `raise C` or `raise e`: Python instantiates a class it is given;
+    /// nothing was written as a call, so nothing is reported unresolved or
+    /// external.
     Raise,
+    /// `raise C(...)`: a written call whose result is raised, reported like
+    /// any written call (`raise ValueError(...)` calls `builtins.ValueError`).
+    RaisedCall,
     /// A call Python makes on the program's behalf: `__iter__` and
     /// `__next__` of what a `for` loop walks. Its internal callees are
     /// edges like any other; it is never reported as unresolved or

@@ -172,7 +172,7 @@ impl<'f> Analysis<'f> {
             && self
                 .sites
                 .get(site as usize)
-                .is_some_and(|s| s.kind == CallKind::Raise)
+                .is_some_and(|s| matches!(s.kind, CallKind::Raise | CallKind::RaisedCall))
         {
             self.classes.raised.insert(class);
         }
@@ -918,7 +918,7 @@ impl<'f> Analysis<'f> {
         let Some(s) = self.sites.get(site as usize) else {
             return;
         };
-        if s.kind != CallKind::Written || s.externals.len() >= 4 {
+        if !matches!(s.kind, CallKind::Written | CallKind::RaisedCall) || s.externals.len() >= 4 {
             return;
         }
         let (module, local) = (s.module, s.local);
