@@ -574,7 +574,7 @@ impl<'s> Extractor<'s> {
     /// The name id of integer key or position `index` (`[0]`: no
     /// identifier or string key spelled alike can be mistaken for it).
     pub(super) fn index_key(&mut self, index: u64) -> u32 {
-        self.name_id(&format!("[{index}]"))
+        self.name_id(&position_name(index))
     }
 
     /// A comprehension's variables are bound in a block of their own,

@@ -77,6 +77,17 @@ impl Expr {
     }
 }
 
+/// The name of integer key or position `index` (`[0]`), kept among a
+/// file's names: no identifier is spelled alike.
+pub(crate) fn position_name(index: u64) -> String {
+    format!("[{index}]")
+}
+
+/// The position a name made by [`position_name`] stands for.
+pub(crate) fn position_of(name: &str) -> Option<u64> {
+    name.strip_prefix('[')?.strip_suffix(']')?.parse().ok()
+}
+
 pub(crate) fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())

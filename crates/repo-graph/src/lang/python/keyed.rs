@@ -18,7 +18,10 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::extract::Block;
-use super::facts::{BindValue, ContainerKind, Effect, PythonFacts, Reach, ScopeRef, ValueExpr};
+use super::facts::{
+    BindValue, ContainerKind, Effect, PythonFacts, Reach, ScopeRef, ValueExpr, position_name,
+    position_of,
+};
 use super::reach::reaching;
 
 /// Bindings a name may have in its scope for its reads to be narrowed.
@@ -417,11 +420,7 @@ fn slices(facts: &mut PythonFacts, stores: &[KeyedStore]) {
     // Name ids of the positions `[0]`, `[1]`, ...
     let mut position_id: FxHashMap<u32, u32> = FxHashMap::default();
     for (id, name) in facts.names.iter().enumerate() {
-        if let Some(index) = name
-            .strip_prefix('[')
-            .and_then(|n| n.strip_suffix(']'))
-            .and_then(|n| n.parse::<u32>().ok())
-        {
+        if let Some(index) = position_of(name).and_then(|i| u32::try_from(i).ok()) {
             position_id.insert(index, u32::try_from(id).unwrap_or(u32::MAX));
         }
     }
@@ -486,7 +485,7 @@ fn slices(facts: &mut PythonFacts, stores: &[KeyedStore]) {
         for (position, value) in elements.into_iter().enumerate() {
             let position = u32::try_from(position).unwrap_or(u32::MAX);
             let id = *position_id.entry(position).or_insert_with(|| {
-                facts.names.push(format!("[{position}]"));
+                facts.names.push(position_name(u64::from(position)));
                 u32::try_from(facts.names.len() - 1).unwrap_or(u32::MAX)
             });
             keyed.push((Some(id), value));
