@@ -288,9 +288,26 @@ fn test(extra: &[&str]) -> anyhow::Result<()> {
             model::TEST_MODEL
         );
     }
+    // `--include-ignored` also runs the tests marked `#[ignore = "needs
+    // ..."]`: those of the default model (Qwen2.5-Coder-1.5B, 1.1 GB, which
+    // it installs unless `REPO_AGENT_QWEN_MODEL` already names it). CI runs this.
+    let include_ignored = extra.first() == Some(&"--include-ignored");
+    let extra = if include_ignored { &extra[1..] } else { extra };
+    let ignored = if include_ignored {
+        let path = match std::env::var_os(test_runner::QWEN_MODEL_ENV) {
+            Some(path) => PathBuf::from(path),
+            None => model::install(&[]).context("the ignored tests need the default model")?,
+        };
+        Some(path)
+    } else {
+        None
+    };
     match extra {
-        [] => test_runner::run(DEFAULT_TEST_JOBS),
-        ["--jobs", n] => test_runner::run(n.parse().context("--jobs takes a number")?),
+        [] => test_runner::run(DEFAULT_TEST_JOBS, ignored.as_deref()),
+        ["--jobs", n] => test_runner::run(
+            n.parse().context("--jobs takes a number")?,
+            ignored.as_deref(),
+        ),
         // Anything else is cargo test's own business (a filter, --release).
         _ => run(cargo().args(["test", "--workspace"]).args(extra)),
     }

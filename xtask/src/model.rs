@@ -24,6 +24,12 @@ const USAGE: &str =
 
 /// Runs the installer; `rest` is `[--model NAME] [--dir DIR] [--find-links DIR] [--verify]`.
 pub(crate) fn run(rest: &[&str]) -> anyhow::Result<()> {
+    install(rest).map(|_| ())
+}
+
+/// Runs the installer and returns the installed file's path (the last
+/// line it prints on stdout).
+pub(crate) fn install(rest: &[&str]) -> anyhow::Result<PathBuf> {
     let mut dir: Option<PathBuf> = None;
     let mut model: Option<&str> = None;
     let mut find_links: Option<PathBuf> = None;
@@ -71,12 +77,25 @@ pub(crate) fn run(rest: &[&str]) -> anyhow::Result<()> {
     if verify {
         command.arg("--verify");
     }
-    let status = command.status().context("cannot run cargo")?;
-    if !status.success() {
+    let output = command
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("cannot run cargo")?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    print!("{stdout}");
+    if !output.status.success() {
         bail!(
-            "installing the model {} failed ({status})",
-            model.unwrap_or("(the default)")
+            "installing the model {} failed ({})",
+            model.unwrap_or("(the default)"),
+            output.status
         );
     }
-    Ok(())
+    let path = stdout
+        .lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .map(|line| PathBuf::from(line.trim()))
+        .filter(|path| path.is_file())
+        .context("the installer printed no path of an installed model")?;
+    Ok(path)
 }

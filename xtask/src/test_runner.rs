@@ -39,9 +39,14 @@ struct Outcome {
     output: String,
 }
 
+/// Where the ignored tests of `llm-local` find the default model.
+pub(crate) const QWEN_MODEL_ENV: &str = "REPO_AGENT_QWEN_MODEL";
+
 /// Builds the workspace's tests, runs the binaries `jobs` at a time, then
-/// the doctests. Fails when anything failed, after running everything.
-pub(crate) fn run(jobs: usize) -> anyhow::Result<()> {
+/// the doctests. With `ignored` (the default model's file) the tests marked
+/// `#[ignore = "needs ..."]` run too, with [`QWEN_MODEL_ENV`] naming it.
+/// Fails when anything failed, after running everything.
+pub(crate) fn run(jobs: usize, ignored: Option<&Path>) -> anyhow::Result<()> {
     let binaries = build()?;
     let durations_file = super::target_dir().join("test-durations.json");
     let previous = read_durations(&durations_file);
@@ -65,7 +70,7 @@ pub(crate) fn run(jobs: usize) -> anyhow::Result<()> {
                 loop {
                     let next = queue.lock().ok().and_then(|mut q| q.next());
                     let Some(binary) = next else { break };
-                    let outcome = run_binary(binary);
+                    let outcome = run_binary(binary, ignored);
                     report(&outcome);
                     if let Ok(mut all) = outcomes.lock() {
                         all.push(outcome);
@@ -165,9 +170,13 @@ fn test_binary(message: &serde_json::Value) -> Option<TestBinary> {
     })
 }
 
-fn run_binary(binary: TestBinary) -> Outcome {
+fn run_binary(binary: TestBinary, ignored: Option<&Path>) -> Outcome {
     let started = Instant::now();
-    let result = Command::new(&binary.executable)
+    let mut command = Command::new(&binary.executable);
+    if let Some(model) = ignored {
+        command.arg("--include-ignored").env(QWEN_MODEL_ENV, model);
+    }
+    let result = command
         .current_dir(&binary.manifest_dir)
         .env("CARGO_MANIFEST_DIR", &binary.manifest_dir)
         .env("CARGO_PKG_NAME", &binary.package)
