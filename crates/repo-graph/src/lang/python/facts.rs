@@ -79,11 +79,13 @@ impl Expr {
 
 /// The name of integer key or position `index` (`[0]`), kept among a
 /// file's names: no identifier is spelled alike.
+#[cfg(feature = "python")]
 pub(crate) fn position_name(index: u64) -> String {
     format!("[{index}]")
 }
 
 /// The position a name made by [`position_name`] stands for.
+#[cfg(feature = "python")]
 pub(crate) fn position_of(name: &str) -> Option<u64> {
     name.strip_prefix('[')?.strip_suffix(']')?.parse().ok()
 }
