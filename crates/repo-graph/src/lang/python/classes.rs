@@ -11,34 +11,105 @@ use crate::model::{Base, BaseRelation, ClassId, FunctionId, ModuleId};
 
 /// What the analysis learns of the program's classes: their MROs, which
 /// class owns each attribute and the node holding it, the bases outside
-/// the program, and the classes it raises. Filled by this file's methods
-/// and read by the transfer functions.
+/// the program, and the classes it raises. Its fields are private: this
+/// file's methods are the only code that writes them, the transfer
+/// functions read them through the accessors below.
 #[derive(Default)]
 pub(super) struct ClassTables {
     /// Per (class, attribute atom): the node of the attribute's values.
-    pub(super) class_attrs: FxHashMap<(ClassId, u32), u32>,
+    class_attrs: FxHashMap<(ClassId, u32), u32>,
     /// Per (class, attribute atom): the class of its MRO that defines it.
-    pub(super) owners: FxHashMap<(ClassId, u32), ClassId>,
+    owners: FxHashMap<(ClassId, u32), ClassId>,
     /// Per Python class id: its self-attribute atoms.
-    pub(super) self_attrs: FxHashMap<ClassId, Vec<u32>>,
+    self_attrs: FxHashMap<ClassId, Vec<u32>>,
     /// Each class's base expressions as written, and their nodes.
-    pub(super) base_nodes: Vec<(ClassId, Vec<(String, u32)>)>,
-    pub(super) mro: FxHashMap<ClassId, Vec<ClassId>>,
+    base_nodes: Vec<(ClassId, Vec<(String, u32)>)>,
+    mro: FxHashMap<ClassId, Vec<ClassId>>,
     /// Per class: its bases outside the repository (interned dotted names),
     /// where an attribute no class of the program defines comes from.
-    pub(super) external_bases: FxHashMap<ClassId, Vec<u32>>,
+    external_bases: FxHashMap<ClassId, Vec<u32>>,
     /// Classes the program raises (`raise C`, `raise C(...)`).
-    pub(super) raised: FxHashSet<ClassId>,
+    raised: FxHashSet<ClassId>,
     /// Names of the program's properties (atoms).
-    pub(super) property_names: FxHashSet<u32>,
+    property_names: FxHashSet<u32>,
     /// For each class, the raised classes that inherit from it (built once
     /// the first stage has found the raise sites).
-    pub(super) raised_by_base: FxHashMap<ClassId, Vec<ClassId>>,
+    raised_by_base: FxHashMap<ClassId, Vec<ClassId>>,
     /// MROs cut at [`MAX_MRO`].
-    pub(super) mro_cut: u64,
+    mro_cut: u64,
+}
+
+impl ClassTables {
+    /// A property of the program is named `atom`: a bare read of an
+    /// attribute of that name may call it.
+    pub(super) fn note_property(&mut self, atom: u32) {
+        self.property_names.insert(atom);
+    }
+
+    /// Whether some property of the program is named `atom`.
+    pub(super) fn is_property_name(&self, atom: u32) -> bool {
+        self.property_names.contains(&atom)
+    }
+
+    /// The self-attribute atoms of `class` (`self.x = ...` in its methods).
+    pub(super) fn set_self_attrs(&mut self, class: ClassId, atoms: Vec<u32>) {
+        self.self_attrs.insert(class, atoms);
+    }
+
+    /// The nodes of classes' base expressions, as a module is compiled.
+    pub(super) fn add_base_nodes(&mut self, bases: Vec<(ClassId, Vec<(String, u32)>)>) {
+        self.base_nodes.extend(bases);
+    }
+
+    /// `class` is raised somewhere (`raise C`, `raise C(...)`).
+    pub(super) fn note_raised(&mut self, class: ClassId) {
+        self.raised.insert(class);
+    }
+
+    /// The raised classes that inherit from `base` (itself included).
+    pub(super) fn raised_from(&self, base: ClassId) -> &[ClassId] {
+        self.raised_by_base.get(&base).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether `class`'s MRO has `owner` (the class itself counts).
+    pub(super) fn inherits(&self, class: ClassId, owner: ClassId) -> bool {
+        class == owner || self.mro.get(&class).is_some_and(|mro| mro.contains(&owner))
+    }
+
+    /// Whether any class of the program has a base outside it.
+    pub(super) fn has_external_bases(&self) -> bool {
+        !self.external_bases.is_empty()
+    }
+
+    /// The outside bases of `class` (interned dotted names).
+    pub(super) fn external_bases_of(&self, class: ClassId) -> &[u32] {
+        self.external_bases.get(&class).map_or(&[], Vec::as_slice)
+    }
+
+    /// How many MROs were cut at [`MAX_MRO`].
+    pub(super) fn mro_cut(&self) -> u64 {
+        self.mro_cut
+    }
 }
 
 impl<'f> Analysis<'f> {
+    /// Once the MROs are known: for each class, the raised classes that
+    /// inherit from it, so that `except Base` catches their instances.
+    pub(super) fn index_raised(&mut self) {
+        let mut raised: Vec<ClassId> = self.classes.raised.iter().copied().collect();
+        raised.sort_unstable();
+        for class in raised {
+            for base in self.mro_of(class) {
+                self.engine.work += 1;
+                self.classes
+                    .raised_by_base
+                    .entry(base)
+                    .or_default()
+                    .push(class);
+            }
+        }
+    }
+
     /// The innermost method around `scope`, and its class.
     pub(super) fn enclosing_method(
         &self,

@@ -7,25 +7,74 @@ use rustc_hash::FxHashMap;
 
 use super::facts::ContainerKind;
 use super::resolve::{Analysis, Operand};
-use super::solve::Delivery;
+use super::solve::{Delivery, Obj};
 
-/// The element nodes of every container, by container id.
+/// The element nodes of every container, by container id. Its fields are
+/// private: this file's code is the only code that writes them.
 #[derive(Default)]
 pub(super) struct ContainerTables {
     /// Per container: the node of all its elements (`u32::MAX` until made).
-    pub(super) elem_node: Vec<u32>,
+    elem_node: Vec<u32>,
     /// The built-in type of each container, by container id (`None` for
     /// the ones the analysis makes up, like `**kwargs`).
-    pub(super) kind: Vec<Option<ContainerKind>>,
+    kind: Vec<Option<ContainerKind>>,
     /// Per dict: the node of its `(key, value)` pairs (`d.items()`).
-    pub(super) pairs_node: FxHashMap<u32, u32>,
+    pairs_node: FxHashMap<u32, u32>,
     /// The dict each `dict(...)` call site makes.
-    pub(super) dict_sites: FxHashMap<u32, u32>,
+    dict_sites: FxHashMap<u32, u32>,
     /// Per (container, key atom or `u32::MAX` for no key): its elements there.
-    pub(super) keyed_nodes: FxHashMap<(u32, u32), u32>,
+    keyed_nodes: FxHashMap<(u32, u32), u32>,
+}
+
+impl ContainerTables {
+    /// The next file's displays, numbered after the previous files': their
+    /// kinds as written (`kinds` may be shorter than `count`: the rest are
+    /// of no built-in type).
+    pub(super) fn add_displays(&mut self, kinds: &[ContainerKind], count: u32) {
+        let kinds = kinds.iter().map(|k| Some(*k));
+        self.kind
+            .extend(kinds.chain(std::iter::repeat(None)).take(count as usize));
+    }
+
+    /// Once every file's displays are numbered: no element node is made yet.
+    pub(super) fn seal_displays(&mut self) {
+        self.elem_node = vec![u32::MAX; self.kind.len()];
+    }
+
+    /// The built-in type of `container`, if it has one.
+    pub(super) fn kind_of(&self, container: u32) -> Option<ContainerKind> {
+        self.kind.get(container as usize).copied().flatten()
+    }
 }
 
 impl Analysis<'_> {
+    /// The dict a `dict(...)` call at `site` makes: one per site, made on
+    /// its first call.
+    pub(super) fn dict_made_at(&mut self, site: u32) -> u32 {
+        if let Some(c) = self.containers.dict_sites.get(&site) {
+            return *c;
+        }
+        let c = self.new_container();
+        if let Some(kind) = self.containers.kind.get_mut(c as usize) {
+            *kind = Some(ContainerKind::Dict);
+        }
+        self.containers.dict_sites.insert(site, c);
+        c
+    }
+
+    /// The node of the `(key, value)` pairs of a dict whose values are at
+    /// `elem` (`d.items()`): keys are not tracked.
+    pub(super) fn pairs_of(&mut self, container: u32, elem: u32) -> u32 {
+        if let Some(n) = self.containers.pairs_node.get(&container) {
+            return *n;
+        }
+        let keys = self.engine.node();
+        let n = self.engine.node();
+        self.engine.add(n, Obj::Tuple2(keys, elem));
+        self.containers.pairs_node.insert(container, n);
+        n
+    }
+
     /// A value stored in a container: all its elements, and the elements
     /// at that key (or stored without one).
     pub(super) fn store_element(

@@ -297,19 +297,7 @@ pub(crate) fn resolve(ids: &Ids<'_>, step_budget: Option<u64>) -> Resolution {
         "python: first stage solved"
     );
     let bases = analysis.compute_mros();
-    let mut raised: Vec<ClassId> = analysis.classes.raised.iter().copied().collect();
-    raised.sort_unstable();
-    for class in raised {
-        for base in analysis.mro_of(class) {
-            analysis.engine.work += 1;
-            analysis
-                .classes
-                .raised_by_base
-                .entry(base)
-                .or_default()
-                .push(class);
-        }
-    }
+    analysis.index_raised();
     analysis.second_stage = true;
     let deferred = std::mem::take(&mut analysis.deferred);
     let mut out = Vec::new();
@@ -505,12 +493,8 @@ impl<'f> Analysis<'f> {
             sites += u32::try_from(facts.calls.len()).unwrap_or(0);
             self.container_base.push(containers);
             containers += facts.containers;
-            let kinds = facts.container_kinds.iter().map(|k| Some(*k));
-            self.containers.kind.extend(
-                kinds
-                    .chain(std::iter::repeat(None))
-                    .take(facts.containers as usize),
-            );
+            self.containers
+                .add_displays(&facts.container_kinds, facts.containers);
             self.lambda_base.push(lambdas);
             lambdas += u32::try_from(facts.lambdas.len()).unwrap_or(0);
             // The file's names, each interned once.
@@ -530,14 +514,13 @@ impl<'f> Analysis<'f> {
             self.names.push(ScopeNames::new(named));
             for function in facts.functions.iter().filter(|f| f.is_property) {
                 let atom = self.atoms.id(&function.name);
-                self.classes.property_names.insert(atom);
+                self.classes.note_property(atom);
             }
             self.local_atoms.push(local);
             for (c, class) in facts.classes.iter().enumerate() {
                 let atoms = class.self_attrs.iter().map(|a| self.atoms.id(a)).collect();
                 self.classes
-                    .self_attrs
-                    .insert(self.class_id(module, c as u32), atoms);
+                    .set_self_attrs(self.class_id(module, c as u32), atoms);
             }
             self.star_imports.push(Vec::new());
         }
@@ -551,7 +534,7 @@ impl<'f> Analysis<'f> {
         self.ret_base = self.engine.nodes(functions);
         self.yield_base = self.engine.nodes(functions);
         self.function_params = vec![Params::default(); functions];
-        self.containers.elem_node = (0..containers).map(|_| u32::MAX).collect();
+        self.containers.seal_displays();
         self.lambda_params = vec![Params::default(); lambdas as usize];
         // Star imports need every module's name table.
         for (m, input) in inputs.iter().enumerate() {
@@ -742,10 +725,9 @@ impl<'f> Analysis<'f> {
                 // A bare read matters only if it can call a property.
                 Effect::Eval(value) => {
                     let reads_property = match value {
-                        ValueExpr::Attr(_, attr) => self
-                            .classes
-                            .property_names
-                            .contains(&self.atom_of(module, *attr)),
+                        ValueExpr::Attr(_, attr) => {
+                            self.classes.is_property_name(self.atom_of(module, *attr))
+                        }
                         _ => true,
                     };
                     if reads_property {
@@ -810,7 +792,7 @@ impl<'f> Analysis<'f> {
             }
             bases.push((id, nodes));
         }
-        self.classes.base_nodes.extend(bases);
+        self.classes.add_base_nodes(bases);
     }
 
     /// The global atom of name id `name` of `module`.
@@ -1283,10 +1265,6 @@ impl<'f> Analysis<'f> {
     pub(super) fn binding_values(&self, module: ModuleId, binding: u32) -> Vec<Obj> {
         let node = self.binding_node.get(module.index()).copied().unwrap_or(0) + binding;
         self.engine.values(node).collect()
-    }
-
-    pub(super) fn mro_cut(&self) -> u64 {
-        self.classes.mro_cut
     }
 
     /// Every value any binding of `name` visible from `scope` holds.

@@ -136,7 +136,7 @@ impl<'f> Analysis<'f> {
             .collect();
         let stats = ResolutionStats {
             work: self.engine.work,
-            widened: self.engine.widened + self.mro_cut(),
+            widened: self.engine.widened + self.classes.mro_cut(),
             budget_exhausted,
         };
         // Freeing a large graph (millions of small allocations) overlaps

@@ -4,7 +4,7 @@
 //! lambdas, external names, container methods).
 
 use super::facts::ScopeRef;
-use super::facts::{CallKind, ContainerKind, ValueExpr};
+use super::facts::{CallKind, ValueExpr};
 use super::resolve::{Analysis, ArgSlot, Callee, Constraint, Operand, Params};
 use super::solve::{ContainerOp, Delivery, Obj, Transform};
 use crate::model::{ClassId, EntityId, FunctionId, FunctionKind, ParamKind};
@@ -110,13 +110,7 @@ impl<'f> Analysis<'f> {
                 };
                 // Only objects that have this method: the same name read
                 // from an unrelated class found another method.
-                let inherits = class == owner
-                    || self
-                        .classes
-                        .mro
-                        .get(&class)
-                        .is_some_and(|mro| mro.contains(&owner));
-                if !inherits {
+                if !self.classes.inherits(class, owner) {
                     return;
                 }
                 let receiver = match (class_level, v) {
@@ -174,7 +168,7 @@ impl<'f> Analysis<'f> {
                 .get(site as usize)
                 .is_some_and(|s| matches!(s.kind, CallKind::Raise | CallKind::RaisedCall))
         {
-            self.classes.raised.insert(class);
+            self.classes.note_raised(class);
         }
         // The first stage sets aside what needs a method resolution order:
         // not a class a class defines in its body (`A.B` in `class
@@ -223,12 +217,7 @@ impl<'f> Analysis<'f> {
             },
             Constraint::Caught { dst } => match value {
                 Obj::Class(caught) => {
-                    let raised = self
-                        .classes
-                        .raised_by_base
-                        .get(&caught)
-                        .cloned()
-                        .unwrap_or_default();
+                    let raised = self.classes.raised_from(caught).to_vec();
                     if raised.is_empty() {
                         self.engine.add(dst, Obj::Instance(caught));
                     }
@@ -331,17 +320,12 @@ impl<'f> Analysis<'f> {
                     let node = self.class_attr(owner, attr, out);
                     let transform = self.instance_read(receiver, load);
                     self.engine.edge(node, dst, transform, out);
-                } else if !self.classes.external_bases.is_empty() {
+                } else if self.classes.has_external_bases() {
                     // No class of the tree after `class` has it: an outside
                     // base of `class` or of a class after it does
                     // (`super().__init__()` in a subclass of `Thread`).
                     for k in mro.iter().skip(after.saturating_sub(1)) {
-                        let bases = self
-                            .classes
-                            .external_bases
-                            .get(k)
-                            .cloned()
-                            .unwrap_or_default();
+                        let bases = self.classes.external_bases_of(*k).to_vec();
                         for base in bases {
                             if let Some(obj) = self.external_attr(base, attr) {
                                 self.engine.add(dst, obj);
@@ -681,17 +665,7 @@ impl<'f> Analysis<'f> {
             }
             // `dict(a=f, **other)`: a new dict, keyed by the keywords.
             "builtins.dict" => {
-                let container = match self.containers.dict_sites.get(&site) {
-                    Some(c) => *c,
-                    None => {
-                        let c = self.new_container();
-                        if let Some(kind) = self.containers.kind.get_mut(c as usize) {
-                            *kind = Some(ContainerKind::Dict);
-                        }
-                        self.containers.dict_sites.insert(site, c);
-                        c
-                    }
-                };
+                let container = self.dict_made_at(site);
                 let mut index = 0;
                 while let Some((slot, op)) = self.site_arg(site, index) {
                     index += 1;
@@ -906,13 +880,7 @@ impl<'f> Analysis<'f> {
     /// displays (`HANDLERS.get(kind)`): the call is also a call of
     /// `builtins.dict.get`, recorded as the site's external callee.
     fn record_builtin_method(&mut self, site: u32, container: u32) {
-        let Some(kind) = self
-            .containers
-            .kind
-            .get(container as usize)
-            .copied()
-            .flatten()
-        else {
+        let Some(kind) = self.containers.kind_of(container) else {
             return;
         };
         let Some(s) = self.sites.get(site as usize) else {
@@ -985,17 +953,7 @@ impl<'f> Analysis<'f> {
             }
             ContainerOp::Same => self.engine.add(result, Obj::Container(container)),
             ContainerOp::Items => {
-                let holder = match self.containers.pairs_node.get(&container) {
-                    Some(n) => *n,
-                    None => {
-                        // (key, value) pairs: keys are not tracked.
-                        let keys = self.engine.node();
-                        let n = self.engine.node();
-                        self.engine.add(n, Obj::Tuple2(keys, elem));
-                        self.containers.pairs_node.insert(container, n);
-                        n
-                    }
-                };
+                let holder = self.pairs_of(container, elem);
                 self.engine.add(result, Obj::Pairs(holder));
             }
         }
