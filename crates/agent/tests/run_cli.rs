@@ -8,6 +8,17 @@ use serde_json::{Value, json};
 use common::Fixture;
 use common::cli::{completion, repo_agent, run_on_fixture, serve};
 
+/// The tests' small model. `cargo xtask test` installs it first, so a
+/// missing model fails the test with what to run, never a skip that reads
+/// "ok".
+fn tests_model() -> std::path::PathBuf {
+    llm_local::installed_model_path(&llm_local::SMOLLM2_135M).unwrap_or_else(|| {
+        panic!(
+            "the tests' model is not installed: run `cargo xtask test` (which installs it) or `cargo xtask model --model smollm2`"
+        )
+    })
+}
+
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 #[test]
@@ -153,12 +164,7 @@ fn a_broken_model_file_is_a_clear_error() -> TestResult {
 /// (`cargo xtask model --model smollm2`, which `cargo xtask test` runs).
 #[test]
 fn without_a_model_the_embedded_model_runs_the_episode() -> TestResult {
-    let Some(model) = llm_local::installed_model_path(&llm_local::SMOLLM2_135M) else {
-        eprintln!(
-            "skipping: the tests' model is not installed; run `cargo xtask model --model smollm2`"
-        );
-        return Ok(());
-    };
+    let model = tests_model();
     let fx = Fixture::new()?;
     let trajectory = fx.dir.path().join("run.jsonl");
     let result = repo_agent()
@@ -466,20 +472,11 @@ fn the_time_limit_covers_the_analysis() -> TestResult {
 /// `context --model-terms` asks the model for search terms for the task
 /// (the call `run` makes when the task's words find too little), says
 /// which on stderr, and builds the context with them. Needs the tests'
-/// model (`cargo xtask model --model smollm2`, which CI installs: there,
-/// its absence fails the test).
+/// model (`cargo xtask model --model smollm2`, which `cargo xtask test`
+/// runs; its absence fails the test).
 #[test]
 fn context_asks_the_model_for_search_terms() -> TestResult {
-    let Some(model) = llm_local::installed_model_path(&llm_local::SMOLLM2_135M) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI installs the tests' model; it is missing"
-        );
-        eprintln!(
-            "skipping: the tests' model is not installed; run `cargo xtask model --model smollm2`"
-        );
-        return Ok(());
-    };
+    let model = tests_model();
     let fx = Fixture::new()?;
     let result = repo_agent()
         .arg("context")

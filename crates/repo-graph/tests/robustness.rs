@@ -17,6 +17,88 @@ fn analyse_one(name: &str, bytes: &[u8]) -> repo_graph::RepoGraph {
     graph
 }
 
+/// One notebook cell: its type and its source lines.
+#[derive(Debug, Clone)]
+struct Cell {
+    kind: &'static str,
+    lines: Vec<String>,
+    /// `source` as one string (true) or as a list of lines, both valid nbformat.
+    joined: bool,
+}
+
+fn cell(source: impl Strategy<Value = Vec<String>>) -> impl Strategy<Value = Cell> {
+    (
+        prop_oneof![Just("code"), Just("markdown"), Just("raw")],
+        source,
+        any::<bool>(),
+    )
+        .prop_map(|(kind, lines, joined)| Cell {
+            kind,
+            lines,
+            joined,
+        })
+}
+
+/// Lines of code meant to break a reader: arbitrary text, magics, shell
+/// escapes, unclosed brackets and strings, deep nesting, NULs, odd indents.
+fn hostile_source() -> impl Strategy<Value = Vec<String>> {
+    let line = prop_oneof![
+        ".{0,60}",
+        Just("%%time".to_owned()),
+        Just("!pip install x".to_owned()),
+        Just("  %matplotlib inline".to_owned()),
+        Just("def f(:".to_owned()),
+        Just("x = (((((".to_owned()),
+        Just("s = '''unclosed".to_owned()),
+        Just("\u{0}\u{0}".to_owned()),
+        Just("\t\tclass C:".to_owned()),
+        (1usize..400).prop_map(|n| format!("y = {}{}", "[".repeat(n), "]".repeat(n))),
+        (1usize..60).prop_map(|n| format!("{}pass", "    ".repeat(n))),
+    ];
+    proptest::collection::vec(line, 0..8)
+}
+
+/// Well-formed cells: a function named after the cell's position (added by
+/// [`notebook`]) among magics, shell escapes and non-ASCII text.
+fn clean_source() -> impl Strategy<Value = Vec<String>> {
+    let line = prop_oneof![
+        Just("%time x = 1".to_owned()),
+        Just("!ls -la".to_owned()),
+        Just("# ünïcödé 注释 🦀".to_owned()),
+        Just("s = \"\\u00e9 \\n\"".to_owned()),
+        Just(String::new()),
+        Just("import os".to_owned()),
+    ];
+    proptest::collection::vec(line, 0..5)
+}
+
+/// The notebook's JSON: every cell gets `def cell_<i>(): pass` after its
+/// lines, so the test knows which functions each cell type should yield.
+fn notebook(cells: &[Cell]) -> Vec<u8> {
+    let cells: Vec<serde_json::Value> = cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut lines: Vec<String> = c.lines.iter().map(|l| format!("{l}\n")).collect();
+            lines.push(format!("def cell_{i}():\n"));
+            lines.push("    pass".to_owned());
+            let source = if c.joined {
+                serde_json::Value::String(lines.concat())
+            } else {
+                serde_json::json!(lines)
+            };
+            serde_json::json!({"cell_type": c.kind, "metadata": {}, "source": source})
+        })
+        .collect();
+    serde_json::to_vec(&serde_json::json!({
+        "cells": cells,
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }))
+    .unwrap()
+}
+
 const REAL: &str = include_str!("../../../testdata/python/instances_and_annotations/engine.py");
 const REAL_JAVA: &str =
     include_str!("../../../testdata/java/nested_and_anonymous/shapes/Shapes.java");
@@ -30,9 +112,32 @@ proptest! {
         prop_assert_eq!(graph.stats().files_seen, 1);
     }
 
+    /// Well-formed notebooks (so the analysis gets past the JSON) whose
+    /// cells hold hostile code: arbitrary text, magics, unclosed brackets,
+    /// deep nesting, NULs, sources as strings or as lists of lines.
     #[test]
-    fn arbitrary_notebooks_never_panic(text in ".{0,400}") {
-        let _ = analyse_one("fuzz.ipynb", text.as_bytes());
+    fn notebooks_with_hostile_cells_never_panic(cells in proptest::collection::vec(cell(hostile_source()), 0..12)) {
+        let graph = analyse_one("fuzz.ipynb", &notebook(&cells));
+        prop_assert_eq!(graph.stats().modules, 1);
+    }
+
+    /// The code cells, and only they, are the notebook's module: a function
+    /// defined in a code cell is found, one written in a markdown or raw
+    /// cell is not, whatever magics and shapes of `source` surround them.
+    #[test]
+    fn the_code_cells_of_a_notebook_are_its_module(cells in proptest::collection::vec(cell(clean_source()), 0..12)) {
+        let graph = analyse_one("clean.ipynb", &notebook(&cells));
+        prop_assert_eq!(graph.stats().modules, 1);
+        let mut found: Vec<&str> = graph.functions().iter().map(|f| f.name.as_str()).collect();
+        found.sort_unstable();
+        let mut expected: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.kind == "code")
+            .map(|(i, _)| format!("cell_{i}"))
+            .collect();
+        expected.sort_unstable();
+        prop_assert_eq!(found, expected);
     }
 
     #[test]
