@@ -59,6 +59,7 @@ mod genesis;
 mod gittaskbench_data;
 mod localization;
 mod model;
+mod pipeline;
 mod pycg;
 mod semver;
 mod test_runner;
@@ -140,6 +141,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "localization", rest @ ..] => localization::bench(rest),
         ["bench", "model", rest @ ..] => bench_model::bench(rest),
         ["bench", "pycg", rest @ ..] => pycg::bench(rest),
+        ["bench", "pipeline", rest @ ..] => pipeline::bench(rest),
         ["semver", rest @ ..] => semver::run_semver(rest),
         _ => {
             eprintln!(
@@ -164,6 +166,8 @@ fn main() -> anyhow::Result<()> {
                  the embedded engine against llama.cpp (built once from the llama-cpp-python sdist) (see --help)\n  \
                  bench pycg [--git-dir DIR] [--no-pycg] [--verbose]\n      \
                  the Python call graph against PyCG on PyCG's micro-benchmark (from a snapshot of its repository)\n  \
+                 bench pipeline [CRITERION ARGS...]\n      \
+                 the cross-crate criterion benches (cargo bench -p benches): analysis -> rank -> context on the fixtures, Django, java.base\n  \
                  semver [--baseline REV] [--crate NAME]...\n      \
                  breaking changes of repo-graph's and repo-files' public API against REV (HEAD), with cargo-semver-checks"
             );
