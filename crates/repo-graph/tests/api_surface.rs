@@ -4,27 +4,37 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/fixture.rs"]
+mod fixture;
+
 use repo_graph::{Analyzer, EntityId, RepoGraph, SkipReason};
 
-fn graph(files: &[(&str, &str)]) -> (tempfile::TempDir, RepoGraph) {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+fn graph(fixture: &str) -> (tempfile::TempDir, RepoGraph) {
+    let dir = fixture::write(fixture);
     let graph = Analyzer::new(dir.path()).analyze().unwrap();
     (dir, graph)
 }
 
-const PROGRAM: &[(&str, &str)] = &[
-    (
-        "a.py",
-        "import b\n\ndef f():\n    b.g()\n    b.g()\n\nf()\n",
-    ),
-    ("b.py", "class K:\n    pass\n\ndef g():\n    return K()\n"),
-    ("notes.txt", "not source\n"),
-];
+const PROGRAM: &str = r#"
+    //- a.py
+    import b
+
+    def f():
+        b.g()
+        b.g()
+
+    f()
+
+    //- b.py
+    class K:
+        pass
+
+    def g():
+        return K()
+
+    //- notes.txt
+    not source
+    "#;
 
 #[cfg(feature = "petgraph-api")]
 #[test]
@@ -83,7 +93,13 @@ fn the_edge_lists_carry_call_sites_and_couplings() {
 
 #[test]
 fn ids_come_from_the_graph_and_a_foreign_one_is_none() {
-    let (_dir, small) = graph(&[("m.py", "def only():\n    pass\n")]);
+    let (_dir, small) = graph(
+        r#"
+        //- m.py
+        def only():
+            pass
+        "#,
+    );
     let (_dir2, large) = graph(PROGRAM);
     assert_eq!(large.module_ids().len(), large.modules().len());
     for id in large.module_ids() {

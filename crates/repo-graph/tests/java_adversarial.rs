@@ -8,6 +8,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/fixture.rs"]
+mod fixture;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -17,12 +20,7 @@ use repo_graph::{Analyzer, Language, RepoGraph};
 type Files = Vec<(String, String)>;
 
 fn analyze(files: &Files) -> RepoGraph {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    let dir = fixture::write_files(files);
     Analyzer::new(dir.path())
         .languages([Language::Java])
         .analyze()

@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/fixture.rs"]
+mod fixture;
+
 use std::collections::BTreeMap;
 
 use repo_graph::{
@@ -10,23 +13,13 @@ use repo_graph::{
     Language, Modifier, RepoGraph, SkipReason,
 };
 
-fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
-}
-
-fn graph(files: &[(&str, &str)]) -> RepoGraph {
-    let dir = repo(files);
+fn graph(fixture: &str) -> RepoGraph {
+    let dir = fixture::write(fixture);
     Analyzer::new(dir.path()).analyze().unwrap()
 }
 
-fn calls(files: &[(&str, &str)]) -> BTreeMap<String, Vec<String>> {
-    graph(files).calls_map()
+fn calls(fixture: &str) -> BTreeMap<String, Vec<String>> {
+    graph(fixture).calls_map()
 }
 
 fn callees<'a>(map: &'a BTreeMap<String, Vec<String>>, caller: &str) -> Vec<&'a str> {
@@ -49,10 +42,16 @@ fn unresolved(graph: &RepoGraph, caller: &str) -> Vec<(String, bool)> {
 
 #[test]
 fn names_follow_the_package_declaration_not_the_directory() {
-    let g = graph(&[(
-        "src/somewhere/else/App.java",
-        "package com.example;\npublic class App {\n  static class Inner { void go() {} }\n  void start() {}\n}\n",
-    )]);
+    let g = graph(
+        r#"
+        //- src/somewhere/else/App.java
+        package com.example;
+        public class App {
+          static class Inner { void go() {} }
+          void start() {}
+        }
+        "#,
+    );
     assert_eq!(g.modules()[0].name, "com.example.App.java");
     assert_eq!(g.modules()[0].package.as_deref(), Some("com.example"));
     assert_eq!(g.modules()[0].language, Language::Java);
@@ -73,20 +72,23 @@ fn names_follow_the_package_declaration_not_the_directory() {
 
 #[test]
 fn inherited_methods_through_superclass_and_default_methods() {
-    let map = calls(&[
-        (
-            "p/Base.java",
-            "package p;\npublic class Base { void save() {} }\n",
-        ),
-        (
-            "p/Named.java",
-            "package p;\npublic interface Named { default String label() { return \"x\"; } }\n",
-        ),
-        (
-            "p/Child.java",
-            "package p;\npublic class Child extends Base implements Named {\n  void run() { save(); label(); }\n}\n",
-        ),
-    ]);
+    let map = calls(
+        r#"
+        //- p/Base.java
+        package p;
+        public class Base { void save() {} }
+
+        //- p/Named.java
+        package p;
+        public interface Named { default String label() { return "x"; } }
+
+        //- p/Child.java
+        package p;
+        public class Child extends Base implements Named {
+          void run() { save(); label(); }
+        }
+        "#,
+    );
     assert_eq!(
         callees(&map, "p.Child.run"),
         ["p.Base.save", "p.Named.label"]
@@ -95,42 +97,61 @@ fn inherited_methods_through_superclass_and_default_methods() {
 
 #[test]
 fn this_and_super_calls() {
-    let map = calls(&[(
-        "p/A.java",
-        "package p;\nclass A { void m() {} }\nclass B extends A {\n  void m() { super.m(); }\n  void n() { this.m(); }\n}\n",
-    )]);
+    let map = calls(
+        r#"
+        //- p/A.java
+        package p;
+        class A { void m() {} }
+        class B extends A {
+          void m() { super.m(); }
+          void n() { this.m(); }
+        }
+        "#,
+    );
     assert_eq!(callees(&map, "p.B.m"), ["p.A.m"]);
     assert_eq!(callees(&map, "p.B.n"), ["p.B.m"]);
 }
 
 #[test]
 fn static_calls_on_a_type_and_fully_qualified_names() {
-    let map = calls(&[
-        (
-            "util/Strings.java",
-            "package util;\npublic class Strings { public static String up(String s) { return s; } }\n",
-        ),
-        (
-            "app/Main.java",
-            "package app;\nimport util.Strings;\nclass Main {\n  void a() { Strings.up(\"x\"); }\n  void b() { util.Strings.up(\"y\"); }\n}\n",
-        ),
-    ]);
+    let map = calls(
+        r#"
+        //- util/Strings.java
+        package util;
+        public class Strings { public static String up(String s) { return s; } }
+
+        //- app/Main.java
+        package app;
+        import util.Strings;
+        class Main {
+          void a() { Strings.up("x"); }
+          void b() { util.Strings.up("y"); }
+        }
+        "#,
+    );
     assert_eq!(callees(&map, "app.Main.a"), ["util.Strings.up"]);
     assert_eq!(callees(&map, "app.Main.b"), ["util.Strings.up"]);
 }
 
 #[test]
 fn calls_on_fields_parameters_locals_and_var() {
-    let map = calls(&[
-        (
-            "p/Repo.java",
-            "package p;\nclass Repo { void save() {} void load() {} void drop() {} void scan() {} }\n",
-        ),
-        (
-            "p/Service.java",
-            "package p;\nclass Service {\n  private Repo repo;\n  void viaField() { repo.save(); this.repo.load(); }\n  void viaParam(Repo r) { r.drop(); }\n  void viaLocal() { Repo local = make(); local.scan(); var v = new Repo(); v.save(); }\n  Repo make() { return null; }\n}\n",
-        ),
-    ]);
+    let map = calls(
+        r#"
+        //- p/Repo.java
+        package p;
+        class Repo { void save() {} void load() {} void drop() {} void scan() {} }
+
+        //- p/Service.java
+        package p;
+        class Service {
+          private Repo repo;
+          void viaField() { repo.save(); this.repo.load(); }
+          void viaParam(Repo r) { r.drop(); }
+          void viaLocal() { Repo local = make(); local.scan(); var v = new Repo(); v.save(); }
+          Repo make() { return null; }
+        }
+        "#,
+    );
     assert_eq!(
         callees(&map, "p.Service.viaField"),
         ["p.Repo.load", "p.Repo.save"]
@@ -144,10 +165,18 @@ fn calls_on_fields_parameters_locals_and_var() {
 
 #[test]
 fn a_lambda_parameter_shadows_a_field() {
-    let g = graph(&[(
-        "p/A.java",
-        "package p;\nimport java.util.List;\nclass A {\n  A item;\n  void go() {}\n  void run(List<String> xs) { xs.forEach(item -> item.go()); item.go(); }\n}\n",
-    )]);
+    let g = graph(
+        r#"
+        //- p/A.java
+        package p;
+        import java.util.List;
+        class A {
+          A item;
+          void go() {}
+          void run(List<String> xs) { xs.forEach(item -> item.go()); item.go(); }
+        }
+        "#,
+    );
     // Inside the lambda `item` is the untyped parameter; after it, the field.
     assert_eq!(callees(&g.calls_map(), "p.A.run"), ["p.A.go"]);
     assert!(unresolved(&g, "p.A.run").contains(&("item.go".to_string(), false)));
@@ -155,10 +184,19 @@ fn a_lambda_parameter_shadows_a_field() {
 
 #[test]
 fn constructors_and_constructor_chaining() {
-    let map = calls(&[(
-        "p/A.java",
-        "package p;\nclass Base { Base(int x) {} }\nclass A extends Base {\n  A() { this(1); }\n  A(int x) { super(x); }\n  static A make() { return new A(); }\n}\nclass Plain { static Plain make() { return new Plain(); } }\n",
-    )]);
+    let map = calls(
+        r#"
+        //- p/A.java
+        package p;
+        class Base { Base(int x) {} }
+        class A extends Base {
+          A() { this(1); }
+          A(int x) { super(x); }
+          static A make() { return new A(); }
+        }
+        class Plain { static Plain make() { return new Plain(); } }
+        "#,
+    );
     assert_eq!(callees(&map, "p.A.<init>()"), ["p.A.<init>(int)"]);
     assert_eq!(callees(&map, "p.A.<init>(int)"), ["p.Base.<init>"]);
     assert_eq!(callees(&map, "p.A.make"), ["p.A.<init>()"]);
@@ -168,10 +206,23 @@ fn constructors_and_constructor_chaining() {
 
 #[test]
 fn method_references() {
-    let map = calls(&[(
-        "p/A.java",
-        "package p;\nimport java.util.List;\nclass A {\n  static void show(String s) {}\n  void log(String s) {}\n  void run(List<String> xs) {\n    xs.forEach(A::show);\n    xs.forEach(this::log);\n    xs.stream().map(A::new);\n  }\n  A(String s) {}\n}\n",
-    )]);
+    let map = calls(
+        r#"
+        //- p/A.java
+        package p;
+        import java.util.List;
+        class A {
+          static void show(String s) {}
+          void log(String s) {}
+          void run(List<String> xs) {
+            xs.forEach(A::show);
+            xs.forEach(this::log);
+            xs.stream().map(A::new);
+          }
+          A(String s) {}
+        }
+        "#,
+    );
     assert_eq!(
         callees(&map, "p.A.run"),
         ["p.A.<init>", "p.A.log", "p.A.show"]
@@ -180,10 +231,19 @@ fn method_references() {
 
 #[test]
 fn overloads_are_chosen_by_arity_then_literal_kinds() {
-    let g = graph(&[(
-        "p/Out.java",
-        "package p;\nclass Out {\n  void print(int n) {}\n  void print(String s) {}\n  void print(String s, int width) {}\n  void use() { print(1); print(\"a\"); print(\"a\", 2); }\n  void one() { print(\"only\"); }\n}\n",
-    )]);
+    let g = graph(
+        r#"
+        //- p/Out.java
+        package p;
+        class Out {
+          void print(int n) {}
+          void print(String s) {}
+          void print(String s, int width) {}
+          void use() { print(1); print("a"); print("a", 2); }
+          void one() { print("only"); }
+        }
+        "#,
+    );
     let map = g.calls_map();
     assert_eq!(
         callees(&map, "p.Out.use"),
@@ -203,25 +263,37 @@ fn overloads_are_chosen_by_arity_then_literal_kinds() {
 
 #[test]
 fn varargs_accept_any_number_of_trailing_arguments() {
-    let map = calls(&[(
-        "p/V.java",
-        "package p;\nclass V {\n  static void join(String sep, String... parts) {}\n  void use() { join(\",\"); join(\",\", \"a\", \"b\", \"c\"); }\n}\n",
-    )]);
+    let map = calls(
+        r#"
+        //- p/V.java
+        package p;
+        class V {
+          static void join(String sep, String... parts) {}
+          void use() { join(","); join(",", "a", "b", "c"); }
+        }
+        "#,
+    );
     assert_eq!(callees(&map, "p.V.use"), ["p.V.join"]);
 }
 
 #[test]
 fn imports_of_every_kind_and_their_targets() {
-    let g = graph(&[
-        (
-            "lib/Util.java",
-            "package lib;\npublic class Util { public static int twice(int x) { return 2 * x; } public static class Nested {} }\n",
-        ),
-        (
-            "app/Main.java",
-            "package app;\nimport lib.Util;\nimport lib.*;\nimport static lib.Util.twice;\nimport static lib.Util.*;\nimport java.util.List;\nclass Main { int go() { return twice(2); } }\n",
-        ),
-    ]);
+    let g = graph(
+        r#"
+        //- lib/Util.java
+        package lib;
+        public class Util { public static int twice(int x) { return 2 * x; } public static class Nested {} }
+
+        //- app/Main.java
+        package app;
+        import lib.Util;
+        import lib.*;
+        import static lib.Util.twice;
+        import static lib.Util.*;
+        import java.util.List;
+        class Main { int go() { return twice(2); } }
+        "#,
+    );
     let main = g.module_by_name("app.Main.java").unwrap();
     let imports: Vec<(ImportKind, bool, &str, Option<&str>, &ImportTarget)> = g
         .module(main)
@@ -291,13 +363,17 @@ fn imports_of_every_kind_and_their_targets() {
 
 #[test]
 fn same_package_types_need_no_import_and_count_as_dependencies() {
-    let g = graph(&[
-        (
-            "p/Store.java",
-            "package p;\nclass Store { void put() {} }\n",
-        ),
-        ("p/User.java", "package p;\nclass User { Store store; }\n"),
-    ]);
+    let g = graph(
+        r#"
+        //- p/Store.java
+        package p;
+        class Store { void put() {} }
+
+        //- p/User.java
+        package p;
+        class User { Store store; }
+        "#,
+    );
     let user = g.module_by_name("p.User.java").unwrap();
     let store = g.module_by_name("p.Store.java").unwrap();
     let deps: Vec<_> = g
@@ -310,10 +386,17 @@ fn same_package_types_need_no_import_and_count_as_dependencies() {
 
 #[test]
 fn nested_types_and_members_of_enclosing_classes() {
-    let map = calls(&[(
-        "p/Outer.java",
-        "package p;\nclass Outer {\n  void helper() {}\n  static class Box { static Box of() { return new Box(); } void open() {} }\n  class Inner { void go() { helper(); Outer.Box.of().open(); } }\n}\n",
-    )]);
+    let map = calls(
+        r#"
+        //- p/Outer.java
+        package p;
+        class Outer {
+          void helper() {}
+          static class Box { static Box of() { return new Box(); } void open() {} }
+          class Inner { void go() { helper(); Outer.Box.of().open(); } }
+        }
+        "#,
+    );
     assert_eq!(
         callees(&map, "p.Outer.Inner.go"),
         ["p.Outer.Box.of", "p.Outer.Box.open", "p.Outer.helper"]
@@ -322,26 +405,39 @@ fn nested_types_and_members_of_enclosing_classes() {
 
 #[test]
 fn type_variables_stand_for_their_bounds() {
-    let map = calls(&[
-        (
-            "p/Shape.java",
-            "package p;\ninterface Shape { double area(); }\n",
-        ),
-        (
-            "p/Box.java",
-            "package p;\nclass Box<T extends Shape> {\n  T item;\n  double area() { return item.area(); }\n  <S extends Shape> double of(S s) { return s.area(); }\n}\n",
-        ),
-    ]);
+    let map = calls(
+        r#"
+        //- p/Shape.java
+        package p;
+        interface Shape { double area(); }
+
+        //- p/Box.java
+        package p;
+        class Box<T extends Shape> {
+          T item;
+          double area() { return item.area(); }
+          <S extends Shape> double of(S s) { return s.area(); }
+        }
+        "#,
+    );
     assert_eq!(callees(&map, "p.Box.area"), ["p.Shape.area"]);
     assert_eq!(callees(&map, "p.Box.of"), ["p.Shape.area"]);
 }
 
 #[test]
 fn call_chains_follow_declared_return_types() {
-    let map = calls(&[(
-        "p/B.java",
-        "package p;\nclass B {\n  B next() { return this; }\n  C build() { return new C(); }\n  void run() { next().next().build().done(); }\n}\nclass C { void done() {} }\n",
-    )]);
+    let map = calls(
+        r#"
+        //- p/B.java
+        package p;
+        class B {
+          B next() { return this; }
+          C build() { return new C(); }
+          void run() { next().next().build().done(); }
+        }
+        class C { void done() {} }
+        "#,
+    );
     assert_eq!(
         callees(&map, "p.B.run"),
         ["p.B.build", "p.B.next", "p.C.done"]
@@ -350,10 +446,20 @@ fn call_chains_follow_declared_return_types() {
 
 #[test]
 fn anonymous_and_local_classes_are_entities() {
-    let g = graph(&[(
-        "p/A.java",
-        "package p;\nclass A {\n  void tick() {}\n  Runnable r() {\n    class Local { void go() { tick(); } }\n    new Local().go();\n    return new Runnable() { public void run() { tick(); } };\n  }\n}\n",
-    )]);
+    let g = graph(
+        r#"
+        //- p/A.java
+        package p;
+        class A {
+          void tick() {}
+          Runnable r() {
+            class Local { void go() { tick(); } }
+            new Local().go();
+            return new Runnable() { public void run() { tick(); } };
+          }
+        }
+        "#,
+    );
     let map = g.calls_map();
     assert_eq!(callees(&map, "p.A.r.Local.go"), ["p.A.tick"]);
     assert_eq!(callees(&map, "p.A.r.$1.run"), ["p.A.tick"]);
@@ -367,10 +473,17 @@ fn anonymous_and_local_classes_are_entities() {
 
 #[test]
 fn external_calls_carry_their_qualified_names() {
-    let g = graph(&[(
-        "p/A.java",
-        "package p;\nimport java.util.List;\nimport java.util.ArrayList;\nclass A {\n  void run() { List<String> xs = new ArrayList<>(); xs.add(\"a\"); System.out.println(xs); mystery(); }\n}\n",
-    )]);
+    let g = graph(
+        r#"
+        //- p/A.java
+        package p;
+        import java.util.List;
+        import java.util.ArrayList;
+        class A {
+          void run() { List<String> xs = new ArrayList<>(); xs.add("a"); System.out.println(xs); mystery(); }
+        }
+        "#,
+    );
     let calls = unresolved(&g, "p.A.run");
     assert_eq!(
         calls,
@@ -385,13 +498,21 @@ fn external_calls_carry_their_qualified_names() {
 
 #[test]
 fn supertypes_as_written_and_resolved() {
-    let g = graph(&[
-        ("p/I.java", "package p;\ninterface I {}\n"),
-        (
-            "p/A.java",
-            "package p;\nimport java.io.Serializable;\n/** Docs. */\npublic abstract class A<T> extends java.util.AbstractList<T> implements I, Serializable {\n  @Deprecated protected final int count = 0;\n}\n",
-        ),
-    ]);
+    let g = graph(
+        r#"
+        //- p/I.java
+        package p;
+        interface I {}
+
+        //- p/A.java
+        package p;
+        import java.io.Serializable;
+        /** Docs. */
+        public abstract class A<T> extends java.util.AbstractList<T> implements I, Serializable {
+          @Deprecated protected final int count = 0;
+        }
+        "#,
+    );
     let a = match g.entity("p.A").unwrap() {
         EntityId::Class(c) => g.class(c).unwrap(),
         other => panic!("{other:?}"),
@@ -421,10 +542,22 @@ fn supertypes_as_written_and_resolved() {
 
 #[test]
 fn method_details_params_returns_throws_and_javadoc() {
-    let g = graph(&[(
-        "p/A.java",
-        "package p;\nclass A {\n  /**\n   * Reads it.\n   *\n   * @param path where\n   */\n  @Override\n  public static <T> java.util.List<T> read(String path, int... sizes) throws java.io.IOException { return null; }\n  A() {}\n}\n",
-    )]);
+    let g = graph(
+        r#"
+        //- p/A.java
+        package p;
+        class A {
+          /**
+           * Reads it.
+           *
+           * @param path where
+           */
+          @Override
+          public static <T> java.util.List<T> read(String path, int... sizes) throws java.io.IOException { return null; }
+          A() {}
+        }
+        "#,
+    );
     let read = match g.entity("p.A.read").unwrap() {
         EntityId::Function(f) => g.function(f).unwrap(),
         other => panic!("{other:?}"),
@@ -466,10 +599,20 @@ fn method_details_params_returns_throws_and_javadoc() {
 
 #[test]
 fn complexity_counts_switch_cases_catches_and_ternaries() {
-    let g = graph(&[(
-        "p/A.java",
-        "package p;\nclass A {\n  int f(int x) {\n    switch (x) { case 1: return 1; case 2: return 2; default: return 0; }\n  }\n  int g(int x) {\n    try { return x > 0 ? 1 : 2; } catch (RuntimeException e) { return 3; }\n  }\n}\n",
-    )]);
+    let g = graph(
+        r#"
+        //- p/A.java
+        package p;
+        class A {
+          int f(int x) {
+            switch (x) { case 1: return 1; case 2: return 2; default: return 0; }
+          }
+          int g(int x) {
+            try { return x > 0 ? 1 : 2; } catch (RuntimeException e) { return 3; }
+          }
+        }
+        "#,
+    );
     let branches: Vec<u32> = g
         .functions()
         .iter()
@@ -480,16 +623,17 @@ fn complexity_counts_switch_cases_catches_and_ternaries() {
 
 #[test]
 fn duplicate_compilation_units_get_distinct_names() {
-    let g = graph(&[
-        (
-            "a/src/p/App.java",
-            "package p;\nclass App { void run() {} }\n",
-        ),
-        (
-            "b/src/p/App.java",
-            "package p;\nclass App { void run() {} }\n",
-        ),
-    ]);
+    let g = graph(
+        r#"
+        //- a/src/p/App.java
+        package p;
+        class App { void run() {} }
+
+        //- b/src/p/App.java
+        package p;
+        class App { void run() {} }
+        "#,
+    );
     let names: Vec<&str> = g.modules().iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["p.App.java", "p.App.java@2"]);
     let map = g.calls_map();
@@ -498,18 +642,22 @@ fn duplicate_compilation_units_get_distinct_names() {
 
 #[test]
 fn mixed_repositories_and_the_language_filter() {
-    let dir = repo(&[
-        (
-            "tool.py",
-            "def main():\n    helper()\n\ndef helper():\n    pass\n",
-        ),
-        (
-            "App.java",
-            "class App { void run() { go(); } void go() {} }\n",
-        ),
-        ("empty.py", ""),
-        ("Empty.java", ""),
-    ]);
+    let dir = fixture::write(
+        r#"
+        //- tool.py
+        def main():
+            helper()
+
+        def helper():
+            pass
+
+        //- App.java
+        class App { void run() { go(); } void go() {} }
+
+        //- empty.py
+        //- Empty.java
+        "#,
+    );
     let both = Analyzer::new(dir.path()).analyze().unwrap();
     let map = both.calls_map();
     assert_eq!(callees(&map, "tool.main"), ["tool.helper"]);
@@ -536,10 +684,15 @@ fn mixed_repositories_and_the_language_filter() {
 
 #[test]
 fn the_cache_keeps_python_and_java_facts_apart() {
-    let dir = repo(&[
-        ("a.py", "x = 1\n"),
-        ("A.java", "class A { void f() { g(); } void g() {} }\n"),
-    ]);
+    let dir = fixture::write(
+        r#"
+        //- a.py
+        x = 1
+
+        //- A.java
+        class A { void f() { g(); } void g() {} }
+        "#,
+    );
     let cache = tempfile::tempdir().unwrap();
     let first = Analyzer::new(dir.path())
         .cache_dir(cache.path())
@@ -555,7 +708,9 @@ fn the_cache_keeps_python_and_java_facts_apart() {
 
 #[test]
 fn maven_and_gradle_build_output_is_skipped() {
-    let g = graph(&[
+    // `pom.xml` has no final newline, which the fixture format cannot
+    // express: the files are given as (path, contents) pairs.
+    let dir = fixture::write_files(&[
         ("pom.xml", "<project/>"),
         ("src/main/java/A.java", "class A {}\n"),
         ("target/generated-sources/B.java", "class B {}\n"),
@@ -563,6 +718,7 @@ fn maven_and_gradle_build_output_is_skipped() {
         ("lib/build/C.java", "class C {}\n"),
         ("other/build/D.java", "class D {}\n"),
     ]);
+    let g = Analyzer::new(dir.path()).analyze().unwrap();
     let names: Vec<&str> = g.modules().iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["D.java", "A.java"]);
     let tool_dirs: Vec<&str> = g
@@ -576,17 +732,23 @@ fn maven_and_gradle_build_output_is_skipped() {
 
 #[test]
 fn package_level_dependencies_aggregate_module_edges() {
-    let g = graph(&[
-        (
-            "a/A1.java",
-            "package a;\nimport b.B;\nclass A1 { void f() { new B().g(); } }\n",
-        ),
-        ("a/A2.java", "package a;\nimport b.B;\nclass A2 { B b; }\n"),
-        (
-            "b/B.java",
-            "package b;\npublic class B { public void g() {} }\n",
-        ),
-    ]);
+    let g = graph(
+        r#"
+        //- a/A1.java
+        package a;
+        import b.B;
+        class A1 { void f() { new B().g(); } }
+
+        //- a/A2.java
+        package a;
+        import b.B;
+        class A2 { B b; }
+
+        //- b/B.java
+        package b;
+        public class B { public void g() {} }
+        "#,
+    );
     // Summed by package: both classes of `a` name `b.B`, and `A1` calls it twice
     // (the constructor and `g`).
     let mut edges: std::collections::BTreeMap<(&str, &str), (u32, u32)> = Default::default();

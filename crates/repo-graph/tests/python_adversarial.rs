@@ -4,15 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/fixture.rs"]
+mod fixture;
+
 use repo_graph::{Analyzer, RepoGraph};
 
 fn analyze(files: &[(String, String)]) -> RepoGraph {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    let dir = fixture::write_files(files);
     Analyzer::new(dir.path()).analyze().unwrap()
 }
 
@@ -187,8 +185,7 @@ fn step_budget_stops_the_solver_and_reports_what_is_left() {
     for _ in 0..2_000 {
         text.push_str("    x = x.f()\n");
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("chain.py"), text).unwrap();
+    let dir = fixture::write_files(&[("chain.py", text)]);
     let full = Analyzer::new(dir.path()).analyze().unwrap();
     assert_eq!(full.stats().budget_exhausted, 0);
     let cut = Analyzer::new(dir.path())

@@ -3,22 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/fixture.rs"]
+mod fixture;
+
 use std::collections::BTreeMap;
 
 use repo_graph::{Analyzer, ImportTarget};
 
-fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
-}
-
-fn calls(files: &[(&str, &str)]) -> BTreeMap<String, Vec<String>> {
-    let dir = repo(files);
+fn calls(fixture: &str) -> BTreeMap<String, Vec<String>> {
+    let dir = fixture::write(fixture);
     Analyzer::new(dir.path()).analyze().unwrap().calls_map()
 }
 
@@ -32,69 +25,125 @@ fn callees<'a>(map: &'a BTreeMap<String, Vec<String>>, caller: &str) -> Vec<&'a 
 
 #[test]
 fn local_and_enclosing_scopes() {
-    let map = calls(&[(
-        "m.py",
-        "def helper(): pass\n\ndef outer():\n    def helper():\n        pass\n    def inner():\n        helper()\n    inner()\n",
-    )]);
+    let map = calls(
+        r#"
+        //- m.py
+        def helper(): pass
+
+        def outer():
+            def helper():
+                pass
+            def inner():
+                helper()
+            inner()
+        "#,
+    );
     assert_eq!(callees(&map, "m.outer.inner"), ["m.outer.helper"]);
     assert_eq!(callees(&map, "m.outer"), ["m.outer.inner"]);
 }
 
 #[test]
 fn imported_names_and_aliases() {
-    let map = calls(&[
-        (
-            "a.py",
-            "from b import f as g\nimport b as bb\n\ndef run():\n    g()\n    bb.h()\n",
-        ),
-        ("b.py", "def f(): pass\ndef h(): pass\n"),
-    ]);
+    let map = calls(
+        r#"
+        //- a.py
+        from b import f as g
+        import b as bb
+
+        def run():
+            g()
+            bb.h()
+
+        //- b.py
+        def f(): pass
+        def h(): pass
+        "#,
+    );
     assert_eq!(callees(&map, "a.run"), ["b.f", "b.h"]);
 }
 
 #[test]
 fn reexport_through_init_and_relative_import() {
-    let map = calls(&[
-        ("pkg/__init__.py", "from .impl import work\n"),
-        (
-            "pkg/impl.py",
-            "from ._util import tidy\n\ndef work():\n    tidy()\n",
-        ),
-        ("pkg/_util.py", "def tidy(): pass\n"),
-        ("main.py", "from pkg import work\nwork()\n"),
-    ]);
+    let map = calls(
+        r#"
+        //- pkg/__init__.py
+        from .impl import work
+
+        //- pkg/impl.py
+        from ._util import tidy
+
+        def work():
+            tidy()
+
+        //- pkg/_util.py
+        def tidy(): pass
+
+        //- main.py
+        from pkg import work
+        work()
+        "#,
+    );
     assert_eq!(callees(&map, "main"), ["pkg.impl.work"]);
     assert_eq!(callees(&map, "pkg.impl.work"), ["pkg._util.tidy"]);
 }
 
 #[test]
 fn module_attributes() {
-    let map = calls(&[
-        ("pkg/__init__.py", ""),
-        ("pkg/mod.py", "def f(): pass\n"),
-        (
-            "main.py",
-            "import pkg.mod\nimport pkg\n\ndef run():\n    pkg.mod.f()\n",
-        ),
-    ]);
+    let map = calls(
+        r#"
+        //- pkg/__init__.py
+        //- pkg/mod.py
+        def f(): pass
+
+        //- main.py
+        import pkg.mod
+        import pkg
+
+        def run():
+            pkg.mod.f()
+        "#,
+    );
     assert_eq!(callees(&map, "main.run"), ["pkg.mod.f"]);
 }
 
 #[test]
 fn instantiation_targets_init_or_class() {
-    let map = calls(&[(
-        "m.py",
-        "class A:\n    def __init__(self): pass\nclass B(A): pass\nclass C: pass\n\ndef make():\n    A()\n    B()\n    C()\n",
-    )]);
+    let map = calls(
+        r#"
+        //- m.py
+        class A:
+            def __init__(self): pass
+        class B(A): pass
+        class C: pass
+
+        def make():
+            A()
+            B()
+            C()
+        "#,
+    );
     assert_eq!(callees(&map, "m.make"), ["m.A.__init__", "m.C"]);
 }
 
 #[test]
 fn self_cls_and_super_follow_the_mro() {
-    let map = calls(&[(
-        "m.py",
-        "class Base:\n    def run(self): self.step()\n    def step(self): pass\n    @classmethod\n    def make(cls): return cls.build()\n    @classmethod\n    def build(cls): pass\n\nclass Child(Base):\n    def step(self):\n        super().step()\n        self.run()\n",
-    )]);
+    let map = calls(
+        r#"
+        //- m.py
+        class Base:
+            def run(self): self.step()
+            def step(self): pass
+            @classmethod
+            def make(cls): return cls.build()
+            @classmethod
+            def build(cls): pass
+
+        class Child(Base):
+            def step(self):
+                super().step()
+                self.run()
+        "#,
+    );
     // `Child.step` calls `self.run()` on a `Child`, so inside `Base.run`
     // `self.step()` dispatches to the override too.
     assert_eq!(callees(&map, "m.Base.run"), ["m.Base.step", "m.Child.step"]);
@@ -104,71 +153,140 @@ fn self_cls_and_super_follow_the_mro() {
 
 #[test]
 fn diamond_uses_c3_order() {
-    let map = calls(&[(
-        "m.py",
-        "class A:\n    def who(self): pass\nclass B(A): pass\nclass C(A):\n    def who(self): pass\nclass D(B, C):\n    def ask(self):\n        self.who()\n",
-    )]);
+    let map = calls(
+        r#"
+        //- m.py
+        class A:
+            def who(self): pass
+        class B(A): pass
+        class C(A):
+            def who(self): pass
+        class D(B, C):
+            def ask(self):
+                self.who()
+        "#,
+    );
     // C3: D, B, C, A — so C.who wins over A.who.
     assert_eq!(callees(&map, "m.D.ask"), ["m.C.who"]);
 }
 
 #[test]
 fn names_bound_to_constructor_calls() {
-    let map = calls(&[(
-        "m.py",
-        "class Engine:\n    def start(self): pass\n\ndef drive():\n    e = Engine()\n    e.start()\n",
-    )]);
+    let map = calls(
+        r#"
+        //- m.py
+        class Engine:
+            def start(self): pass
+
+        def drive():
+            e = Engine()
+            e.start()
+        "#,
+    );
     assert_eq!(callees(&map, "m.drive"), ["m.Engine", "m.Engine.start"]);
 }
 
 #[test]
 fn annotated_parameters_and_attributes() {
-    let map = calls(&[(
-        "m.py",
-        "from typing import Optional\n\nclass Engine:\n    def start(self): pass\n\nclass Car:\n    spare: Engine\n    def __init__(self, engine: Optional[Engine]):\n        self.engine = engine\n    def drive(self, other: 'Engine'):\n        self.engine.start()\n        other.start()\n    def backup(self):\n        self.spare.start()\n",
-    )]);
+    let map = calls(
+        r#"
+        //- m.py
+        from typing import Optional
+
+        class Engine:
+            def start(self): pass
+
+        class Car:
+            spare: Engine
+            def __init__(self, engine: Optional[Engine]):
+                self.engine = engine
+            def drive(self, other: 'Engine'):
+                self.engine.start()
+                other.start()
+            def backup(self):
+                self.spare.start()
+        "#,
+    );
     assert_eq!(callees(&map, "m.Car.drive"), ["m.Engine.start"]);
     assert_eq!(callees(&map, "m.Car.backup"), ["m.Engine.start"]);
 }
 
 #[test]
 fn return_annotations_type_call_results() {
-    let map = calls(&[(
-        "m.py",
-        "class Conn:\n    def close(self): pass\n\ndef connect() -> Conn:\n    return Conn()\n\ndef main():\n    connect().close()\n",
-    )]);
+    let map = calls(
+        r#"
+        //- m.py
+        class Conn:
+            def close(self): pass
+
+        def connect() -> Conn:
+            return Conn()
+
+        def main():
+            connect().close()
+        "#,
+    );
     assert_eq!(callees(&map, "m.main"), ["m.Conn.close", "m.connect"]);
 }
 
 #[test]
 fn decorated_functions_and_decorator_application() {
-    let map = calls(&[(
-        "m.py",
-        "def deco(f):\n    return f\n\n@deco\ndef task(): pass\n\ndef main():\n    task()\n",
-    )]);
+    let map = calls(
+        r#"
+        //- m.py
+        def deco(f):
+            return f
+
+        @deco
+        def task(): pass
+
+        def main():
+            task()
+        "#,
+    );
     assert_eq!(callees(&map, "m.main"), ["m.task"]);
     assert_eq!(callees(&map, "m"), ["m.deco"]);
 }
 
 #[test]
 fn functions_passed_as_arguments() {
-    let map = calls(&[(
-        "m.py",
-        "def apply(fn, x):\n    return fn(x)\n\ndef double(x): return 2 * x\ndef triple(x): return 3 * x\n\ndef main():\n    apply(double, 1)\n    apply(x=2, fn=triple)\n",
-    )]);
+    let map = calls(
+        r#"
+        //- m.py
+        def apply(fn, x):
+            return fn(x)
+
+        def double(x): return 2 * x
+        def triple(x): return 3 * x
+
+        def main():
+            apply(double, 1)
+            apply(x=2, fn=triple)
+        "#,
+    );
     assert_eq!(callees(&map, "m.apply"), ["m.double", "m.triple"]);
 }
 
 #[test]
 fn try_except_import_fallback_and_local_imports() {
-    let dir = repo(&[
-        ("pkg/__init__.py", ""),
-        ("pkg/slow.py", "def impl(): pass\n"),
-        (
-            "pkg/use.py",
-            "try:\n    from ujson import impl\nexcept ImportError:\n    from .slow import impl\n\ndef run():\n    import pkg.slow as s\n    impl()\n    s.impl()\n",
-        ),
-    ]);
+    let dir = fixture::write(
+        r#"
+        //- pkg/__init__.py
+        //- pkg/slow.py
+        def impl(): pass
+
+        //- pkg/use.py
+        try:
+            from ujson import impl
+        except ImportError:
+            from .slow import impl
+
+        def run():
+            import pkg.slow as s
+            impl()
+            s.impl()
+        "#,
+    );
     let graph = Analyzer::new(dir.path()).analyze().unwrap();
     assert_eq!(
         callees(&graph.calls_map(), "pkg.use.run"),
@@ -190,22 +308,36 @@ fn try_except_import_fallback_and_local_imports() {
 
 #[test]
 fn star_imports_respect_all() {
-    let map = calls(&[
-        (
-            "lib.py",
-            "__all__ = ['public']\ndef public(): pass\ndef hidden(): pass\n",
-        ),
-        ("main.py", "from lib import *\npublic()\nhidden()\n"),
-    ]);
+    let map = calls(
+        r#"
+        //- lib.py
+        __all__ = ['public']
+        def public(): pass
+        def hidden(): pass
+
+        //- main.py
+        from lib import *
+        public()
+        hidden()
+        "#,
+    );
     assert_eq!(callees(&map, "main"), ["lib.public"]);
 }
 
 #[test]
 fn unresolved_calls_are_kept_with_their_text() {
-    let dir = repo(&[(
-        "m.py",
-        "import os\n\ndef f(cb):\n    os.path.join('a')\n    cb()\n    mystery.thing()\n    len([])\n",
-    )]);
+    let dir = fixture::write(
+        r#"
+        //- m.py
+        import os
+
+        def f(cb):
+            os.path.join('a')
+            cb()
+            mystery.thing()
+            len([])
+        "#,
+    );
     let graph = Analyzer::new(dir.path()).analyze().unwrap();
     let mut seen: Vec<(String, bool)> = graph
         .unresolved_calls()
@@ -226,25 +358,46 @@ fn unresolved_calls_are_kept_with_their_text() {
 
 #[test]
 fn cyclic_reexports_terminate() {
-    let map = calls(&[
-        ("a.py", "from b import x\nx()\n"),
-        ("b.py", "from a import x\n"),
-        ("c.py", "y = y\ny()\n"),
-    ]);
+    let map = calls(
+        r#"
+        //- a.py
+        from b import x
+        x()
+
+        //- b.py
+        from a import x
+
+        //- c.py
+        y = y
+        y()
+        "#,
+    );
     assert!(callees(&map, "a").is_empty());
     assert!(callees(&map, "c").is_empty());
 }
 
 #[test]
 fn queries() {
-    let dir = repo(&[
-        (
-            "a.py",
-            "import b\n\ndef top():\n    '''Entry point for parsing.'''\n    b.mid()\n",
-        ),
-        ("b.py", "import c\n\ndef mid():\n    c.leaf()\n"),
-        ("c.py", "def leaf():\n    pass\n"),
-    ]);
+    let dir = fixture::write(
+        r#"
+        //- a.py
+        import b
+
+        def top():
+            '''Entry point for parsing.'''
+            b.mid()
+
+        //- b.py
+        import c
+
+        def mid():
+            c.leaf()
+
+        //- c.py
+        def leaf():
+            pass
+        "#,
+    );
     let graph = Analyzer::new(dir.path()).analyze().unwrap();
     let top = graph.entity("a.top").unwrap();
     let leaf = graph.entity("c.leaf").unwrap();
@@ -296,4 +449,115 @@ fn queries() {
         ),
         (1, 1, 1, 1)
     );
+}
+
+// The fixture format of `support/fixture.rs`, which these tests and
+// others write their repositories with.
+
+fn owned(files: &[(&str, &str)]) -> Vec<(String, String)> {
+    files
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect()
+}
+
+#[test]
+fn fixture_format_deindents_and_splits_files() {
+    // Indented by eight spaces; `b.py` holds a tab, a blank line and a line
+    // of whitespace written at full indentation (four spaces are left).
+    let text = "
+        //- a.py
+        def f():
+            pass
+
+        //- pkg/__init__.py
+        //- pkg/sub/b.py
+        x = 1
+        \ty = 2
+
+        \x20\x20\x20\x20
+        z = 3
+
+
+        //- c.txt
+        last line";
+    assert_eq!(
+        fixture::parse(text),
+        owned(&[
+            ("a.py", "def f():\n    pass\n"),
+            ("pkg/__init__.py", ""),
+            ("pkg/sub/b.py", "x = 1\n\ty = 2\n\n    \nz = 3\n"),
+            ("c.txt", "last line\n"),
+        ])
+    );
+    // Unindented, and blank lines before the first file.
+    assert_eq!(
+        fixture::parse("\n\n//- a.py\n  x\n//-b.py\n"),
+        owned(&[("a.py", "  x\n"), ("b.py", "")])
+    );
+}
+
+#[test]
+fn fixture_format_writes_nested_paths() {
+    let dir = fixture::write(
+        r#"
+        //- top.py
+        import pkg.deep.mod
+
+        //- pkg/deep/mod.py
+        def f():
+            return "text"
+        "#,
+    );
+    let read = |path: &str| std::fs::read_to_string(dir.path().join(path)).unwrap();
+    assert_eq!(read("top.py"), "import pkg.deep.mod\n");
+    assert_eq!(read("pkg/deep/mod.py"), "def f():\n    return \"text\"\n");
+    let explicit = fixture::write_files(&[
+        ("no_newline.txt", &b"x = 1"[..]),
+        ("a/b/bytes.bin", b"\r\n\0\xff"),
+    ]);
+    let bytes = |path: &str| std::fs::read(explicit.path().join(path)).unwrap();
+    assert_eq!(bytes("no_newline.txt"), b"x = 1");
+    assert_eq!(bytes("a/b/bytes.bin"), b"\r\n\0\xff");
+}
+
+#[test]
+#[should_panic(expected = "must start with a `//- path` line")]
+fn fixture_format_rejects_text_before_the_first_file() {
+    fixture::parse(
+        r#"
+        x = 1
+        //- a.py
+        "#,
+    );
+}
+
+#[test]
+#[should_panic(expected = "empty path")]
+fn fixture_format_rejects_an_empty_path() {
+    fixture::parse("//-   \nx = 1\n");
+}
+
+#[test]
+#[should_panic(expected = "absolute path")]
+fn fixture_format_rejects_an_absolute_path() {
+    fixture::parse("//- /etc/a.py\n");
+}
+
+#[test]
+#[should_panic(expected = "has a `..` component")]
+fn fixture_format_rejects_a_parent_component() {
+    fixture::parse("//- pkg/../../a.py\n");
+}
+
+#[test]
+#[should_panic(expected = "duplicate path \"a.py\"")]
+fn fixture_format_rejects_a_duplicate_path() {
+    fixture::parse("//- a.py\n//- b.py\n//- a.py\n");
+}
+
+#[test]
+#[should_panic(expected = "has a `..` component")]
+fn fixture_format_write_files_checks_paths_too() {
+    fixture::write_files(&[("../a.py", "")]);
 }

@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/fixture.rs"]
+mod fixture;
+
 use std::path::{Path, PathBuf};
 
 use repo_graph::{Analyzer, CliFramework, ConfigSkipReason, EntityId, RepoGraph};
@@ -106,22 +109,30 @@ fn setup_py_with_ten_thousand_entry_points_is_bounded() {
 /// what is literal is kept, the rest is not guessed.
 #[test]
 fn dynamic_all_keeps_what_is_literal() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "dyn/__init__.py",
-        "from .a import *\nfrom . import a\n__all__ = [x for x in dir() if not x.startswith('_')]\n",
-    );
-    write(
-        dir.path(),
-        "mixed/__init__.py",
-        "from . import a\nfrom .a import f\n__all__ = [\"f\"] + a.__all__\n__all__ += a.__all__\n__all__.append(\"g\")\n__all__.extend([\"h\", 1])\ndef g(): pass\n",
-    );
-    write(dir.path(), "dyn/a.py", "__all__ = ['f']\ndef f(x): pass\n");
-    write(
-        dir.path(),
-        "mixed/a.py",
-        "__all__ = ['f']\ndef f(x): pass\n",
+    let dir = fixture::write(
+        r#"
+        //- dyn/__init__.py
+        from .a import *
+        from . import a
+        __all__ = [x for x in dir() if not x.startswith('_')]
+
+        //- mixed/__init__.py
+        from . import a
+        from .a import f
+        __all__ = ["f"] + a.__all__
+        __all__ += a.__all__
+        __all__.append("g")
+        __all__.extend(["h", 1])
+        def g(): pass
+
+        //- dyn/a.py
+        __all__ = ['f']
+        def f(x): pass
+
+        //- mixed/a.py
+        __all__ = ['f']
+        def f(x): pass
+        "#,
     );
     let graph = Analyzer::new(dir.path()).analyze().unwrap();
     let dynamic = graph.module(graph.module_by_name("dyn").unwrap()).unwrap();
@@ -239,17 +250,22 @@ fn many_commands_and_command_cycles_stay_bounded() {
 
 #[test]
 fn click_and_typer_need_their_imports() {
-    let dir = tempfile::tempdir().unwrap();
     // `@app.command()` of an unknown framework is not a command.
-    write(
-        dir.path(),
-        "other.py",
-        "import fire\n@app.command()\ndef run():\n    pass\n",
-    );
-    write(
-        dir.path(),
-        "t.py",
-        "import typer\ndef main(path: str, n: int = 3):\n    pass\nif __name__ == '__main__':\n    typer.run(main)\n",
+    let dir = fixture::write(
+        r#"
+        //- other.py
+        import fire
+        @app.command()
+        def run():
+            pass
+
+        //- t.py
+        import typer
+        def main(path: str, n: int = 3):
+            pass
+        if __name__ == '__main__':
+            typer.run(main)
+        "#,
     );
     let graph = Analyzer::new(dir.path()).analyze().unwrap();
     let commands = &graph.usage().commands;
