@@ -101,6 +101,6 @@ pub use sandbox::{Sandbox, namespaces_available};
 pub use service::{
     Agreement, HttpObservation, HttpRequest, JsonKind, JunitReport, MAX_REQUESTS, Outcome,
     Readiness, ServiceCommand, ServicePlan, ServiceReport, TestCase, TestCounts, TestReport,
-    TestRun, parse_junit, pytest_summary,
+    TestRun, parse_junit, pytest_summary, xml_tags_within_limits,
 };
 pub use session::ShellSession;

@@ -787,9 +787,9 @@ impl WireReport {
     fn into_report(self) -> ServiceReport {
         let tests = self.tests.map(|t| {
             let (junit, junit_problem) = match (t.junit_xml, t.junit_problem) {
-                (Some(xml), _) => match parse_junit(&xml) {
-                    Some(report) => (Some(report), None),
-                    None => (None, Some("the JUnit report has no <testsuite>".to_owned())),
+                (Some(xml), _) => match read_junit(&xml) {
+                    Ok(report) => (Some(report), None),
+                    Err(problem) => (None, Some(problem)),
                 },
                 (None, problem) => (None, problem),
             };
@@ -864,14 +864,44 @@ fn summary_line(line: &str) -> Option<TestCounts> {
     Some(counts)
 }
 
+/// The largest JUnit report [`parse_junit`] reads: twice what the
+/// supervisor takes from pytest (`JUNIT_MAX` of `service.py`), for Maven
+/// Surefire's reports read from disk.
+const JUNIT_MAX_BYTES: usize = 8 << 20;
+
+/// The most XML nodes (elements, text, comments) a JUnit report may make,
+/// a bound on the memory the parsed tree takes.
+const JUNIT_MAX_NODES: u32 = 1 << 20;
+
+/// The most attributes one tag of a JUnit report may have (see
+/// [`xml_tags_within_limits`]); pytest's and Surefire's have fewer than ten.
+const XML_MAX_ATTRIBUTES: usize = 64;
+
+/// The most namespace declarations (`xmlns`, `xmlns:p`) a JUnit report
+/// may make; pytest's have none, Surefire's one.
+const XML_MAX_NAMESPACES: usize = 32;
+
 /// Reads the `<testcase>` elements of a JUnit XML document (pytest's
-/// `--junitxml`, Maven Surefire's `TEST-*.xml`). A test case with a
-/// `<failure>` child failed, with `<error>` errored, with `<skipped>` was
-/// skipped, and passed otherwise; each `<testcase>` is one report, so a
-/// test that fails and then errors in teardown counts once in each
-/// column, as pytest's own summary does. Anything that is not a
-/// well-formed test case is ignored; `None` when the text has no
-/// `<testsuite` at all.
+/// `--junitxml`, Maven Surefire's `TEST-*.xml`) with an XML parser. A test
+/// case with a `<failure>` child failed, with `<error>` errored, with
+/// `<skipped>` was skipped (in that order of precedence), and passed
+/// otherwise; its id is `classname::name` (`name` without a class name),
+/// its message the child's `message` attribute (first 300 characters).
+/// Each `<testcase>` is one report, so a test that fails and then errors
+/// in teardown counts once in each column, as pytest's own summary does.
+/// Element names are compared by their local name (a namespace prefix is
+/// ignored); entities and character references are decoded; comments and
+/// CDATA sections are text, never test cases.
+///
+/// The document is written by the code under test, so it is read as
+/// hostile: no DTD (no entity of its own), at most 8 MiB, 2^20 nodes, 64
+/// attributes in one tag and 32 namespace declarations (the parser's
+/// checks of these are quadratic), and never a panic.
+///
+/// `None` when the document breaks any of these, is not well-formed XML
+/// (a report cut short included: nothing in it is believed, and callers
+/// treat it as a missing report, which counts no passes), or has no
+/// `<testsuite>` or `<testsuites>` element.
 ///
 /// ```
 /// use sandbox::parse_junit;
@@ -880,50 +910,55 @@ fn summary_line(line: &str) -> Option<TestCounts> {
 /// let report = parse_junit(xml).unwrap();
 /// assert_eq!((report.counts.passed, report.counts.failed, report.counts.skipped), (1, 1, 1));
 /// assert_eq!(report.cases[1].message, "assert 1 == 2");
+/// assert_eq!(parse_junit(&xml[..xml.len() - 20]), None);
 /// ```
 pub fn parse_junit(xml: &str) -> Option<JunitReport> {
-    if !xml.contains("<testsuite") {
-        return None;
+    read_junit(xml).ok()
+}
+
+/// [`parse_junit`], with why there is no report.
+fn read_junit(xml: &str) -> Result<JunitReport, String> {
+    if xml.len() > JUNIT_MAX_BYTES {
+        return Err(format!(
+            "the JUnit report is larger than {JUNIT_MAX_BYTES} bytes"
+        ));
+    }
+    if !xml_tags_within_limits(xml, XML_MAX_ATTRIBUTES, XML_MAX_NAMESPACES) {
+        return Err(format!(
+            "the JUnit report has a tag with more than {XML_MAX_ATTRIBUTES} attributes or more than {XML_MAX_NAMESPACES} namespace declarations"
+        ));
+    }
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: false,
+        nodes_limit: JUNIT_MAX_NODES,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let document = roxmltree::Document::parse_with_options(xml, options).map_err(|e| {
+        let reason: String = e.to_string().chars().take(200).collect();
+        format!("the JUnit report is not well-formed XML: {reason}")
+    })?;
+    let named = |node: &roxmltree::Node<'_, '_>, name: &str| {
+        node.is_element() && node.tag_name().name() == name
+    };
+    if !document
+        .descendants()
+        .any(|n| named(&n, "testsuite") || named(&n, "testsuites"))
+    {
+        return Err("the JUnit report has no <testsuite>".to_owned());
     }
     let mut report = JunitReport::default();
-    let mut rest = xml;
-    while let Some(start) = rest.find("<testcase") {
-        let after = &rest[start + "<testcase".len()..];
-        // `<testcases` or similar: not our element.
-        if !after.starts_with(|c: char| c.is_whitespace() || c == '>' || c == '/') {
-            rest = after;
-            continue;
-        }
-        let Some(tag_end) = after.find('>') else {
-            break;
-        };
-        let tag = &after[..tag_end];
-        let self_closing = tag.ends_with('/');
-        let (body, next) = if self_closing {
-            ("", &after[tag_end + 1..])
-        } else {
-            let content = &after[tag_end + 1..];
-            match content.find("</testcase>") {
-                Some(end) => (&content[..end], &content[end + "</testcase>".len()..]),
-                None => (content, ""),
-            }
-        };
-        let name = attribute(tag, "name").unwrap_or_default();
-        let class = attribute(tag, "classname").unwrap_or_default();
+    for case in document.descendants().filter(|n| named(n, "testcase")) {
+        let name = case.attribute("name").unwrap_or_default();
+        let class = case.attribute("classname").unwrap_or_default();
         let id = if class.is_empty() {
-            name
+            name.to_owned()
         } else {
             format!("{class}::{name}")
         };
-        let child = |element: &str| -> Option<String> {
-            let open = format!("<{element}");
-            let at = body.find(&open)?;
-            let after = &body[at + open.len()..];
-            if !after.starts_with(|c: char| c.is_whitespace() || c == '>' || c == '/') {
-                return None;
-            }
-            let end = after.find('>').unwrap_or(after.len());
-            Some(attribute(&after[..end], "message").unwrap_or_default())
+        let child = |element: &str| {
+            case.children()
+                .find(|c| named(c, element))
+                .map(|c| c.attribute("message").unwrap_or_default())
         };
         let (outcome, message) = if let Some(m) = child("failure") {
             (Outcome::Failed, m)
@@ -932,88 +967,91 @@ pub fn parse_junit(xml: &str) -> Option<JunitReport> {
         } else if let Some(m) = child("skipped") {
             (Outcome::Skipped, m)
         } else {
-            (Outcome::Passed, String::new())
+            (Outcome::Passed, "")
         };
         let counts = &mut report.counts;
-        match outcome {
-            Outcome::Passed => counts.passed += 1,
-            Outcome::Failed => counts.failed += 1,
-            Outcome::Error => counts.errors += 1,
-            Outcome::Skipped => counts.skipped += 1,
-        }
+        let column = match outcome {
+            Outcome::Passed => &mut counts.passed,
+            Outcome::Failed => &mut counts.failed,
+            Outcome::Error => &mut counts.errors,
+            Outcome::Skipped => &mut counts.skipped,
+        };
+        *column = column.saturating_add(1);
         report.cases.push(TestCase {
             id,
             outcome,
             message: message.chars().take(300).collect(),
         });
-        rest = next;
     }
-    Some(report)
+    Ok(report)
 }
 
-/// The value of attribute `name` in the inside of a start tag, unescaped.
-fn attribute(tag: &str, name: &str) -> Option<String> {
-    let mut rest = tag;
-    loop {
-        let at = rest.find(name)?;
-        let before_ok = at == 0
-            || rest[..at]
-                .chars()
-                .next_back()
-                .is_some_and(char::is_whitespace);
-        let after = rest[at + name.len()..].trim_start();
-        if before_ok && let Some(value) = after.strip_prefix('=') {
-            let value = value.trim_start();
-            let quote = value.chars().next()?;
-            if quote != '"' && quote != '\'' {
-                return None;
+/// Whether no tag of `xml` has more than `max_attributes` attributes and
+/// the tags declare at most `max_namespaces` namespaces, in one linear
+/// pass before the parser sees the text: roxmltree's check for duplicate
+/// attributes is quadratic in one tag's attributes, and its namespace
+/// bookkeeping grows with the cube of nested declarations (roxmltree
+/// issue 153), so a few hundred kilobytes could hold a core for minutes.
+///
+/// Comments, CDATA sections, processing instructions and declarations are
+/// skipped as the parser skips them; in a tag, every `=` outside quotes
+/// is an attribute and every `xmlns` outside quotes a declaration (an
+/// overcount at worst), up to the `>` outside quotes. The one definition
+/// of this guard: [`parse_junit`] and the RepoGenesis harness's POM reader
+/// both run it.
+///
+/// ```
+/// use sandbox::xml_tags_within_limits;
+///
+/// assert!(xml_tags_within_limits(r#"<a x="1" y='>'><!-- z=1 w=2 --></a>"#, 2, 0));
+/// let wide = format!("<a {}/>", (0..100).map(|i| format!("a{i}=''")).collect::<String>());
+/// assert!(!xml_tags_within_limits(&wide, 64, 32));
+/// ```
+pub fn xml_tags_within_limits(xml: &str, max_attributes: usize, max_namespaces: usize) -> bool {
+    const SKIPPED: [(&str, &str); 4] = [
+        ("<!--", "-->"),
+        ("<![CDATA[", "]]>"),
+        ("<?", "?>"),
+        ("<!", ">"),
+    ];
+    let mut namespaces = 0usize;
+    let mut rest = xml;
+    while let Some(at) = rest.find('<') {
+        rest = &rest[at..];
+        if let Some((open, close)) = SKIPPED.iter().find(|(open, _)| rest.starts_with(open)) {
+            let body = &rest[open.len()..];
+            match body.find(close) {
+                Some(end) => rest = &body[end + close.len()..],
+                None => return true,
             }
-            let inner = &value[1..];
-            let end = inner.find(quote)?;
-            return Some(unescape(&inner[..end]));
+            continue;
         }
-        rest = &rest[at + name.len()..];
-    }
-}
-
-fn unescape(text: &str) -> String {
-    if !text.contains('&') {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('&') {
-        out.push_str(&rest[..at]);
-        let entity_end = rest[at..].find(';').map(|e| at + e);
-        let decoded = entity_end.and_then(|end| {
-            let entity = &rest[at + 1..end];
-            let c = match entity {
-                "lt" => Some('<'),
-                "gt" => Some('>'),
-                "amp" => Some('&'),
-                "quot" => Some('"'),
-                "apos" => Some('\''),
-                _ => entity
-                    .strip_prefix("#x")
-                    .and_then(|h| u32::from_str_radix(h, 16).ok())
-                    .or_else(|| entity.strip_prefix('#').and_then(|d| d.parse().ok()))
-                    .and_then(char::from_u32),
-            };
-            c.map(|c| (c, end))
-        });
-        match decoded {
-            Some((c, end)) => {
-                out.push(c);
-                rest = &rest[end + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[at + 1..];
+        let bytes = rest.as_bytes();
+        let mut quote = None;
+        let mut attributes = 0usize;
+        let mut end = bytes.len();
+        for (i, &b) in bytes.iter().enumerate().skip(1) {
+            match quote {
+                Some(q) if b == q => quote = None,
+                Some(_) => {}
+                None => match b {
+                    b'"' | b'\'' => quote = Some(b),
+                    b'=' => attributes += 1,
+                    b'>' => {
+                        end = i + 1;
+                        break;
+                    }
+                    b'x' if bytes[i..].starts_with(b"xmlns") => namespaces += 1,
+                    _ => {}
+                },
             }
         }
+        if attributes > max_attributes || namespaces > max_namespaces {
+            return false;
+        }
+        rest = &rest[end..];
     }
-    out.push_str(rest);
-    out
+    true
 }
 
 #[cfg(test)]
@@ -1106,6 +1144,132 @@ mod tests {
         assert_eq!(report.counts.errors, 1);
         assert_eq!(report.cases[0].id, "tests.test_b");
         assert_eq!(parse_junit("no xml here"), None);
+    }
+
+    #[test]
+    fn junit_reports_are_read_as_xml() {
+        // Entities and character references are decoded, a `>` in a value
+        // is text, single quotes are quotes, and `name=` inside another
+        // attribute's value is not the name (the string search took it).
+        let xml = r#"<testsuites><testsuite><testcase classname="t" name="test[a&lt;b]"/><testcase classname='t' name='q&#x3e;'/><testcase classname="t" name="c[a>b]"/><testcase classname="a name=b" name="real"/></testsuite></testsuites>"#;
+        let ids: Vec<String> = parse_junit(xml)
+            .unwrap()
+            .cases
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(
+            ids,
+            ["t::test[a<b]", "t::q>", "t::c[a>b]", "a name=b::real"]
+        );
+        // A test case in a comment, or in the CDATA of a failure, is text.
+        let xml = r#"<testsuite><!-- <testcase classname="t" name="ghost"/> --><testcase classname="t" name="f"><failure message="m"><![CDATA[</failure></testcase><testcase classname="t" name="forged"/><testcase name="x"><failure>]]></failure></testcase></testsuite>"#;
+        let report = parse_junit(xml).unwrap();
+        assert_eq!(report.cases.len(), 1, "{report:?}");
+        assert_eq!(
+            (report.cases[0].id.as_str(), report.cases[0].outcome),
+            ("t::f", Outcome::Failed)
+        );
+        // Names are compared without their namespace; Surefire's own
+        // children (`rerunFailure`, `system-out`) are not outcomes.
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?><j:testsuite xmlns:j="urn:junit" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:noNamespaceSchemaLocation="x.xsd"><j:testcase classname="C" name="a"><j:error message="boom"/></j:testcase><testcase xmlns="urn:other" classname="C" name="b"><rerunFailure message="flaky"/><system-out>&lt;failure/&gt;</system-out></testcase></j:testsuite>"#;
+        let report = parse_junit(xml).unwrap();
+        assert_eq!(
+            report.counts,
+            TestCounts {
+                passed: 1,
+                errors: 1,
+                ..TestCounts::default()
+            }
+        );
+        assert_eq!(report.cases[0].message, "boom");
+        // An empty report is a report; test cases without a suite are not.
+        assert_eq!(parse_junit("<testsuites/>"), Some(JunitReport::default()));
+        assert_eq!(parse_junit(r#"<testcase name="a"/>"#), None);
+    }
+
+    #[test]
+    fn broken_or_hostile_junit_reports_are_no_report() {
+        // Cut short: the string search kept the two cases before the cut;
+        // nothing of it is believed now, and the supervisor's report says why.
+        let whole = r#"<testsuites><testsuite><testcase classname="t" name="a"/><testcase classname="t" name="b"><failure message="boom">E</failure></testcase></testsuite></testsuites>"#;
+        assert_eq!(parse_junit(whole).unwrap().cases.len(), 2);
+        let cut = &whole[..whole.find("E</failure>").unwrap()];
+        assert_eq!(parse_junit(cut), None);
+        let wire = serde_json::json!({
+            "readiness": {"state": "nothing_to_start"}, "foreground": true, "survivors": [],
+            "leftovers": [], "service_log_tail": "", "observations": [], "error": null,
+            "tests": {"exit_code": 1, "timed_out": false, "console_tail": "1 passed in 0.1s",
+                      "junit_xml": cut, "junit_problem": null, "ms": 1},
+        });
+        let wire: WireReport = serde_json::from_value(wire).unwrap();
+        let tests = wire.into_report().tests.unwrap();
+        assert!(tests.junit.is_none());
+        assert!(
+            tests
+                .junit_problem
+                .as_deref()
+                .is_some_and(|p| p.starts_with("the JUnit report is not well-formed XML")),
+            "{tests:?}"
+        );
+        assert_eq!(tests.agreement(), Agreement::JunitMissing);
+        // No DTD, so no entity of the report's own (nor a billion laughs).
+        let dtd = r#"<!DOCTYPE t [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><testsuite><testcase name="&b;"/></testsuite>"#;
+        assert!(read_junit(dtd).unwrap_err().contains("DTD"));
+        assert_eq!(
+            parse_junit(r#"<testsuite><testcase name="&x;"/></testsuite>"#),
+            None
+        );
+        // Too large, too many nodes, too many attributes in a tag, too many
+        // namespace declarations: refused before (or while) parsing.
+        let large = format!("<testsuite>{}</testsuite>", " ".repeat(JUNIT_MAX_BYTES));
+        assert!(read_junit(&large).unwrap_err().contains("larger"));
+        let nodes = format!(
+            "<testsuite>{}</testsuite>",
+            "<a/>".repeat(JUNIT_MAX_NODES as usize)
+        );
+        assert!(read_junit(&nodes).unwrap_err().contains("nodes limit"));
+        let attributes: String = (0..=XML_MAX_ATTRIBUTES)
+            .map(|i| format!(" a{i}='>'"))
+            .collect();
+        assert_eq!(
+            read_junit(&format!(
+                "<testsuite><testcase name='x'{attributes}/></testsuite>"
+            ))
+            .unwrap_err(),
+            format!(
+                "the JUnit report has a tag with more than {XML_MAX_ATTRIBUTES} attributes or more than {XML_MAX_NAMESPACES} namespace declarations"
+            )
+        );
+        let few: String = (0..XML_MAX_ATTRIBUTES - 1)
+            .map(|i| format!(" a{i}='>'"))
+            .collect();
+        assert_eq!(
+            parse_junit(&format!("<testsuite><testcase name='x'{few}/></testsuite>"))
+                .map(|r| r.cases.len()),
+            Some(1)
+        );
+        let nested: String = (0..=XML_MAX_NAMESPACES)
+            .map(|i| format!("<a xmlns:p{i}='u'>"))
+            .collect();
+        let closed = "</a>".repeat(XML_MAX_NAMESPACES + 1);
+        assert_eq!(
+            read_junit(&format!("<testsuite>{nested}{closed}</testsuite>"))
+                .map_err(|e| e.contains("namespace declarations")),
+            Err(true)
+        );
+        // Attributes in comments and CDATA are text, not counted.
+        let text = format!(
+            "<testsuite><!-- <a{attributes}> --><testcase name='x'><failure><![CDATA[<a{attributes}>]]></failure></testcase></testsuite>"
+        );
+        assert_eq!(parse_junit(&text).map(|r| r.counts.failed), Some(1));
+        // Deep nesting is no stack overflow.
+        let deep = format!(
+            "<testsuite>{}{}</testsuite>",
+            "<a>".repeat(100_000),
+            "</a>".repeat(100_000)
+        );
+        assert_eq!(parse_junit(&deep), Some(JunitReport::default()));
     }
 
     #[test]
