@@ -28,8 +28,7 @@ pub(crate) fn bench(rest: &[&str]) -> anyhow::Result<()> {
         );
         return Ok(());
     }
-    corpus(|sdist| sdist.package == "django")
-        .context("fetching the corpora the bench measures")?;
+    corpus(|sdist| sdist.package == "django").context("fetching the corpora the bench measures")?;
     run(cargo()
         .args(["bench", "-p", "benches", "--bench", "pipeline", "--"])
         .args(rest))?;
@@ -44,9 +43,8 @@ pub(crate) fn bench(rest: &[&str]) -> anyhow::Result<()> {
 /// The markdown table of every (corpus, step) estimate criterion wrote
 /// under `criterion_dir`: mean and its 95 % interval.
 fn table(criterion_dir: &Path) -> anyhow::Result<String> {
-    let mut out = String::from(
-        "| corpus | step | mean | 95 % interval |\n| --- | --- | ---: | ---: |\n",
-    );
+    let mut out =
+        String::from("| corpus | step | mean | 95 % interval |\n| --- | --- | ---: | ---: |\n");
     for corpus in CORPORA {
         for step in STEPS {
             // Criterion turns the group's `/` into `_` in its directory names.

@@ -787,24 +787,16 @@ pub(crate) fn clip(text: &str, max_chars: usize) -> String {
     format!("{kept} …")
 }
 
-/// `YYYY-MM-DD HH:MM UTC` from Unix seconds (civil-from-days).
+/// `YYYY-MM-DD HH:MM UTC` from Unix seconds.
 pub(crate) fn utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        rem / 3600,
-        (rem % 3600) / 60
-    )
+    // Past jiff's range (year 9999) only by a corrupt record: shown as is.
+    i64::try_from(secs)
+        .ok()
+        .and_then(|s| jiff::Timestamp::from_second(s).ok())
+        .map_or_else(
+            || format!("{secs} s after 1970"),
+            |t| t.strftime("%Y-%m-%d %H:%M UTC").to_string(),
+        )
 }
 
 /// Writes a report's three forms as `report.json`, `report.md` and
@@ -849,6 +841,8 @@ mod tests {
         assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(utc(0), "1970-01-01 00:00 UTC");
         assert_eq!(utc(1_700_000_000), "2023-11-14 22:13 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
+        assert_eq!(utc(u64::MAX), "18446744073709551615 s after 1970");
         assert_eq!(esc("<a & 'b'>"), "&lt;a &amp; &#39;b&#39;&gt;");
         assert_eq!(md_cell("a|b\nc"), "a\\|b<br>c");
         assert_eq!(duration(1500), "1.5 s");
