@@ -95,11 +95,7 @@ pub async fn search_terms(
 /// them, duplicates dropped. A model's reply is untrusted text: whatever
 /// it holds, this keeps a few short words.
 pub(crate) fn parse_terms(reply: &str) -> Vec<String> {
-    let mut end = reply.len().min(MAX_REPLY_BYTES);
-    while !reply.is_char_boundary(end) {
-        end -= 1;
-    }
-    let reply = &reply[..end];
+    let reply = &reply[..reply.floor_char_boundary(MAX_REPLY_BYTES)];
     let mut out: Vec<String> = Vec::new();
     for piece in reply.split([',', ';', '\n', '、', '，']) {
         let term = piece

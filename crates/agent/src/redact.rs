@@ -231,8 +231,8 @@ impl Redactor {
                 end = end.max(next_end);
                 spans.next();
             }
-            let start = floor_boundary(text, start.max(done));
-            let end = ceil_boundary(text, end);
+            let start = text.floor_char_boundary(start.max(done));
+            let end = text.ceil_char_boundary(end);
             out.push_str(text.get(done..start).unwrap_or(""));
             out.push_str(REDACTED);
             done = end;
@@ -517,22 +517,6 @@ fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
         return None;
     }
     haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn floor_boundary(text: &str, mut at: usize) -> usize {
-    at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-fn ceil_boundary(text: &str, mut at: usize) -> usize {
-    at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
 
 #[cfg(test)]

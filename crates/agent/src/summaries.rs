@@ -214,11 +214,7 @@ fn prompt(graph: &RepoGraph, id: ModuleId) -> String {
         stack.extend(graph.children(entity).iter().rev().map(|e| (*e, depth + 1)));
     }
     let source = graph.module_source(id).unwrap_or("");
-    let mut end = source.len().min(MAX_SOURCE_CHARS);
-    while !source.is_char_boundary(end) {
-        end -= 1;
-    }
     text.push_str("\nSource (start):\n");
-    text.push_str(&source[..end]);
+    text.push_str(&source[..source.floor_char_boundary(MAX_SOURCE_CHARS)]);
     text
 }

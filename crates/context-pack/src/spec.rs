@@ -55,7 +55,7 @@
 //! every section carries stay small.
 
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use regex::Regex;
 use repo_graph::{Endpoint, HttpMethod};
@@ -537,11 +537,7 @@ fn plain(line: &str) -> Option<Plain> {
 /// `raw` as a heading: emphasis unwrapped, at most [`MAX_HEADING_BYTES`].
 fn heading_text(raw: &str) -> String {
     let t = unwrap_emphasis(raw.trim());
-    let mut end = t.len().min(MAX_HEADING_BYTES);
-    while !t.is_char_boundary(end) {
-        end -= 1;
-    }
-    t[..end].to_owned()
+    t[..t.floor_char_boundary(MAX_HEADING_BYTES)].to_owned()
 }
 
 /// Lines `from..to` without blank lines at either end, joined.
@@ -625,12 +621,6 @@ fn build(lines: &[&str], headings: &[Option<Found<'_>>]) -> SpecDocument {
 // ---------------------------------------------------------------------------
 // Facts stated in the text.
 
-fn compiled(cell: &'static OnceLock<Regex>, pattern: &'static str) -> &'static Regex {
-    cell.get_or_init(|| {
-        Regex::new(pattern).unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
-    })
-}
-
 /// A path in running text: up to a space, markup, a quote, a bracket or a
 /// separator; a whole segment `<id>` or `<int:id>` (Flask's parameters) is
 /// kept, while a `<` elsewhere opens a tag (`/results</code>`, `/a<br>`)
@@ -642,34 +632,28 @@ macro_rules! path_pattern {
 }
 
 /// `METHOD /path` on one line, with markup between them.
-fn inline_pattern() -> &'static Regex {
-    static CELL: OnceLock<Regex> = OnceLock::new();
-    compiled(
-        &CELL,
-        concat!(r"\b(GET|POST|PUT|DELETE|PATCH)\b[\s*`:|]*", path_pattern!()),
-    )
-}
+static INLINE_ENDPOINT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"\b(GET|POST|PUT|DELETE|PATCH)\b[\s*`:|]*",
+        path_pattern!()
+    ))
+    .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+});
 
 /// `Method: GET` (any case for the label).
-fn method_label() -> &'static Regex {
-    static CELL: OnceLock<Regex> = OnceLock::new();
-    compiled(
-        &CELL,
-        r"(?i:\bmethod\b)[\s*`:]*(GET|POST|PUT|DELETE|PATCH)\b",
-    )
-}
+static METHOD_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:\bmethod\b)[\s*`:]*(GET|POST|PUT|DELETE|PATCH)\b")
+        .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+});
 
 /// `Path: /x`, `Endpoint: /x`, `URL: /x`, `Route: /x`, `Interface: /x`.
-fn path_label() -> &'static Regex {
-    static CELL: OnceLock<Regex> = OnceLock::new();
-    compiled(
-        &CELL,
-        concat!(
-            r"(?i:\b(?:path|endpoint|url|route|interface)\b)[\s*`:]*",
-            path_pattern!()
-        ),
-    )
-}
+static PATH_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i:\b(?:path|endpoint|url|route|interface)\b)[\s*`:]*",
+        path_pattern!()
+    ))
+    .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+});
 
 fn clean_path(raw: &str) -> String {
     let path = raw.split(['?', '#']).next().unwrap_or(raw);
@@ -706,7 +690,7 @@ pub fn declared_endpoints(text: &str) -> Vec<Endpoint> {
             continue;
         }
         let mut inline = false;
-        for m in inline_pattern().captures_iter(line) {
+        for m in INLINE_ENDPOINT.captures_iter(line) {
             let (Some(verb), Some(path)) = (m.get(1), m.get(2)) else {
                 continue;
             };
@@ -719,11 +703,11 @@ pub fn declared_endpoints(text: &str) -> Vec<Endpoint> {
         if inline {
             continue;
         }
-        if let Some(m) = method_label().captures(line)
+        if let Some(m) = METHOD_LABEL.captures(line)
             && let Some(method) = m.get(1).and_then(|v| HttpMethod::from_verb(v.as_str()))
         {
             methods.push((i, method));
-        } else if let Some(m) = path_label().captures(line)
+        } else if let Some(m) = PATH_LABEL.captures(line)
             && let Some(path) = m.get(1)
         {
             paths.push((i, clean_path(path.as_str())));
@@ -756,20 +740,19 @@ pub fn declared_endpoints(text: &str) -> Vec<Endpoint> {
 /// `port 5000`, `Port: 8080`, `PORT=3000`, `**Port**: \`8080\``, `--port 8000`,
 /// `port (default): 5000`: "port", at most 24 characters of anything but
 /// digits on the same line, then the number.
-fn port_statement() -> &'static Regex {
-    static CELL: OnceLock<Regex> = OnceLock::new();
-    compiled(&CELL, r"(?i)\bport\b[^0-9\n]{0,24}?\b([0-9]{1,6})\b")
-}
+static PORT_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bport\b[^0-9\n]{0,24}?\b([0-9]{1,6})\b")
+        .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+});
 
 /// A local address with a port: `http://localhost:8000`, `127.0.0.1:5000`,
 /// `https://host.example:8443`.
-fn address_port() -> &'static Regex {
-    static CELL: OnceLock<Regex> = OnceLock::new();
-    compiled(
-        &CELL,
+static ADDRESS_PORT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
         r"(?i)(?:\bhttps?://[a-z0-9.\-]+|\blocalhost|\b127\.0\.0\.1|\b0\.0\.0\.0|\[::1?\]):([0-9]{1,6})\b",
     )
-}
+    .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+});
 
 /// The port `text` says the service listens on: the first explicit
 /// statement (`listens on port 5000`, `Port: 8080`, `PORT=3000`), else the
@@ -789,10 +772,10 @@ pub fn declared_port(text: &str) -> Option<u16> {
             .and_then(|n| n.as_str().parse::<u16>().ok())
             .filter(|&p| p != 0)
     };
-    port_statement()
+    PORT_STATEMENT
         .captures_iter(text)
         .find_map(valid)
-        .or_else(|| address_port().captures_iter(text).find_map(valid))
+        .or_else(|| ADDRESS_PORT.captures_iter(text).find_map(valid))
 }
 
 #[cfg(test)]

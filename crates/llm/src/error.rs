@@ -250,9 +250,15 @@ fn preview(raw: &str) -> String {
     if raw.len() <= MAX {
         return raw.to_owned();
     }
-    let mut end = MAX;
-    while !raw.is_char_boundary(end) {
-        end -= 1;
+    format!("{} ({} bytes in all)", shorten(raw, MAX), raw.len())
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, with `...`
+/// appended when something was cut: the one way this crate shortens a
+/// server's or a model's text for an error message.
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
     }
-    format!("{}... ({} bytes in all)", &raw[..end], raw.len())
+    format!("{}...", &text[..text.floor_char_boundary(max)])
 }

@@ -175,10 +175,7 @@ impl TokenCounter {
     pub fn count_within(&self, text: &str, limit: usize) -> Option<usize> {
         let probe = limit.saturating_add(16).saturating_mul(12);
         if text.len() > probe {
-            let mut end = probe;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
+            let end = text.floor_char_boundary(probe);
             if self.count(&text[..end]) > limit.saturating_add(16) {
                 return None;
             }
@@ -196,16 +193,10 @@ impl TokenCounter {
         let tokens = self.bpe.encode_ordinary(text);
         let kept = tokens.get(..max_tokens).unwrap_or(&tokens);
         let prefix_len = self.bpe.decode(kept).map(|s| s.len()).unwrap_or(0);
-        let mut end = prefix_len.min(text.len());
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let mut end = text.floor_char_boundary(prefix_len);
         // Decoding may merge differently; shrink until it really fits.
         while end > 0 && self.count(&text[..end]) > max_tokens {
-            end -= 1;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
+            end = text.floor_char_boundary(end - 1);
         }
         let prefix = &text[..end];
         match prefix.rfind('\n') {

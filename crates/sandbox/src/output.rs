@@ -176,10 +176,7 @@ pub fn text_tail(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
+    let start = text.ceil_char_boundary(text.len() - max);
     format!("…{}", &text[start..])
 }
 

@@ -355,11 +355,7 @@ fn sample_placeholders(blueprint: &mut Blueprint) -> usize {
 
 /// The longest prefix of `text` of at most `max` bytes on a char boundary.
 pub(crate) fn cut(text: &str, max: usize) -> &str {
-    let mut end = text.len().min(max);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(max)]
 }
 
 /// The JSON object of an answer: a fenced `json` block's (or a block that

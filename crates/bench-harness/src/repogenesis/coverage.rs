@@ -27,7 +27,7 @@
 //! coverage result reports.
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -228,79 +228,85 @@ fn py_strip(s: &str) -> &str {
 /// Python's `\s` in a `str` pattern.
 const WS: &str = r"[\s\x1C-\x1F]";
 
-fn regex(cell: &'static OnceLock<Regex>, pattern: impl FnOnce() -> String) -> &'static Regex {
-    cell.get_or_init(|| {
-        let pattern = pattern();
-        Regex::new(&pattern)
-            .unwrap_or_else(|e| unreachable!("invalid built-in pattern {pattern}: {e}"))
-    })
-}
-
 /// `pattern1` of both scripts: `METHOD /path - description`.
 fn explicit_pattern(rule: AcRule) -> &'static Regex {
-    static HARNESS: OnceLock<Regex> = OnceLock::new();
-    static LEGACY: OnceLock<Regex> = OnceLock::new();
+    // api_coverage.py: r"(GET|POST|PUT|DELETE|PATCH)\s+(/[^\s\-:]+)\s*[-:]?\s*(.+?)(?:\n|$)", re.IGNORECASE
+    static HARNESS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"(?i)(GET|POST|PUT|DELETE|PATCH){WS}+(/[^\s\x1C-\x1F\-:]+){WS}*[-:]?{WS}*(.+?)(?:\n|$)"
+        ))
+        .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+    });
+    // calculate_api_coverage*.py: r'(GET|POST|PUT|DELETE|PATCH)\s+(/[^\s\-]+)\s*[-:]?\s*(.+?)(?:\n|$)', re.IGNORECASE
+    static LEGACY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"(?i)(GET|POST|PUT|DELETE|PATCH){WS}+(/[^\s\x1C-\x1F\-]+){WS}*[-:]?{WS}*(.+?)(?:\n|$)"
+        ))
+        .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+    });
     match rule {
-        // api_coverage.py: r"(GET|POST|PUT|DELETE|PATCH)\s+(/[^\s\-:]+)\s*[-:]?\s*(.+?)(?:\n|$)", re.IGNORECASE
-        AcRule::Harness => regex(&HARNESS, || {
-            format!(
-                r"(?i)(GET|POST|PUT|DELETE|PATCH){WS}+(/[^\s\x1C-\x1F\-:]+){WS}*[-:]?{WS}*(.+?)(?:\n|$)"
-            )
-        }),
-        // calculate_api_coverage*.py: r'(GET|POST|PUT|DELETE|PATCH)\s+(/[^\s\-]+)\s*[-:]?\s*(.+?)(?:\n|$)', re.IGNORECASE
-        AcRule::Legacy | AcRule::Paper => regex(&LEGACY, || {
-            format!(
-                r"(?i)(GET|POST|PUT|DELETE|PATCH){WS}+(/[^\s\x1C-\x1F\-]+){WS}*[-:]?{WS}*(.+?)(?:\n|$)"
-            )
-        }),
+        AcRule::Harness => &HARNESS,
+        AcRule::Legacy | AcRule::Paper => &LEGACY,
     }
 }
 
 fn table_pattern(rule: AcRule) -> &'static Regex {
-    static HARNESS: OnceLock<Regex> = OnceLock::new();
-    static LEGACY: OnceLock<Regex> = OnceLock::new();
+    // api_coverage.py: r"\|\s*(GET|POST|PUT|DELETE|PATCH)\s*\|\s*`?(/[^|`]+?)`?\s*\|", re.IGNORECASE
+    static HARNESS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"(?i)\|{WS}*(GET|POST|PUT|DELETE|PATCH){WS}*\|{WS}*`?(/[^|`]+?)`?{WS}*\|"
+        ))
+        .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+    });
+    // calculate_api_coverage*.py: r'\|\s*(GET|POST|PUT|DELETE|PATCH)\s*\|\s*([^\|]+?)\s*\|', re.IGNORECASE
+    static LEGACY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"(?i)\|{WS}*(GET|POST|PUT|DELETE|PATCH){WS}*\|{WS}*([^|]+?){WS}*\|"
+        ))
+        .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+    });
     match rule {
-        // api_coverage.py: r"\|\s*(GET|POST|PUT|DELETE|PATCH)\s*\|\s*`?(/[^|`]+?)`?\s*\|", re.IGNORECASE
-        AcRule::Harness => regex(&HARNESS, || {
-            format!(r"(?i)\|{WS}*(GET|POST|PUT|DELETE|PATCH){WS}*\|{WS}*`?(/[^|`]+?)`?{WS}*\|")
-        }),
-        // calculate_api_coverage*.py: r'\|\s*(GET|POST|PUT|DELETE|PATCH)\s*\|\s*([^\|]+?)\s*\|', re.IGNORECASE
-        AcRule::Legacy | AcRule::Paper => regex(&LEGACY, || {
-            format!(r"(?i)\|{WS}*(GET|POST|PUT|DELETE|PATCH){WS}*\|{WS}*([^|]+?){WS}*\|")
-        }),
+        AcRule::Harness => &HARNESS,
+        AcRule::Legacy | AcRule::Paper => &LEGACY,
     }
 }
 
 fn code_block_pattern(rule: AcRule) -> &'static Regex {
-    static HARNESS: OnceLock<Regex> = OnceLock::new();
-    static LEGACY: OnceLock<Regex> = OnceLock::new();
+    // api_coverage.py: r"```[^\n]*\n(.*?)```", re.DOTALL
+    static HARNESS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?s)```[^\n]*\n(.*?)```")
+            .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+    });
+    // calculate_api_coverage*.py: r'```[\w]*\n(.*?)```', re.DOTALL; Python's
+    // `\w` is letters, numbers and `_`.
+    static LEGACY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?s)```[\p{L}\p{N}_]*\n(.*?)```")
+            .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+    });
     match rule {
-        // api_coverage.py: r"```[^\n]*\n(.*?)```", re.DOTALL
-        AcRule::Harness => regex(&HARNESS, || r"(?s)```[^\n]*\n(.*?)```".to_owned()),
-        // calculate_api_coverage*.py: r'```[\w]*\n(.*?)```', re.DOTALL; Python's
-        // `\w` is letters, numbers and `_`.
-        AcRule::Legacy | AcRule::Paper => {
-            regex(&LEGACY, || r"(?s)```[\p{L}\p{N}_]*\n(.*?)```".to_owned())
-        }
+        AcRule::Harness => &HARNESS,
+        AcRule::Legacy | AcRule::Paper => &LEGACY,
     }
 }
 
 fn feature_pattern(rule: AcRule) -> Option<&'static Regex> {
-    static HARNESS: OnceLock<Regex> = OnceLock::new();
-    static LEGACY: OnceLock<Regex> = OnceLock::new();
+    // api_coverage.py (no flags).
+    static HARNESS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"[-*]{WS}+([A-Z][A-Za-z\s\x1C-\x1F]+(?:Check|Login|Register|Create|Update|Delete|Search|List|View|Get|Add|Remove|Edit|Manage|Upload|Download|Send|Receive))"
+        ))
+        .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+    });
+    // calculate_api_coverage.py (re.MULTILINE, which changes nothing here).
+    static LEGACY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"[-*]{WS}+([A-Z][A-Za-z\s\x1C-\x1F]+(?:Check|Login|Register|Create|Update|Delete|Get|List|Manage|Service|API))"
+        ))
+        .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+    });
     match rule {
-        // api_coverage.py (no flags).
-        AcRule::Harness => Some(regex(&HARNESS, || {
-            format!(
-                r"[-*]{WS}+([A-Z][A-Za-z\s\x1C-\x1F]+(?:Check|Login|Register|Create|Update|Delete|Search|List|View|Get|Add|Remove|Edit|Manage|Upload|Download|Send|Receive))"
-            )
-        })),
-        // calculate_api_coverage.py (re.MULTILINE, which changes nothing here).
-        AcRule::Legacy => Some(regex(&LEGACY, || {
-            format!(
-                r"[-*]{WS}+([A-Z][A-Za-z\s\x1C-\x1F]+(?:Check|Login|Register|Create|Update|Delete|Get|List|Manage|Service|API))"
-            )
-        })),
+        AcRule::Harness => Some(&HARNESS),
+        AcRule::Legacy => Some(&LEGACY),
         // The agents/IDE scripts have no feature fallback.
         AcRule::Paper => None,
     }

@@ -5,18 +5,34 @@
 //! the benchmark's numbers when no report exists and are recorded beside
 //! ours so that any difference is visible.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 pub use sandbox::{JunitReport, Outcome, TestCase, TestCounts, parse_junit};
 
-fn compiled(cell: &'static OnceLock<Regex>, pattern: &'static str) -> &'static Regex {
-    cell.get_or_init(|| {
-        Regex::new(pattern).unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
-    })
-}
+// Python's `\d` also takes non-ASCII digits, which pytest never prints.
+static PASSED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([0-9]+)[\s\x1C-\x1F]+passed")
+        .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+});
+static FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([0-9]+)[\s\x1C-\x1F]+failed")
+        .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+});
+static ERRORS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([0-9]+)[\s\x1C-\x1F]+error")
+        .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+});
+
+/// A Surefire summary line.
+static SUREFIRE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"Tests run:[\s\x1C-\x1F]*([0-9]+),[\s\x1C-\x1F]*Failures:[\s\x1C-\x1F]*([0-9]+),[\s\x1C-\x1F]*Errors:[\s\x1C-\x1F]*([0-9]+),[\s\x1C-\x1F]*Skipped:[\s\x1C-\x1F]*([0-9]+)",
+    )
+    .unwrap_or_else(|e| unreachable!("invalid built-in pattern: {e}"))
+});
 
 /// `parse_pytest_output` of `eval_harness/log_parsers.py`: every line is
 /// searched for `N passed`, `N failed` and `N error`, and the last value of
@@ -31,17 +47,10 @@ fn compiled(cell: &'static OnceLock<Regex>, pattern: &'static str) -> &'static R
 /// assert_eq!((c.passed, c.failed, c.errors, c.total()), (3, 1, 2, 6));
 /// ```
 pub fn harness_pytest_counts(log: &str) -> TestCounts {
-    static PASSED: OnceLock<Regex> = OnceLock::new();
-    static FAILED: OnceLock<Regex> = OnceLock::new();
-    static ERRORS: OnceLock<Regex> = OnceLock::new();
     let mut counts = TestCounts::default();
     if log.trim().is_empty() || log.trim() == "TIMEOUT" {
         return counts;
     }
-    // Python's `\d` also takes non-ASCII digits, which pytest never prints.
-    let passed = compiled(&PASSED, r"([0-9]+)[\s\x1C-\x1F]+passed");
-    let failed = compiled(&FAILED, r"([0-9]+)[\s\x1C-\x1F]+failed");
-    let errors = compiled(&ERRORS, r"([0-9]+)[\s\x1C-\x1F]+error");
     let number = |re: &Regex, line: &str| -> Option<u32> {
         let digits = re.captures(line)?.get(1)?.as_str();
         Some(digits.parse().unwrap_or(u32::MAX))
@@ -49,13 +58,13 @@ pub fn harness_pytest_counts(log: &str) -> TestCounts {
     for line in py_lines(log) {
         let line =
             line.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c));
-        if let Some(n) = number(passed, line) {
+        if let Some(n) = number(&PASSED, line) {
             counts.passed = n;
         }
-        if let Some(n) = number(failed, line) {
+        if let Some(n) = number(&FAILED, line) {
             counts.failed = n;
         }
-        if let Some(n) = number(errors, line) {
+        if let Some(n) = number(&ERRORS, line) {
             counts.errors = n;
         }
     }
@@ -115,17 +124,12 @@ impl SurefireCounts {
 /// assert_eq!((c.run, c.passed()), (8, 4));
 /// ```
 pub fn harness_surefire_counts(log: &str) -> SurefireCounts {
-    static LINE: OnceLock<Regex> = OnceLock::new();
-    let pattern = compiled(
-        &LINE,
-        r"Tests run:[\s\x1C-\x1F]*([0-9]+),[\s\x1C-\x1F]*Failures:[\s\x1C-\x1F]*([0-9]+),[\s\x1C-\x1F]*Errors:[\s\x1C-\x1F]*([0-9]+),[\s\x1C-\x1F]*Skipped:[\s\x1C-\x1F]*([0-9]+)",
-    );
     let mut counts = SurefireCounts::default();
     if log.trim().is_empty() || log.trim() == "TIMEOUT" {
         return counts;
     }
     for line in py_lines(log) {
-        if let Some(m) = pattern.captures(line) {
+        if let Some(m) = SUREFIRE_LINE.captures(line) {
             let n =
                 |i: usize| -> u32 { m.get(i).and_then(|g| g.as_str().parse().ok()).unwrap_or(0) };
             counts.run = counts.run.saturating_add(n(1));

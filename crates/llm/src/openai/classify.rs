@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::error::LlmError;
+use crate::error::{LlmError, shorten};
 
 /// The message of an error body, however the server shaped it.
 #[derive(Debug, Default, PartialEq)]
@@ -25,12 +25,12 @@ const MAX_MESSAGE: usize = 2000;
 pub(crate) fn error_body(body: &str) -> ErrorBody {
     let Ok(value) = serde_json::from_str::<Value>(body) else {
         return ErrorBody {
-            message: shorten(body.trim()),
+            message: short_message(body.trim()),
             ..ErrorBody::default()
         };
     };
     error_value(&value).unwrap_or_else(|| ErrorBody {
-        message: shorten(body.trim()),
+        message: short_message(body.trim()),
         ..ErrorBody::default()
     })
 }
@@ -55,25 +55,19 @@ pub(crate) fn error_value(value: &Value) -> Option<ErrorBody> {
         .filter_map(|key| error.get(*key).and_then(text))
         .collect();
     Some(ErrorBody {
-        message: shorten(&message),
+        message: short_message(&message),
         codes,
         limit: error.get("n_ctx").and_then(Value::as_u64),
         requested: error.get("n_prompt_tokens").and_then(Value::as_u64),
     })
 }
 
-fn shorten(text: &str) -> String {
+/// A server's message for an error: at most [`MAX_MESSAGE`] bytes.
+fn short_message(text: &str) -> String {
     if text.is_empty() {
         return "(no message)".to_owned();
     }
-    if text.len() <= MAX_MESSAGE {
-        return text.to_owned();
-    }
-    let mut end = MAX_MESSAGE;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &text[..end])
+    shorten(text, MAX_MESSAGE)
 }
 
 /// The typed error for an unsuccessful status and its (already redacted) body.

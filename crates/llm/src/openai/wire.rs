@@ -13,8 +13,12 @@ use async_openai::types::chat::{
 use serde_json::{Map, Value, json};
 
 use super::config::MaxTokensField;
+use crate::error::shorten;
 use crate::types::{ChatRequest, FinishReason, Message};
 use crate::usage::TokenUsage;
+
+/// How much of a body that is not a chat completion an error shows.
+const MAX_PREVIEW: usize = 500;
 
 /// The request body for `/chat/completions`.
 // `max_tokens` is deprecated by OpenAI but it is what other servers understand.
@@ -145,12 +149,15 @@ pub(crate) enum NotACompletion {
 /// read with async-openai's response type.
 pub(crate) fn from_wire(body: &str) -> Result<WireAnswer, NotACompletion> {
     let mut value: Value = serde_json::from_str(body).map_err(|e| {
-        NotACompletion::Invalid(format!("body is not JSON ({e}): {}", preview(body)))
+        NotACompletion::Invalid(format!(
+            "body is not JSON ({e}): {}",
+            shorten(body, MAX_PREVIEW)
+        ))
     })?;
     let Some(root) = value.as_object_mut() else {
         return Err(NotACompletion::Invalid(format!(
             "body is not a JSON object: {}",
-            preview(body)
+            shorten(body, MAX_PREVIEW)
         )));
     };
     if !root.contains_key("choices")
@@ -166,14 +173,14 @@ pub(crate) fn from_wire(body: &str) -> Result<WireAnswer, NotACompletion> {
         .and_then(|usage| usage.get("prompt_cache_hit_tokens"))
         .and_then(Value::as_u64);
     let finish_reason = normalise(root)
-        .map_err(|why| NotACompletion::Invalid(format!("{why}: {}", preview(body))))?;
+        .map_err(|why| NotACompletion::Invalid(format!("{why}: {}", shorten(body, MAX_PREVIEW))))?;
 
     let response: CreateChatCompletionResponse = serde_json::from_value(value)
-        .map_err(|e| NotACompletion::Invalid(format!("{e}: {}", preview(body))))?;
+        .map_err(|e| NotACompletion::Invalid(format!("{e}: {}", shorten(body, MAX_PREVIEW))))?;
     let Some(choice) = response.choices.into_iter().next() else {
         return Err(NotACompletion::Invalid(format!(
             "no choices: {}",
-            preview(body)
+            shorten(body, MAX_PREVIEW)
         )));
     };
     let message = choice.message;
@@ -352,19 +359,6 @@ fn normalise_usage(usage: &mut Map<String, Value>) {
             "prompt_tokens_details".to_owned(),
             json!({ "cached_tokens": cached }),
         );
-    }
-}
-
-fn preview(body: &str) -> String {
-    const MAX: usize = 500;
-    let mut end = body.len().min(MAX);
-    while !body.is_char_boundary(end) {
-        end -= 1;
-    }
-    if end < body.len() {
-        format!("{}...", &body[..end])
-    } else {
-        body.to_owned()
     }
 }
 
