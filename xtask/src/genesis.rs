@@ -118,7 +118,7 @@ pub(crate) fn run_generate(rest: &[&str]) -> anyhow::Result<()> {
             pair
         }
         None => (
-            release_binary("agent", "repo-agent")?,
+            release_binary("repo-agent", "repo-agent")?,
             release_binary("bench-harness", "bench-harness")?,
         ),
     };

@@ -271,7 +271,7 @@ pub fn bench(args: &[&str]) -> anyhow::Result<()> {
     }
     let binary = match &options.binary {
         Some(path) => path.clone(),
-        None => release_binary("agent", "repo-agent")?,
+        None => release_binary("repo-agent", "repo-agent")?,
     };
 
     let mut tools: Vec<(&str, Tally)> = Vec::new();

@@ -543,7 +543,7 @@ pub(crate) fn bench(rest: &[&str]) -> anyhow::Result<()> {
         wanted.len()
     );
 
-    let binary = crate::release_binary("agent", "repo-agent")?;
+    let binary = crate::release_binary("repo-agent", "repo-agent")?;
     let help = Command::new(&binary)
         .args(["context", "--help"])
         .output()

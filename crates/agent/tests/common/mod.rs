@@ -2,8 +2,6 @@
 
 #![allow(dead_code)]
 
-pub mod cli;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 

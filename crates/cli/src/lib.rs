@@ -1,15 +1,32 @@
-//! One module per subcommand, and the flags `run` and `generate` share.
+//! The `repo-agent` command line's shared flags, as a library: the model
+//! flags ([`ModelArgs`]) and the sandbox flags ([`SandboxArgs`]) that `run`
+//! and `generate` take, defined once with clap so that another front end
+//! (bench-harness) flattens the same ones instead of declaring its own.
+//! The binary (`src/main.rs`) is glue over the agent, analysis, ranking
+//! and context libraries.
+//!
+//! ```
+//! use clap::Parser;
+//! use repo_agent_cli::{ModelArgs, SandboxArgs};
+//!
+//! #[derive(Parser)]
+//! struct Flags {
+//!     #[command(flatten)]
+//!     model: ModelArgs,
+//!     #[command(flatten)]
+//!     sandbox: SandboxArgs,
+//! }
+//!
+//! let flags = Flags::parse_from(["bench", "--model", "smollm2", "--isolation", "process"]);
+//! assert_eq!(flags.model.spec().model.as_deref(), Some("smollm2"));
+//! assert_eq!(sandbox::Isolation::from(flags.sandbox.isolation), sandbox::Isolation::Process);
+//! ```
+#![deny(missing_docs)]
 
 use std::path::PathBuf;
 
 use agent::{CodeUser, ModelSpec};
 use sandbox::Isolation;
-
-pub mod analyze;
-pub mod context;
-pub mod generate;
-pub mod rank;
-pub mod run;
 
 /// Which model answers: a server, a GGUF file, or the embedded default.
 #[derive(clap::Args)]
@@ -78,7 +95,8 @@ pub struct SandboxArgs {
     pub run_as: CodeUser,
 }
 
-pub(crate) fn parse_code_user(text: &str) -> Result<CodeUser, String> {
+/// Reads `--run-as`: `auto`, `caller`, `nobody` or `UID[:GID]`.
+pub fn parse_code_user(text: &str) -> Result<CodeUser, String> {
     match text {
         "auto" => return Ok(CodeUser::Auto),
         "caller" => return Ok(CodeUser::Caller),
@@ -96,31 +114,14 @@ pub(crate) fn parse_code_user(text: &str) -> Result<CodeUser, String> {
     }))
 }
 
-/// Starts the guard that writes a `killed` summary if this process dies
-/// before writing its own (`agent::guard`). A guard that cannot start is
-/// a warning, not a failure: it is a safety net under the run.
-pub fn start_guard(
-    trajectory: &agent::Trajectory,
-    run: agent::guard::GuardedRun,
-) -> Option<agent::guard::Guard> {
-    let started = std::env::current_exe()
-        .map_err(|e| e.to_string())
-        .and_then(|exe| {
-            agent::guard::Guard::start(&exe, trajectory, run).map_err(|e| e.to_string())
-        });
-    match started {
-        Ok(guard) => guard,
-        Err(error) => {
-            tracing::warn!(%error, "no trajectory guard: a killed run will leave no summary");
-            None
-        }
-    }
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub(crate) enum IsolationArg {
+/// `--isolation`: how model-written code is contained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum IsolationArg {
+    /// A bubblewrap container when namespaces are available, else a process.
     Auto,
+    /// A bubblewrap container (refused where the kernel has no namespaces).
     Namespaces,
+    /// A plain child process with resource limits.
     Process,
 }
 

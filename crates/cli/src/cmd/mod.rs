@@ -1,0 +1,30 @@
+//! One module per subcommand, and the flags `run` and `generate` share.
+
+pub mod analyze;
+pub mod context;
+pub mod generate;
+pub mod rank;
+pub mod run;
+
+pub use repo_agent_cli::{ModelArgs, SandboxArgs};
+
+/// Starts the guard that writes a `killed` summary if this process dies
+/// before writing its own (`agent::guard`). A guard that cannot start is
+/// a warning, not a failure: it is a safety net under the run.
+pub fn start_guard(
+    trajectory: &agent::Trajectory,
+    run: agent::guard::GuardedRun,
+) -> Option<agent::guard::Guard> {
+    let started = std::env::current_exe()
+        .map_err(|e| e.to_string())
+        .and_then(|exe| {
+            agent::guard::Guard::start(&exe, trajectory, run).map_err(|e| e.to_string())
+        });
+    match started {
+        Ok(guard) => guard,
+        Err(error) => {
+            tracing::warn!(%error, "no trajectory guard: a killed run will leave no summary");
+            None
+        }
+    }
+}
