@@ -61,6 +61,7 @@ mod localization;
 mod model;
 mod pipeline;
 mod pycg;
+mod search;
 mod semver;
 mod test_runner;
 
@@ -142,6 +143,7 @@ fn main() -> anyhow::Result<()> {
         ["bench", "model", rest @ ..] => bench_model::bench(rest),
         ["bench", "pycg", rest @ ..] => pycg::bench(rest),
         ["bench", "pipeline", rest @ ..] => pipeline::bench(rest),
+        ["bench", "search", rest @ ..] => search::bench(rest),
         ["semver", rest @ ..] => semver::run_semver(rest),
         _ => {
             eprintln!(
@@ -166,6 +168,8 @@ fn main() -> anyhow::Result<()> {
                  the embedded engine against llama.cpp (built once from the llama-cpp-python sdist) (see --help)\n  \
                  bench pycg [--git-dir DIR] [--no-pycg] [--verbose]\n      \
                  the Python call graph against PyCG on PyCG's micro-benchmark (from a snapshot of its repository)\n  \
+                 bench search [--k N] [--verbose]\n      \
+                 how often search_code's entity search finds a task's entry point (localization dataset), BM25 beside the old substring scores\n  \
                  bench pipeline [CRITERION ARGS...]\n      \
                  the cross-crate criterion benches (cargo bench -p benches): analysis -> rank -> context on the fixtures, Django, java.base\n  \
                  semver [--baseline REV] [--crate NAME]...\n      \

@@ -36,6 +36,7 @@ mod context;
 mod hits;
 pub mod markdown;
 mod readme;
+pub mod search;
 pub mod select;
 pub mod spec;
 pub mod starter;

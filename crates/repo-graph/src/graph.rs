@@ -48,19 +48,6 @@ pub struct Reach {
     pub call_sites: u32,
 }
 
-/// A hit of [`RepoGraph::search`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SearchHit {
-    /// The matching entity.
-    pub entity: EntityId,
-    /// Its qualified name.
-    pub qualname: String,
-    /// Higher is better: exact name 10, name prefix 6, name substring 4,
-    /// qualified-name substring 2, docstring 1 (per query word, summed).
-    pub score: u32,
-}
-
 /// Per-module numbers of [`RepoGraph::module_stats`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -453,81 +440,6 @@ impl RepoGraph {
             }
         }
         None
-    }
-
-    /// Entities whose name, qualified name or docstring match the words of
-    /// `query` (case-insensitive), best first, at most `limit`.
-    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
-        let words: Vec<String> = query
-            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
-        if words.is_empty() {
-            return Vec::new();
-        }
-        let score = |name: &str, qualname: &str, doc: Option<&str>| -> u32 {
-            let name = name.to_lowercase();
-            let qualname = qualname.to_lowercase();
-            let doc = doc.map(str::to_lowercase);
-            words
-                .iter()
-                .map(|w| {
-                    if name == *w {
-                        10
-                    } else if name.starts_with(w.as_str()) {
-                        6
-                    } else if name.contains(w.as_str()) {
-                        4
-                    } else if qualname.contains(w.as_str()) {
-                        2
-                    } else if doc.as_deref().is_some_and(|d| d.contains(w.as_str())) {
-                        1
-                    } else {
-                        0
-                    }
-                })
-                .sum()
-        };
-        let mut hits: Vec<SearchHit> = Vec::new();
-        let mut push = |entity: EntityId, qualname: &str, s: u32| {
-            if s > 0 {
-                hits.push(SearchHit {
-                    entity,
-                    qualname: qualname.to_string(),
-                    score: s,
-                });
-            }
-        };
-        for (i, m) in self.modules.iter().enumerate() {
-            let short = m.name.rsplit('.').next().unwrap_or(&m.name);
-            push(
-                EntityId::Module(ModuleId(i as u32)),
-                &m.name,
-                score(short, &m.name, m.docstring.as_deref()),
-            );
-        }
-        for (i, c) in self.classes.iter().enumerate() {
-            push(
-                EntityId::Class(ClassId(i as u32)),
-                &c.qualname,
-                score(&c.name, &c.qualname, c.docstring.as_deref()),
-            );
-        }
-        for (i, f) in self.functions.iter().enumerate() {
-            push(
-                EntityId::Function(FunctionId(i as u32)),
-                &f.qualname,
-                score(&f.name, &f.qualname, f.docstring.as_deref()),
-            );
-        }
-        hits.sort_by(|a, b| {
-            b.score
-                .cmp(&a.score)
-                .then_with(|| a.qualname.cmp(&b.qualname))
-        });
-        hits.truncate(limit);
-        hits
     }
 
     /// Numbers for one module.

@@ -142,7 +142,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 pub use budget::{MAX_FILE_FACTS, MAX_INDENT, MAX_NESTING};
-pub use graph::{Coupling, ModuleStats, Reach, RepoGraph, SearchHit};
+pub use graph::{Coupling, ModuleStats, Reach, RepoGraph};
 pub use hct::{HctKind, HctNode};
 pub use lang::present::Outline;
 use memory::MemoryUse;

@@ -112,6 +112,8 @@ type ToolResult = Result<String, Fail>;
 /// first repository that has it, and searches merge all of them.
 pub struct Tools {
     graphs: Vec<RepoGraph>,
+    /// One entity-search index per graph, built on the first search.
+    search_indexes: Vec<std::sync::OnceLock<context_pack::search::EntitySearch>>,
     sandbox: Sandbox,
     counter: TokenCounter,
     options: ToolOptions,
@@ -162,6 +164,7 @@ impl Tools {
         options: ToolOptions,
     ) -> Self {
         Tools {
+            search_indexes: graphs.iter().map(|_| std::sync::OnceLock::new()).collect(),
             graphs,
             sandbox,
             counter,
@@ -171,6 +174,22 @@ impl Tools {
             task: None,
             recent_errors: std::sync::Mutex::default(),
         }
+    }
+
+    /// The entities of graph `i` that match `query` best
+    /// ([`context_pack::search`], the context's BM25), its index built on
+    /// the first search.
+    fn entity_search(
+        &self,
+        i: usize,
+        query: &str,
+        limit: usize,
+    ) -> Vec<context_pack::search::EntityHit> {
+        let (Some(graph), Some(cell)) = (self.graphs.get(i), self.search_indexes.get(i)) else {
+            return Vec::new();
+        };
+        cell.get_or_init(|| context_pack::search::EntitySearch::new(graph))
+            .search(query, limit)
     }
 
     /// Redacts these secrets from every observation (by default none;
@@ -394,7 +413,8 @@ impl Tools {
         let names: Vec<String> = self
             .graphs
             .iter()
-            .flat_map(|g| g.search(target, 5))
+            .enumerate()
+            .flat_map(|(i, _)| self.entity_search(i, target, 5))
             .take(5)
             .map(|h| h.qualname)
             .collect();
@@ -436,13 +456,18 @@ impl Tools {
         let mut out = String::new();
         let mut count = 0usize;
         if !use_regex {
-            let mut hits: Vec<(&RepoGraph, repo_graph::SearchHit)> = self
+            let mut hits: Vec<(&RepoGraph, context_pack::search::EntityHit)> = self
                 .graphs
                 .iter()
-                .flat_map(|g| g.search(query, 20).into_iter().map(move |h| (g, h)))
+                .enumerate()
+                .flat_map(|(i, g)| {
+                    self.entity_search(i, query, 20)
+                        .into_iter()
+                        .map(move |h| (g, h))
+                })
                 .collect();
             // Stable: equal scores keep the primary repository first.
-            hits.sort_by_key(|h| std::cmp::Reverse(h.1.score));
+            hits.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
             hits.truncate(20);
             if !hits.is_empty() {
                 out.push_str("Entities (name and docstring matches):\n");
@@ -450,7 +475,7 @@ impl Tools {
             for (graph, hit) in &hits {
                 let _ = writeln!(
                     out,
-                    "  {}  [score {}]",
+                    "  {}  [score {:.1}]",
                     self.locate(graph, hit.entity),
                     hit.score
                 );
