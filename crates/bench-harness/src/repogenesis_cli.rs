@@ -4,105 +4,98 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
 use bench_harness::repogenesis::{GenesisConfig, GenesisEvent, GenesisHarness, Phase};
-use sandbox::Isolation;
+use repo_agent_cli::IsolationArg;
 
-pub const USAGE: &str = "usage: bench-harness repogenesis --root <REPOGENESIS> --generated <DIR> \
-    [--tasks NAME,NAME] [--jobs N] [--resume] [--out DIR] \
-    [--build-timeout SECS] [--start-timeout SECS] [--test-timeout SECS] \
-    [--isolation auto|namespaces|process] [--no-registry] [--venvs DIR] [--maven-repo DIR] \
-    [--keep-workspaces]\n\n\
-    Evaluates <DIR>/<task>/ for each task of the checkout (or --tasks) as RepoGenesis's scripts do: \
-    API coverage, deployment (DSR) and the golden tests (Pass@1), each service in a network namespace \
-    of its own. Phase limits default to the benchmark's (Python 120/15/300 s, Java 300/20/600 s).";
+/// `bench-harness repogenesis`.
+#[derive(clap::Args)]
+pub struct RepogenesisArgs {
+    /// The RepoGenesis checkout (repo/<task>/, eval_harness/).
+    #[arg(long, value_name = "REPOGENESIS")]
+    pub root: PathBuf,
+    /// The generated repositories, one per task: <DIR>/<task>/.
+    #[arg(long, value_name = "DIR")]
+    pub generated: PathBuf,
+    /// Only these tasks (comma-separated; repeatable).
+    #[arg(long, value_name = "NAME,NAME", value_delimiter = ',', value_parser = crate::trimmed)]
+    pub tasks: Vec<String>,
+    /// Tasks evaluated at once (0 counts as 1; one at a time without
+    /// namespace isolation).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub jobs: usize,
+    /// Keep the tasks results.jsonl already records and evaluate the others.
+    #[arg(long)]
+    pub resume: bool,
+    /// Output directory: results.jsonl, report.*, work/<task>/, venvs/.
+    #[arg(long, value_name = "DIR", default_value = "target/repogenesis")]
+    pub out: PathBuf,
+    /// Limit of the build phase (dependencies and compilation).
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub build_timeout: Option<Duration>,
+    /// Limit of starting the service and waiting for it.
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub start_timeout: Option<Duration>,
+    /// Limit of the golden tests.
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub test_timeout: Option<Duration>,
+    /// How builds, services and tests run: `namespaces` (bubblewrap
+    /// container, each task on a private loopback), `process` (plain child
+    /// processes, one task at a time, the host's network) or `auto`
+    /// (namespaces when available). repo-agent's --isolation values.
+    #[arg(long, value_enum, value_name = "ISOLATION", default_value_t = IsolationArg::Auto)]
+    pub isolation: IsolationArg,
+    /// Keep pip off the package registry in the build phase (services and
+    /// tests never have the network under namespaces).
+    #[arg(long)]
+    pub no_registry: bool,
+    /// Where Python environments are cached (default: OUT/venvs).
+    #[arg(long, value_name = "DIR")]
+    pub venvs: Option<PathBuf>,
+    /// The local Maven repository (default: ~/.m2/repository).
+    #[arg(long, value_name = "DIR")]
+    pub maven_repo: Option<PathBuf>,
+    /// Keep each task's workspace (default: removed after the task).
+    #[arg(long)]
+    pub keep_workspaces: bool,
+}
 
-/// Parses the flags and runs the evaluation.
-pub fn run(rest: &[&str], default_out: PathBuf) -> anyhow::Result<()> {
-    let mut root: Option<PathBuf> = None;
-    let mut generated: Option<PathBuf> = None;
-    let mut out = default_out;
-    let mut tasks = Vec::new();
-    let mut jobs = 1usize;
-    let mut resume = false;
-    let mut limits = Vec::new();
-    let mut isolation = Isolation::Auto;
-    let mut registry = true;
-    let mut venvs = None;
-    let mut maven = None;
-    let mut keep = false;
-    let mut it = rest.iter();
-    while let Some(flag) = it.next() {
-        let (flag, inline) = match flag.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
-            _ => (*flag, None),
-        };
-        let mut value = |name: &str| -> anyhow::Result<String> {
-            inline
-                .map(str::to_owned)
-                .or_else(|| it.next().map(|v| (*v).to_owned()))
-                .with_context(|| format!("{name} needs a value\n{USAGE}"))
-        };
-        let mut seconds = |name: &str| -> anyhow::Result<Duration> {
-            let text = value(name)?;
-            let secs: u64 = text
-                .parse()
-                .with_context(|| format!("{name} takes whole seconds, not {text:?}"))?;
-            if secs == 0 {
-                bail!("{name} must be at least 1 second");
-            }
-            Ok(Duration::from_secs(secs))
-        };
-        match flag {
-            "--root" => root = Some(value(flag)?.into()),
-            "--generated" => generated = Some(value(flag)?.into()),
-            "--out" => out = value(flag)?.into(),
-            "--tasks" => {
-                tasks = value(flag)?
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|t| !t.is_empty())
-                    .map(str::to_owned)
-                    .collect();
-            }
-            "--jobs" => {
-                jobs = value(flag)?.parse().context("--jobs takes a number")?;
-            }
-            "--resume" => resume = true,
-            "--build-timeout" => limits.push((Phase::Build, seconds(flag)?)),
-            "--start-timeout" => limits.push((Phase::Start, seconds(flag)?)),
-            "--test-timeout" => limits.push((Phase::Tests, seconds(flag)?)),
-            "--isolation" => {
-                isolation = match value(flag)?.as_str() {
-                    "auto" => Isolation::Auto,
-                    "namespaces" => Isolation::Namespaces,
-                    "process" => Isolation::Process,
-                    other => bail!("--isolation takes auto, namespaces or process, not {other:?}"),
-                };
-            }
-            "--no-registry" => registry = false,
-            "--venvs" => venvs = Some(PathBuf::from(value(flag)?)),
-            "--maven-repo" => maven = Some(PathBuf::from(value(flag)?)),
-            "--keep-workspaces" => keep = true,
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return Ok(());
-            }
-            other => bail!("unknown argument {other:?}\n{USAGE}"),
-        }
+impl RepogenesisArgs {
+    /// The `--*-timeout` flags given, replacing the benchmark's limits.
+    pub fn phase_limits(&self) -> Vec<(Phase, Duration)> {
+        [
+            (Phase::Build, self.build_timeout),
+            (Phase::Start, self.start_timeout),
+            (Phase::Tests, self.test_timeout),
+        ]
+        .into_iter()
+        .filter_map(|(phase, limit)| Some((phase, limit?)))
+        .collect()
     }
-    let root = root.with_context(|| format!("--root <REPOGENESIS> is required\n{USAGE}"))?;
-    let generated = generated.with_context(|| format!("--generated <DIR> is required\n{USAGE}"))?;
-    let mut config = GenesisConfig::new(root, generated, &out);
-    config.tasks = tasks;
-    config.jobs = jobs.max(1);
-    config.resume = resume;
-    config.phase_limits = limits;
-    config.isolation = isolation;
-    config.package_registry = registry;
-    config.venv_dir = venvs;
-    config.maven_repo = maven;
-    config.keep_workspaces = keep;
+}
+
+/// A phase limit: whole seconds, at least 1.
+fn seconds(text: &str) -> Result<Duration, String> {
+    let secs: u64 = text
+        .parse()
+        .map_err(|_| format!("takes whole seconds, not {text:?}"))?;
+    if secs == 0 {
+        return Err("must be at least 1 second".into());
+    }
+    Ok(Duration::from_secs(secs))
+}
+
+/// Runs the evaluation the flags describe.
+pub fn run(args: RepogenesisArgs) -> anyhow::Result<()> {
+    let mut config = GenesisConfig::new(&args.root, &args.generated, &args.out);
+    config.phase_limits = args.phase_limits();
+    config.tasks = args.tasks.into_iter().filter(|t| !t.is_empty()).collect();
+    config.jobs = args.jobs.max(1);
+    config.resume = args.resume;
+    config.isolation = args.isolation.into();
+    config.package_registry = !args.no_registry;
+    config.venv_dir = args.venvs;
+    config.maven_repo = args.maven_repo;
+    config.keep_workspaces = args.keep_workspaces;
     let harness = GenesisHarness::new(config)?;
     let observer = |event: &GenesisEvent| match event {
         GenesisEvent::Planned {

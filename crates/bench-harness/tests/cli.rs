@@ -19,24 +19,80 @@ fn help_prints_the_usage() {
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("bench-harness gittaskbench --root <CHECKOUT>"),
+        text.contains("Usage: bench-harness gittaskbench [OPTIONS] --root <CHECKOUT>"),
         "{text}"
     );
-    assert!(text.contains("--grade-only --outputs <DIR>"), "{text}");
+    for flag in [
+        "--grade-only",
+        "--outputs <DIR>",
+        "--model-path",
+        "--isolation",
+    ] {
+        assert!(text.contains(flag), "{flag}: {text}");
+    }
+    let out = harness(&["--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("gittaskbench") && text.contains("repogenesis"),
+        "{text}"
+    );
+}
+
+/// `cargo xtask bench repogenesis --generate` checks the flags it passes on
+/// against this help, by name.
+#[test]
+fn repogenesis_help_names_its_flags() {
+    let out = harness(&["repogenesis", "--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--root <REPOGENESIS>",
+        "--generated <DIR>",
+        "--tasks",
+        "--jobs",
+        "--resume",
+        "--out",
+        "--build-timeout",
+        "--start-timeout",
+        "--test-timeout",
+        "--isolation",
+        "--no-registry",
+        "--venvs",
+        "--maven-repo",
+        "--keep-workspaces",
+    ] {
+        assert!(text.contains(flag), "{flag}: {text}");
+    }
 }
 
 #[test]
 fn bad_arguments_fail_before_anything_runs() {
-    let usage = "usage: bench-harness gittaskbench";
     for (args, says) in [
-        (&["gittaskbench"][..], usage),
-        (&["gittaskbench", "--root"], usage),
-        (&["gittaskbench", "--frobnicate"], usage),
-        (&["swebench"], usage),
-        (&[], usage),
+        (&["gittaskbench"][..], "--root <CHECKOUT>"),
+        (&["gittaskbench", "--root"], "--root <CHECKOUT>"),
+        (
+            &["gittaskbench", "--root", "x", "--frobnicate"],
+            "--frobnicate",
+        ),
+        (&["swebench"], "Usage: bench-harness <COMMAND>"),
+        (&[], "Usage: bench-harness <COMMAND>"),
         (
             &["gittaskbench", "--root", "x", "--jobs", "many"],
-            "--jobs takes a number",
+            "invalid value 'many' for '--jobs <N>'",
+        ),
+        (&["repogenesis", "--root", "x"], "--generated <DIR>"),
+        (
+            &[
+                "repogenesis",
+                "--root",
+                "x",
+                "--generated",
+                "g",
+                "--model",
+                "m",
+            ],
+            "--model",
         ),
     ] {
         let out = harness(args);
@@ -61,5 +117,8 @@ fn grade_only_needs_the_outputs() {
     ]);
     assert!(!result.status.success());
     let text = String::from_utf8_lossy(&result.stderr);
-    assert!(text.contains("--grade-only needs --outputs"), "{text}");
+    assert!(
+        text.contains("required arguments were not provided") && text.contains("--outputs <DIR>"),
+        "{text}"
+    );
 }
