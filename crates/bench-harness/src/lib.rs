@@ -46,6 +46,7 @@ pub mod failures;
 pub mod feasibility;
 mod grade;
 mod output;
+mod pool;
 mod published;
 mod record;
 pub mod repogenesis;

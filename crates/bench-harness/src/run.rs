@@ -2,8 +2,8 @@
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agent::{AgentConfig, TaskSpec, Trajectory};
@@ -12,6 +12,7 @@ use llm::ChatModel;
 use crate::Error;
 use crate::domains::DomainMap;
 use crate::grade::{Grader, GradingConfig, Verdict};
+use crate::pool::for_each_parallel;
 use crate::record::EnvironmentSummary;
 use crate::record::{ResultsFile, RunStatus, TaskRecord, latest_per_task};
 use crate::report::{Report, ReportFiles, ReportMeta};
@@ -372,65 +373,45 @@ impl Harness {
             process: usize,
             result: usize,
             recorded: usize,
-            error: Option<Error>,
         }
-        let tally = Mutex::new(Tally {
+        let mut tally = Tally {
             done: 0,
             process: recorded.iter().filter(|r| r.process).count(),
             result: recorded.iter().filter(|r| r.result).count(),
             recorded: recorded.len(),
-            error: None,
-        });
-        let next = AtomicUsize::new(0);
+        };
         let total = pending.len();
-        let workers = self.config.jobs.min(total.max(1));
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    loop {
-                        if self.stop.load(Ordering::SeqCst) {
-                            break;
-                        }
-                        let index = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(task) = pending.get(index) else {
-                            break;
-                        };
-                        observer(&Event::Started {
-                            task: task.id.clone(),
-                        });
-                        let record = one(task);
-                        let appended = results.append(&record);
-                        let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
-                        if let Err(e) = appended {
-                            // Without a results file the run cannot keep
-                            // its promise; stop starting tasks.
-                            tracing::error!(error = %e, "cannot record a task; stopping");
-                            t.error.get_or_insert(e);
-                            self.stop.store(true, Ordering::SeqCst);
-                            break;
-                        }
-                        t.done += 1;
-                        t.recorded += 1;
-                        t.process += usize::from(record.process);
-                        t.result += usize::from(record.result);
-                        let event = Event::Finished {
-                            record: Box::new(record),
-                            done: t.done,
-                            total,
-                            process: t.process,
-                            result: t.result,
-                            recorded: t.recorded,
-                        };
-                        drop(t);
-                        observer(&event);
-                    }
+        for_each_parallel(
+            &pending,
+            self.config.jobs,
+            &self.stop,
+            |task| {
+                observer(&Event::Started {
+                    task: task.id.clone(),
                 });
-            }
-        });
-        let tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
-        if let Some(error) = tally.error {
-            return Err(error);
-        }
+                one(task)
+            },
+            |_, record| {
+                // Without a results file the run cannot keep its promise;
+                // the pool stops starting tasks.
+                results.append(&record).inspect_err(|e| {
+                    tracing::error!(error = %e, "cannot record a task; stopping");
+                })?;
+                tally.done += 1;
+                tally.recorded += 1;
+                tally.process += usize::from(record.process);
+                tally.result += usize::from(record.result);
+                observer(&Event::Finished {
+                    record: Box::new(record),
+                    done: tally.done,
+                    total,
+                    process: tally.process,
+                    result: tally.result,
+                    recorded: tally.recorded,
+                });
+                Ok(())
+            },
+        )?;
         let all: Vec<TaskRecord> = results
             .load()?
             .into_iter()

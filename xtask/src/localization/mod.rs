@@ -704,8 +704,9 @@ fn run_ours(
     out_dir: &Path,
     root_of: &(dyn Fn(&str) -> Option<PathBuf> + Sync),
 ) -> anyhow::Result<Vec<Measure>> {
-    use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use rayon::prelude::*;
     for row in rows {
         let folder = out_dir.join(row.key());
         std::fs::create_dir_all(&folder)
@@ -762,35 +763,20 @@ fn run_ours(
             output: path,
         })
     };
-    let next = AtomicUsize::new(0);
+    // Rayon's pool has a thread per CPU; collecting into a `Result` stops
+    // handing out work at the first error, which is returned.
     let done = AtomicUsize::new(0);
-    let results = Mutex::new(Vec::with_capacity(jobs.len()));
-    let workers = std::thread::available_parallelism().map_or(1, usize::from);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                while let Some(&job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let result = one(job);
-                    let failed = result.is_err();
-                    if let Ok(mut results) = results.lock() {
-                        results.push(result);
-                    }
-                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if n.is_multiple_of(50) || n == jobs.len() {
-                        eprintln!("ours: {n}/{} contexts", jobs.len());
-                    }
-                    if failed {
-                        // Stop handing out work; the error is reported below.
-                        next.store(jobs.len(), Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-    });
-    let results = results
-        .into_inner()
-        .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
-    let mut measures = results.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+    let mut measures = jobs
+        .par_iter()
+        .map(|&job| {
+            let result = one(job);
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if n.is_multiple_of(50) || n == jobs.len() {
+                eprintln!("ours: {n}/{} contexts", jobs.len());
+            }
+            result
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     measures.sort_by_key(|m| (m.task, m.row.key(), m.budget));
     Ok(measures)
 }

@@ -20,8 +20,8 @@
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use context_pack::spec::declared_endpoints;
@@ -46,6 +46,7 @@ use super::routes::route_coverage;
 use super::spec::{GenesisBenchmark, GenesisTask, GoldenTests, Language, Phase, Timeouts};
 use super::testlog::{Outcome, harness_pytest_counts, harness_surefire_counts, parse_junit};
 use crate::Error;
+use crate::pool::for_each_parallel;
 use crate::record::{ResultsFile, latest_per_task};
 use crate::report::ReportFiles;
 use crate::run::set_aside;
@@ -322,49 +323,31 @@ impl GenesisHarness {
             jobs: self.config.jobs,
             isolation: self.isolation_note.clone(),
         });
-        let next = AtomicUsize::new(0);
-        let done = Mutex::new((0usize, None::<Error>));
         let total = pending.len();
-        let workers = self.config.jobs.min(total.max(1));
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    loop {
-                        if self.stop.load(Ordering::SeqCst) {
-                            break;
-                        }
-                        let index = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(task) = pending.get(index) else {
-                            break;
-                        };
-                        observer(&GenesisEvent::Started {
-                            task: task.name().to_owned(),
-                        });
-                        let record = self.evaluate(task);
-                        let appended = results.append(&record);
-                        let mut state = done.lock().unwrap_or_else(|p| p.into_inner());
-                        if let Err(e) = appended {
-                            tracing::error!(error = %e, "cannot record a task; stopping");
-                            state.1.get_or_insert(e);
-                            self.stop.store(true, Ordering::SeqCst);
-                            break;
-                        }
-                        state.0 += 1;
-                        let event = GenesisEvent::Finished {
-                            record: Box::new(record),
-                            done: state.0,
-                            total,
-                        };
-                        drop(state);
-                        observer(&event);
-                    }
+        let mut ran = 0;
+        for_each_parallel(
+            &pending,
+            self.config.jobs,
+            &self.stop,
+            |task| {
+                observer(&GenesisEvent::Started {
+                    task: task.name().to_owned(),
                 });
-            }
-        });
-        let (ran, error) = done.into_inner().unwrap_or_else(|p| p.into_inner());
-        if let Some(error) = error {
-            return Err(error);
-        }
+                self.evaluate(task)
+            },
+            |_, record| {
+                results.append(&record).inspect_err(|e| {
+                    tracing::error!(error = %e, "cannot record a task; stopping");
+                })?;
+                ran += 1;
+                observer(&GenesisEvent::Finished {
+                    record: Box::new(record),
+                    done: ran,
+                    total,
+                });
+                Ok(())
+            },
+        )?;
         let all: Vec<GenesisRecord> = results
             .load()?
             .into_iter()
