@@ -537,10 +537,14 @@ impl Tools {
                 );
             }
         }
+        // One of the agent's own tools, written nowhere in the source: the
+        // entity hits can only be matches on its parts (`run`, `python`).
+        if total == 0
+            && let Some(note) = tool_not_code(query)
+        {
+            return Ok(format!("No matches for `{query}`. {note}"));
+        }
         if count == 0 && total == 0 {
-            if let Some(note) = tool_not_code(query) {
-                return Ok(format!("No matches for `{query}`. {note}"));
-            }
             return Ok(format!(
                 "No matches for `{query}`. Try other words, a shorter name, or list_directory."
             ));
