@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 use sandbox::{Isolation, PythonEnv, Sandbox, SandboxConfig};
 use serde::{Deserialize, Serialize};
 
+use super::failure::{EvaluationError, SandboxPurpose};
+
 /// What the Dockerfile installs when the repository has no
 /// `requirements.txt`.
 pub const FALLBACK_PACKAGES: [&str; 8] = [
@@ -207,7 +209,7 @@ impl EnvBuilder {
         repo: &Path,
         golden_tests: Option<&Path>,
         timeout: Duration,
-    ) -> Result<(TaskEnvs, BuildOutcome), String> {
+    ) -> Result<(TaskEnvs, BuildOutcome), EvaluationError> {
         let started = Instant::now();
         let inputs = EnvInputs::read(repo, golden_tests);
         let service_args = if inputs.requirements.is_some() {
@@ -312,9 +314,9 @@ impl EnvBuilder {
         read_only: &[PathBuf],
         installs: Vec<(String, Vec<String>)>,
         timeout: Duration,
-    ) -> Result<Built, String> {
+    ) -> Result<Built, EvaluationError> {
         std::fs::create_dir_all(&self.config.venv_dir)
-            .map_err(|e| format!("cannot create {}: {e}", self.config.venv_dir.display()))?;
+            .map_err(EvaluationError::io("create", &self.config.venv_dir))?;
         let dir = self.config.venv_dir.join(key);
         let lock_path = self.config.venv_dir.join(format!("{key}.lock"));
         let lock = std::fs::OpenOptions::new()
@@ -322,10 +324,10 @@ impl EnvBuilder {
             .truncate(false)
             .write(true)
             .open(&lock_path)
-            .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+            .map_err(EvaluationError::io("open", &lock_path))?;
         // Blocking is fine: each worker runs one task on a runtime of its own.
         lock.lock()
-            .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+            .map_err(EvaluationError::io("lock", &lock_path))?;
         if shareable
             && let Ok(text) = std::fs::read_to_string(dir.join(STAMP))
             && let Ok(stamp) = serde_json::from_str::<Stamp>(&text)
@@ -339,9 +341,8 @@ impl EnvBuilder {
             });
         }
         if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| {
-                format!("cannot remove the stale environment {}: {e}", dir.display())
-            })?;
+            std::fs::remove_dir_all(&dir)
+                .map_err(EvaluationError::io("remove the stale environment", &dir))?;
         }
         let mut builder = SandboxConfig::builder(work_dir)
             .isolation(self.config.isolation)
@@ -351,26 +352,29 @@ impl EnvBuilder {
         for path in read_only {
             builder = builder.read_only_path(path);
         }
-        let config = builder.build().map_err(|e| format!("build sandbox: {e}"))?;
+        let config = builder
+            .build()
+            .map_err(EvaluationError::sandbox(SandboxPurpose::Build))?;
         let sandbox = Sandbox::new(config)
             .await
-            .map_err(|e| format!("build sandbox: {e}"))?;
+            .map_err(EvaluationError::sandbox(SandboxPurpose::Build))?;
         tracing::info!(task, dir = %dir.display(), "building a Python environment");
         let env = sandbox
             .create_venv(&dir)
             .await
-            .map_err(|e| format!("cannot create the virtualenv {}: {e}", dir.display()))?;
+            .map_err(EvaluationError::command(format!(
+                "create the virtualenv {}",
+                dir.display()
+            )))?;
         let mut problems: Vec<String> = Vec::new();
         for (what, args) in &installs {
             problems.extend(install(&sandbox, &env, task, what, args).await);
         }
         drop(sandbox);
-        seal(&dir).map_err(|e| {
-            format!(
-                "cannot take {} back from the sandbox's user: {e}",
-                dir.display()
-            )
-        })?;
+        seal(&dir).map_err(EvaluationError::io(
+            "take back from the sandbox's user",
+            &dir,
+        ))?;
         let stamp = Stamp {
             key: key.to_owned(),
             ok: problems.is_empty(),

@@ -37,6 +37,7 @@
 mod coverage;
 mod driver;
 mod env;
+mod failure;
 mod maven;
 mod published;
 mod record;
@@ -58,6 +59,7 @@ pub use env::{
     BuildOutcome, EnvBuilder, EnvConfig, EnvInputs, EnvRole, FALLBACK_PACKAGES, TEST_TOOLS,
     TaskEnvs,
 };
+pub use failure::{EvaluationError, SandboxPurpose};
 pub use maven::{
     Artifact, ArtifactRole, java17, missing_artifacts, missing_from_log, pom_artifacts,
 };

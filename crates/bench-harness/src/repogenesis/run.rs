@@ -36,6 +36,7 @@ use super::driver::{
     start_command,
 };
 use super::env::{BuildOutcome, EnvBuilder, EnvConfig, TaskEnvs, tail};
+use super::failure::{EvaluationError, SandboxPurpose};
 use super::maven::{java17, missing_artifacts, missing_from_log};
 use super::record::{
     AcResults, CountSource, FaultKind, GenesisRecord, GenesisStatus, StartOutcome, TaskFacts,
@@ -408,9 +409,9 @@ impl GenesisHarness {
         }));
         match evaluated {
             Ok(Ok(())) => {}
-            Ok(Err(message)) => {
+            Ok(Err(error)) => {
                 record.status = GenesisStatus::Error;
-                record.message = Some(message);
+                record.message = Some(error.to_string());
             }
             Err(_) => {
                 record.status = GenesisStatus::Error;
@@ -432,7 +433,7 @@ impl GenesisHarness {
         task: &GenesisTask,
         generated: &Path,
         record: &mut GenesisRecord,
-    ) -> Result<(), String> {
+    ) -> Result<(), EvaluationError> {
         // Static metrics on the repository as generated, before anything is
         // overlaid or built (as `evaluate_single_repo` does).
         let readme = std::fs::read(&task.readme)
@@ -447,8 +448,8 @@ impl GenesisHarness {
 
         let workspace = self.config.out_dir.join("work").join(&task.spec.name);
         let repo = workspace.join("repo");
-        remove_dir(&workspace).map_err(|e| e.to_string())?;
-        copy_tree(generated, &repo).map_err(|e| e.to_string())?;
+        remove_dir(&workspace)?;
+        copy_tree(generated, &repo)?;
         let golden = match (&task.golden, task.spec.language) {
             (GoldenTests::PythonTests { dir }, Language::Python) => {
                 Some(self.copy_golden(&task.spec.name, dir)?)
@@ -462,7 +463,7 @@ impl GenesisHarness {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| format!("cannot start a runtime: {e}"))?;
+            .map_err(EvaluationError::Runtime)?;
         runtime.block_on(async {
             match task.spec.language {
                 Language::Python => {
@@ -477,17 +478,16 @@ impl GenesisHarness {
     /// The harness's copy of a task's golden tests, outside every
     /// workspace: `<out>/golden/<task>/tests`, with the ini pytest runs with
     /// (theirs in `tests/`, else an empty one beside them).
-    fn copy_golden(&self, task: &str, tests: &Path) -> Result<Golden, String> {
+    fn copy_golden(&self, task: &str, tests: &Path) -> Result<Golden, EvaluationError> {
         let root = self.config.out_dir.join("golden").join(task);
-        remove_dir(&root).map_err(|e| e.to_string())?;
-        copy_tree(tests, &root.join("tests")).map_err(|e| e.to_string())?;
+        remove_dir(&root)?;
+        copy_tree(tests, &root.join("tests"))?;
         let own = root.join("tests").join("pytest.ini");
         let inifile = if own.is_file() {
             own
         } else {
             let empty = root.join("pytest.ini");
-            std::fs::write(&empty, "[pytest]\n")
-                .map_err(|e| format!("cannot write {}: {e}", empty.display()))?;
+            std::fs::write(&empty, "[pytest]\n").map_err(EvaluationError::io("write", &empty))?;
             empty
         };
         Ok(Golden { root, inifile })
@@ -500,7 +500,7 @@ impl GenesisHarness {
         repo: &Path,
         golden: Option<&Golden>,
         record: &mut GenesisRecord,
-    ) -> Result<(), String> {
+    ) -> Result<(), EvaluationError> {
         let limits = self.timeouts.of(Language::Python);
         let golden_tests = golden.map(|g| g.root.join("tests"));
         let (envs, build) = self
@@ -565,7 +565,7 @@ impl GenesisHarness {
         let report = sandbox
             .run_service(&plan)
             .await
-            .map_err(|e| format!("cannot run the service and tests: {e}"))?;
+            .map_err(EvaluationError::command("run the service and tests"))?;
         self.record_run(task, repo, &start, shown, &report, dependencies_ok, record);
         Ok(())
     }
@@ -577,7 +577,7 @@ impl GenesisHarness {
         workspace: &Path,
         envs: &TaskEnvs,
         golden: Option<&Golden>,
-    ) -> Result<Sandbox, String> {
+    ) -> Result<Sandbox, EvaluationError> {
         let mut builder = SandboxConfig::builder(workspace)
             .isolation(self.isolation)
             .max_file_size(256u64 << 20)
@@ -587,10 +587,12 @@ impl GenesisHarness {
         if let Some(golden) = golden {
             builder = builder.read_only_path(&golden.root);
         }
-        let config = builder.build().map_err(|e| format!("run sandbox: {e}"))?;
+        let config = builder
+            .build()
+            .map_err(EvaluationError::sandbox(SandboxPurpose::Run))?;
         Sandbox::new(config)
             .await
-            .map_err(|e| format!("run sandbox: {e}"))
+            .map_err(EvaluationError::sandbox(SandboxPurpose::Run))
     }
 
     /// The session's plan without tests: the service as the entrypoint
@@ -623,7 +625,7 @@ impl GenesisHarness {
         workspace: &Path,
         repo: &Path,
         record: &mut GenesisRecord,
-    ) -> Result<(), String> {
+    ) -> Result<(), EvaluationError> {
         let limits = self.timeouts.of(Language::Java);
         let started = Instant::now();
         let mut build = BuildOutcome {
@@ -637,7 +639,7 @@ impl GenesisHarness {
                 Some(given) => {
                     let text = std::fs::read(given)
                         .map(|b| python_text(&b))
-                        .map_err(|e| format!("cannot read {}: {e}", given.display()))?;
+                        .map_err(EvaluationError::io("read", &given))?;
                     record.message = Some(
                         "the repository has no pom.xml; the task's pom.xml (given to the generator) was used".into(),
                     );
@@ -648,7 +650,7 @@ impl GenesisHarness {
         };
         if !pom.is_empty() {
             std::fs::write(&pom_path, java17(&pom))
-                .map_err(|e| format!("cannot write {}: {e}", pom_path.display()))?;
+                .map_err(EvaluationError::io("write", &pom_path))?;
         }
         let unavailable = |record: &mut GenesisRecord, mut build: BuildOutcome, detail: String| {
             build.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -677,16 +679,16 @@ impl GenesisHarness {
             return Ok(());
         }
         std::fs::create_dir_all(&self.maven_repo)
-            .map_err(|e| format!("cannot create {}: {e}", self.maven_repo.display()))?;
+            .map_err(EvaluationError::io("create", &self.maven_repo))?;
         let config = SandboxConfig::builder(workspace)
             .isolation(self.isolation)
             .timeout(limits.build)
             .read_write_path(&self.maven_repo)
             .build()
-            .map_err(|e| format!("build sandbox: {e}"))?;
+            .map_err(EvaluationError::sandbox(SandboxPurpose::Build))?;
         let sandbox = Sandbox::new(config)
             .await
-            .map_err(|e| format!("build sandbox: {e}"))?;
+            .map_err(EvaluationError::sandbox(SandboxPurpose::Build))?;
         let compiled = sandbox
             .exec(
                 Command::new("mvn")
@@ -699,7 +701,7 @@ impl GenesisHarness {
                     .current_dir(repo),
             )
             .await
-            .map_err(|e| format!("cannot run mvn: {e}"))?;
+            .map_err(EvaluationError::command("run mvn"))?;
         let log = compiled.combined_output();
         if !compiled.success() {
             if let Some(artifact) = missing_from_log(&log) {
@@ -755,14 +757,14 @@ impl GenesisHarness {
             .output_limit(64 * 1024)
             .read_write_path(&self.maven_repo)
             .build()
-            .map_err(|e| format!("run sandbox: {e}"))?;
+            .map_err(EvaluationError::sandbox(SandboxPurpose::Run))?;
         let sandbox = Sandbox::new(config)
             .await
-            .map_err(|e| format!("run sandbox: {e}"))?;
+            .map_err(EvaluationError::sandbox(SandboxPurpose::Run))?;
         let report = sandbox
             .run_service(&plan)
             .await
-            .map_err(|e| format!("cannot run the service and tests: {e}"))?;
+            .map_err(EvaluationError::command("run the service and tests"))?;
         let shown = start.shown(task.spec.port);
         self.record_run(task, repo, &start, shown, &report, dependencies_ok, record);
         Ok(())
@@ -1175,7 +1177,7 @@ async fn uvicorn_module(
     sandbox: &Sandbox,
     repo: &Path,
     env: &[(String, String)],
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, EvaluationError> {
     for module in ["main:app", "app:app", "server:app", "api:app"] {
         let name = module.split(':').next().unwrap_or(module);
         let mut command = Command::new("python")
@@ -1189,7 +1191,7 @@ async fn uvicorn_module(
         let run = sandbox
             .exec(command)
             .await
-            .map_err(|e| format!("cannot try to import {name}: {e}"))?;
+            .map_err(EvaluationError::command(format!("try to import {name}")))?;
         if run.success() {
             return Ok(Some(module.to_owned()));
         }
@@ -1262,6 +1264,7 @@ fn count_test_functions(dir: &Path) -> usize {
 /// Namespaces when they work (and `jobs` tasks at once), else processes,
 /// one task at a time.
 fn decide_isolation(requested: Isolation, jobs: usize) -> Result<(Isolation, String), Error> {
+    // The reason is only shown, in the isolation note or the refusal.
     let probe = || -> Result<(), String> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -1306,31 +1309,31 @@ fn namespace_note(jobs: usize) -> String {
 /// (Maven compiles them with the repository): `src/test/` is replaced, or
 /// `tests/*` copied to `src/test/java/`. Python's golden tests never enter
 /// the workspace.
-fn overlay_golden_tests(task: &GenesisTask, repo: &Path) -> Result<(), String> {
+fn overlay_golden_tests(task: &GenesisTask, repo: &Path) -> Result<(), EvaluationError> {
     match &task.golden {
         GoldenTests::JavaSources { dir, flat } => {
             let target = repo.join("src").join("test");
             if *flat {
-                copy_tree(dir, &target.join("java")).map_err(|e| e.to_string())
+                Ok(copy_tree(dir, &target.join("java"))?)
             } else {
                 if target.exists() {
                     remove_path(&target)?;
                 }
-                copy_tree(dir, &target).map_err(|e| e.to_string())
+                Ok(copy_tree(dir, &target)?)
             }
         }
         GoldenTests::PythonTests { .. } | GoldenTests::Missing => Ok(()),
     }
 }
 
-fn remove_path(path: &Path) -> Result<(), String> {
-    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn remove_path(path: &Path) -> Result<(), EvaluationError> {
+    let meta = std::fs::symlink_metadata(path).map_err(EvaluationError::io("inspect", path))?;
     if meta.is_dir() {
         std::fs::remove_dir_all(path)
     } else {
         std::fs::remove_file(path)
     }
-    .map_err(|e| format!("cannot remove {}: {e}", path.display()))
+    .map_err(EvaluationError::io("remove", path))
 }
 
 /// `test_dsr_repos.py`'s verdict from what the run saw.
