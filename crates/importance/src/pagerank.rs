@@ -185,10 +185,16 @@ fn dense_diagonal(t: &Transitions, members: &[usize]) -> Vec<f64> {
 }
 
 /// Diagonal for very large components: per member, iterate y = e_t + α yP_S.
+/// The members' solves are independent, so they run on rayon's pool (the
+/// result is the same on any number of threads): this is the one step of
+/// ranking that grows faster than the graph (members × iterations × edges;
+/// java.base's import cycle made it 3x its whole analysis).
 fn iterative_diagonal(t: &Transitions, members: &[usize]) -> Vec<f64> {
+    use rayon::prelude::*;
     let local = local_index(t, members);
     let s = members.len();
     (0..s)
+        .into_par_iter()
         .map(|target| {
             let y = iterate(s, |x, next| {
                 next.iter_mut().for_each(|v| *v = 0.0);
