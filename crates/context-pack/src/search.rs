@@ -55,8 +55,10 @@ pub struct EntityHit {
 pub struct EntitySearch {
     entities: Vec<EntityId>,
     qualnames: Vec<String>,
-    /// Each entity's name, lowercased, for the exact-name rule.
+    /// Each entity's name and qualified name, lowercased once here for the
+    /// exact-name rule (not once per entity per query).
     names: Vec<String>,
+    lower_qualnames: Vec<String>,
     index: Bm25,
 }
 
@@ -66,6 +68,7 @@ impl EntitySearch {
         let mut entities = Vec::new();
         let mut qualnames = Vec::new();
         let mut names = Vec::new();
+        let mut lower_qualnames = Vec::new();
         let mut documents = Vec::new();
         let mut add = |entity: EntityId, name: &str, qualname: &str, doc: Option<&str>| {
             let mut words: Vec<String> = Vec::new();
@@ -81,6 +84,7 @@ impl EntitySearch {
             documents.push(words.iter().map(|t| stem(t)).collect());
             entities.push(entity);
             qualnames.push(qualname.to_owned());
+            lower_qualnames.push(qualname.to_lowercase());
             names.push(name.to_lowercase());
         };
         for (id, module) in graph.module_ids().zip(graph.modules()) {
@@ -112,6 +116,7 @@ impl EntitySearch {
             entities,
             qualnames,
             names,
+            lower_qualnames,
             index: Bm25::from_terms(documents),
         }
     }
@@ -130,8 +135,8 @@ impl EntitySearch {
         if !written.is_empty() && !written.contains(char::is_whitespace) {
             let tail = format!(".{written}");
             for (i, score) in scores.iter_mut().enumerate() {
-                let qualname = self.qualnames[i].to_lowercase();
-                if self.names[i] == written || qualname == written || qualname.ends_with(&tail) {
+                let qualname = &self.lower_qualnames[i];
+                if self.names[i] == written || *qualname == written || qualname.ends_with(&tail) {
                     *score += top;
                 }
             }
@@ -210,6 +215,18 @@ mod tests {
         assert_eq!(search.search("a.parse", 1)[0].qualname, "a.parse");
         assert!(search.search("   ", 5).is_empty());
         assert!(search.search("zzz_not_there", 5).is_empty());
+    }
+
+    /// A repository's docstrings are hostile: a huge one with a character
+    /// across the indexed prefix's end neither panics nor is indexed whole.
+    #[test]
+    fn huge_and_multibyte_docstrings_are_cut_on_a_character() {
+        let doc = format!("x{} needle_at_the_end", "é".repeat(200_000));
+        let source = format!("def f():\n    \"\"\"{doc}\"\"\"\n");
+        let (_dir, graph) = graph(&[("m.py", &source)]);
+        let search = EntitySearch::new(&graph);
+        assert_eq!(search.search("f", 1)[0].qualname, "m.f");
+        assert!(search.search("needle_at_the_end", 5).is_empty());
     }
 
     #[test]
