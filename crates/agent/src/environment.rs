@@ -50,7 +50,12 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::Error;
-use crate::episode::CodeUser;
+use crate::run::CodeUser;
+
+/// Which PyPI distribution provides an import, and what the standard library
+/// holds: the knowledge behind the requirement checks here, for callers that
+/// need it too (GitTaskBench's grading scripts, for instance).
+pub use crate::imports::{is_stdlib, pip_name, provides, requirement_name};
 
 /// Requirements tried one by one after a file fails, at most.
 const MAX_SINGLE_TRIES: usize = 40;
@@ -566,7 +571,7 @@ fn requirement_lines(text: &str) -> Vec<String> {
 }
 
 /// The cache key of `repo`'s environment: its dependency files (names and
-/// contents), the interpreter's version and [`PREPARATION_VERSION`].
+/// contents), the interpreter's version and `PREPARATION_VERSION`.
 pub fn environment_key(repo: &Path, python_version: &str) -> String {
     let mut hasher = Sha256::new();
     hasher.update(PREPARATION_VERSION.as_bytes());

@@ -398,7 +398,7 @@ fn killed_summary(seen: &Seen, ending: Ending, wall: Duration) -> Summary {
         completion_tokens: seen.completion_tokens,
         total_tokens: seen.prompt_tokens + seen.completion_tokens,
         cost: seen.cost,
-        wall_ms: crate::episode::millis(wall),
+        wall_ms: crate::run::millis(wall),
         outputs: seen.outputs.clone(),
         message: Some(format!(
             "the agent {how} before it wrote its summary; this line was written by its guard \

@@ -4,7 +4,7 @@
 //! `opencv-python-headless`), and names as pip compares them (PEP 503).
 //!
 //! ```
-//! use agent::imports::{is_stdlib, pip_name, requirement_name};
+//! use agent::environment::{is_stdlib, pip_name, requirement_name};
 //! assert!(is_stdlib("json") && !is_stdlib("numpy"));
 //! assert_eq!(pip_name("skimage"), "scikit-image");
 //! assert_eq!(requirement_name("Flask_SQLAlchemy>=3 # db").as_deref(), Some("flask-sqlalchemy"));

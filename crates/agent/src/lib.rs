@@ -1,13 +1,23 @@
-//! The repo-agent loop: solve a task by exploring and reusing an existing
-//! code repository (RepoMaster, seed 001, section 3.3).
+//! The two agents of repo-agent, as a library:
 //!
-//! An episode starts from a [`TaskSpec`] (flags, or a GitTaskBench
-//! `query.json`): [`prepare()`] analyses and ranks the repository, builds the
-//! token-budgeted initial context and a sandbox; [`run_episode`] then
-//! alternates model turns and tool calls ([`tools`]) until the model calls
-//! `finish` or a [`Budgets`] limit ends it, keeping every observation under
-//! the per-interaction limit and the conversation within the model's
-//! context window ([`History`]). Every step goes to a [`Trajectory`].
+//! - [`run`](mod@run): solve a task by exploring and reusing an existing code
+//!   repository (RepoMaster, seed 001, section 3.3). An episode starts from
+//!   a [`TaskSpec`] (flags, or a GitTaskBench `query.json`): [`prepare()`]
+//!   analyses and ranks the repository, builds the token-budgeted initial
+//!   context and a sandbox; [`run_episode`] then alternates model turns and
+//!   tool calls ([`run::tools`]) until the model calls `finish` or a
+//!   [`Budgets`] limit ends it, keeping every observation under the
+//!   per-interaction limit and the conversation within the model's context
+//!   window ([`History`]).
+//! - [`generate`]: build a repository from a specification (DeepCode,
+//!   seed 004); its repair rounds are conversations of the `run` loop.
+//!
+//! What both use sits beside them: the [`trajectory`] every step goes to,
+//! the task repository's Python [`environment`], the model choice
+//! ([`ModelSpec`]), secret redaction ([`Redactor`]), the work copy a run
+//! edits ([`make_work_copy`]) and the [`Guard`] process that writes a
+//! killed run's summary. Every other module is private; this page and the
+//! four public modules are the whole API.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -26,7 +36,7 @@
 //!     .then_tool_call("search_code", json!({"query": "hello"}))
 //!     .then_tool_call("write_file", json!({"path": output, "content": "hello world\n"}))
 //!     .then_tool_call("finish", json!({"summary": "output.txt written"}));
-//! let config = AgentConfig { isolation: sandbox::Isolation::Process, ..AgentConfig::default() };
+//! let config = AgentConfig::builder().isolation(sandbox::Isolation::Process).build();
 //! let mut trajectory = Trajectory::in_memory();
 //! let summary = agent::run(&model, &task, &config, &mut trajectory, &mut |_| {}).await?;
 //! assert_eq!((summary.status, summary.turns), (Status::Finished, 3));
@@ -39,34 +49,31 @@
 #![deny(missing_docs)]
 
 pub mod environment;
-pub mod episode;
 pub mod generate;
-pub mod guard;
-pub mod history;
-pub mod imports;
-pub mod keywords;
-pub mod model;
-pub mod paths;
-pub mod prepare;
-pub mod prompt;
-pub mod redact;
-pub mod summaries;
-pub mod task;
-pub mod tools;
+mod guard;
+mod imports;
+mod model;
+mod paths;
+mod redact;
+pub mod run;
 pub mod trajectory;
-pub mod work_copy;
+mod work_copy;
 
-pub use episode::{
-    AgentConfig, AnalysisCache, Budgets, CodeUser, MAX_TOOL_CALLS_PER_REPLY, Opening, Progress,
-    REPEAT_TEMPERATURE, STUCK_AFTER, SearchTerms, Summaries, run, run_conversation, run_episode,
+pub use guard::{GUARD_SUBCOMMAND, Guard, GuardedRun, not_dumpable, run_guard};
+pub use model::{LOCAL_CONTEXT_BUDGET, LOCAL_OBSERVATION_LIMIT, LoadedModel, ModelSpec};
+pub use paths::{graph_cache_dir, graph_cache_dir_in, repo_agent_home, summary_cache_file};
+pub use redact::{RedactingModel, Redactor};
+pub use run::{
+    AgentConfig, AgentConfigBuilder, AnalysisCache, Budgets, CodeUser, History, InputFile,
+    MAX_TOOL_CALLS_PER_REPLY, ModelSummarizer, Opening, Prepared, Progress, REPEAT_TEMPERATURE,
+    RepoSpec, STUCK_AFTER, SearchTerms, Summaries, TaskSpec, Tool, ToolCallError, ToolName,
+    ToolOptions, ToolOutput, Tools, prepare, prepare_with_model, run, run_conversation,
+    run_episode, search_terms,
 };
-pub use history::History;
-pub use model::{LoadedModel, ModelSpec};
-pub use prepare::{Prepared, prepare};
-pub use summaries::ModelSummarizer;
-pub use task::{InputFile, RepoSpec, TaskSpec};
-pub use tools::{Tool, ToolCallError, ToolName, ToolOptions, ToolOutput, Tools};
 pub use trajectory::{SetupEvent, SetupPurpose, Status, Summary, Trajectory, TrajectoryEvent};
+pub use work_copy::{
+    CopyError, CopyLimits, CopyStats, MARKER, copy_tree, make_work_copy, work_copy_dir,
+};
 
 /// Errors that stop an episode before or outside the loop. Failures inside
 /// the loop (tools, the model) are observations or a final status instead.

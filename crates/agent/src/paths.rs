@@ -24,7 +24,7 @@ pub fn graph_cache_dir(root: &Path) -> anyhow::Result<Option<PathBuf>> {
 /// ```
 /// let home = tempfile::tempdir()?;
 /// let repo = tempfile::tempdir()?;
-/// let dir = agent::paths::graph_cache_dir_in(home.path(), repo.path())?;
+/// let dir = agent::graph_cache_dir_in(home.path(), repo.path())?;
 /// assert!(dir.starts_with(home.path().join("cache").join("graph")));
 /// # Ok::<(), anyhow::Error>(())
 /// ```

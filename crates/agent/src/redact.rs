@@ -52,7 +52,7 @@ const BASE64_URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv
 /// Cloning is cheap: clones share one automaton.
 ///
 /// ```
-/// let redactor = agent::redact::Redactor::new(["sk-live-0123456789".to_string()]);
+/// let redactor = agent::Redactor::new(["sk-live-0123456789".to_string()]);
 /// assert_eq!(redactor.redact("key=sk-live-0123456789!"), "key=[redacted]!");
 /// // Reversed, or folded over lines, it is found all the same.
 /// assert_eq!(redactor.redact("9876543210-evil-ks"), "[redacted]");
@@ -349,7 +349,7 @@ impl Redactor {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), llm::LlmError> {
-/// use agent::redact::{RedactingModel, Redactor};
+/// use agent::{RedactingModel, Redactor};
 /// use llm::{ChatModel, ChatRequest, Message, Scripted};
 ///
 /// let inner = Scripted::new().then_text("fine");

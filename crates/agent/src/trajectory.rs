@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Error;
-use crate::task::TaskSpec;
+use crate::run::TaskSpec;
 
 /// How an episode ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,7 +37,7 @@ pub enum Status {
     /// The model failed in a way that retrying cannot fix.
     Error,
     /// The agent was killed (or died) before it wrote its own summary; the
-    /// summary was written by its guard ([`crate::guard`]). The agent
+    /// summary was written by its guard ([`crate::Guard`]). The agent
     /// itself never ends with this status.
     Killed,
 }
@@ -217,7 +217,7 @@ pub struct RequestEvent {
     /// Estimated tokens of the conversation.
     pub history_tokens: usize,
     /// The sampling temperature asked for, when the request set one (a
-    /// resample after a repeated call, [`crate::episode::REPEAT_TEMPERATURE`]).
+    /// resample after a repeated call, [`crate::run::REPEAT_TEMPERATURE`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
 }

@@ -20,7 +20,7 @@
 //! would otherwise be written out in full), and a repository over the
 //! other [`CopyLimits`] is refused with an error that says what to do
 //! instead. The file tools read an entry left out from the repository
-//! itself (see [`crate::tools::policy::PathPolicy::work_copy_of`]), so the
+//! itself (see [`crate::run::tools::policy::PathPolicy::work_copy_of`]), so the
 //! model is told why it is not there.
 
 use std::io::Read as _;
@@ -115,7 +115,7 @@ pub struct CopyStats {
 /// ```
 /// use std::path::Path;
 /// assert_eq!(
-///     agent::work_copy::work_copy_dir(Path::new("/tmp/task/out")),
+///     agent::work_copy_dir(Path::new("/tmp/task/out")),
 ///     Some("/tmp/task/out.work".into())
 /// );
 /// ```
@@ -147,7 +147,7 @@ fn io_error<'a>(
 /// std::os::unix::fs::symlink("/etc/passwd", repo.path().join("out"))?;
 /// let work = tempfile::tempdir()?;
 /// let dest = work.path().join("copy");
-/// let stats = agent::work_copy::make_work_copy(repo.path(), &dest, &Default::default())?;
+/// let stats = agent::make_work_copy(repo.path(), &dest, &Default::default())?;
 /// assert_eq!((stats.files, stats.links_out), (1, 1));
 /// assert!(dest.join("a.py").is_file() && !dest.join("out").exists());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -221,7 +221,7 @@ fn link_stays_inside(rel_dir: &Path, target: &Path) -> bool {
 /// std::fs::write(from.path().join("pkg/a.py"), "x = 1\n")?;
 /// std::os::unix::fs::symlink("a.py", from.path().join("pkg/alias.py"))?;
 /// let to = tempfile::tempdir()?;
-/// let stats = agent::work_copy::copy_tree(
+/// let stats = agent::copy_tree(
 ///     from.path(),
 ///     &to.path().join("copy"),
 ///     &Default::default(),

@@ -239,9 +239,10 @@ async fn the_primary_repository_is_importable_from_another_work_dir() -> TestRes
     // The input's directory holds the repository: mounting it would hide
     // the bug this shows.
     task.inputs.clear();
-    let config = agent::AgentConfig {
-        isolation: sandbox::Isolation::Namespaces,
-        ..config()
+    let config = {
+        let mut config = config();
+        config.isolation = sandbox::Isolation::Namespaces;
+        config
     };
     let prepared = agent::prepare(&task, &config).await?;
     let out = call(
@@ -265,9 +266,10 @@ async fn only_the_input_files_are_mounted_not_their_directories() -> TestResult 
     }
     let fixture = Fixture::new()?;
     std::fs::write(fixture.dir.path().join("sibling.txt"), "TOP-SECRET-VALUE\n")?;
-    let config = agent::AgentConfig {
-        isolation: sandbox::Isolation::Namespaces,
-        ..config()
+    let config = {
+        let mut config = config();
+        config.isolation = sandbox::Isolation::Namespaces;
+        config
     };
     let prepared = agent::prepare(&fixture.task(), &config).await?;
     let code = format!(
@@ -316,15 +318,16 @@ async fn attack(
     isolation: sandbox::Isolation,
 ) -> Result<(String, Setup, String), Box<dyn std::error::Error>> {
     let s = setup().await?;
-    let config = agent::AgentConfig {
-        isolation,
-        ..config()
+    let config = {
+        let mut config = config();
+        config.isolation = isolation;
+        config
     };
     let prepared = agent::prepare(&s.fixture.task(), &config).await?;
     let secret = s.outside.path().join("secret.txt");
-    let tools = prepared.tools.with_redactor(agent::redact::Redactor::new([
-        "TOP-SECRET-VALUE".to_string()
-    ]));
+    let tools = prepared
+        .tools
+        .with_redactor(agent::Redactor::new(["TOP-SECRET-VALUE".to_string()]));
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let port = listener.local_addr()?.port().to_string();
     let mark = format!("redteam-{}-{isolation}", std::process::id());

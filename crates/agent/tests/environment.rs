@@ -190,11 +190,10 @@ async fn the_episode_runs_code_in_the_prepared_environment() {
     repo(&code, "pip\n");
     let report = prepare_environment(&request(&code, &cache)).await.unwrap();
     assert!(report.complete(), "{}", report.summary());
-    let task = agent::task::TaskSpec::new("Print the prefix.", &code, &out);
-    let config = agent::AgentConfig {
-        environment: Some(report.clone()),
-        ..agent::AgentConfig::default()
-    };
+    let task = agent::TaskSpec::new("Print the prefix.", &code, &out);
+    let config = agent::AgentConfig::builder()
+        .environment(Some(report.clone()))
+        .build();
     let prepared = agent::prepare(&task, &config).await.unwrap();
     let run = |name: &str, arguments: serde_json::Value| {
         let call = llm::ToolCall::new("c", name, arguments);

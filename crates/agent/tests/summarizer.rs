@@ -105,17 +105,16 @@ async fn episodes_use_model_summaries_when_asked() {
         dir.path().to_path_buf(),
         out.path().to_path_buf(),
     );
-    let config = agent::AgentConfig {
-        isolation: sandbox::Isolation::Process,
-        package_registry: false,
-        analysis_cache: agent::AnalysisCache::Home(home.path().to_path_buf()),
-        summaries: agent::Summaries::Model,
-        ..agent::AgentConfig::default()
-    };
+    let config = agent::AgentConfig::builder()
+        .isolation(sandbox::Isolation::Process)
+        .package_registry(false)
+        .analysis_cache(agent::AnalysisCache::Home(home.path().to_path_buf()))
+        .summaries(agent::Summaries::Model)
+        .build();
     let model = Scripted::new()
         .then_text("Model words about one module.")
         .then_text("Model words about one module.");
-    let prepared = agent::prepare::prepare_with_model(&task, &config, Some(&model))
+    let prepared = agent::prepare_with_model(&task, &config, Some(&model))
         .await
         .unwrap();
     assert_eq!(model.requests().len(), 2);
@@ -131,7 +130,7 @@ async fn episodes_use_model_summaries_when_asked() {
         "{}",
         prepared.context
     );
-    assert!(agent::paths::summary_cache_file(home.path()).is_file());
+    assert!(agent::summary_cache_file(home.path()).is_file());
     assert!(
         std::fs::read_dir(home.path().join("cache").join("graph"))
             .unwrap()
@@ -141,19 +140,20 @@ async fn episodes_use_model_summaries_when_asked() {
     );
 
     let silent = Scripted::new();
-    let again = agent::prepare::prepare_with_model(&task, &config, Some(&silent))
+    let again = agent::prepare_with_model(&task, &config, Some(&silent))
         .await
         .unwrap();
     assert!(silent.requests().is_empty());
     assert!(again.context.contains("Model words about one module."));
 
     // Docstring summaries (the default) never ask the model.
-    let docstrings = agent::AgentConfig {
-        summaries: agent::Summaries::Docstrings,
-        ..config
+    let docstrings = {
+        let mut docstrings = config;
+        docstrings.summaries = agent::Summaries::Docstrings;
+        docstrings
     };
     let quiet = Scripted::new();
-    let plain = agent::prepare::prepare_with_model(&task, &docstrings, Some(&quiet))
+    let plain = agent::prepare_with_model(&task, &docstrings, Some(&quiet))
         .await
         .unwrap();
     assert!(quiet.requests().is_empty());

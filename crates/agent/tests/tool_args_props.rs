@@ -1,7 +1,7 @@
 //! Property tests of tool-call argument parsing: any JSON a model sends,
 //! under any tool name, is either a typed call or a message for the model.
 
-use agent::tools::{ToolName, parse};
+use agent::run::tools::{ToolName, parse};
 use llm::ToolCall;
 use proptest::prelude::*;
 use serde_json::{Map, Value};

@@ -4,7 +4,7 @@
 //! the tools were typed), parses its own example, and every malformed call
 //! is a message for the model.
 
-use agent::tools::{
+use agent::run::tools::{
     CallGraphArgs, Direction, EXPLORATION_TOOLS, RunPythonArgs, Tool, ToolCallError, ToolGroup,
     ToolName, all_definitions, parse,
 };

@@ -2,7 +2,7 @@
 
 mod common;
 
-use agent::tools::{EXPLORATION_TOOLS, all_definitions};
+use agent::run::tools::{EXPLORATION_TOOLS, all_definitions};
 use agent::{Prepared, ToolOptions, ToolOutput};
 use llm::ToolCall;
 use serde_json::{Value, json};

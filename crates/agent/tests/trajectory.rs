@@ -98,7 +98,7 @@ async fn record_and_check(
         Some(terms) => {
             let mut task = fx.task();
             task.description = "统计输入文本中最常见的三个词".into();
-            agent::prepare::prepare_with_model(&task, &cfg, Some(terms)).await?
+            agent::prepare_with_model(&task, &cfg, Some(terms)).await?
         }
         None => agent::prepare(&fx.task(), &cfg).await?,
     };

@@ -95,7 +95,7 @@ pub struct Signals {
 }
 
 /// The words a tool's refusal of its arguments starts with
-/// (`agent::tools`'s argument errors are reported as `Error: ...`).
+/// (`agent::run::tools`'s argument errors are reported as `Error: ...`).
 const REFUSAL: &str = "Error: ";
 
 impl Signals {

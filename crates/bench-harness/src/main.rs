@@ -202,7 +202,7 @@ impl Ablation {
 fn main() -> anyhow::Result<()> {
     // As `repo-agent`: the agents run here hold the API key, and the code
     // they run may be this process's own user.
-    agent::guard::not_dumpable();
+    agent::not_dumpable();
     match Cli::parse().command {
         Command::Gittaskbench(args) => run(args),
         Command::Repogenesis(args) => repogenesis_cli::run(args),

@@ -18,7 +18,7 @@
 use std::path::Path;
 use std::sync::LazyLock;
 
-use agent::imports::{is_stdlib, pip_name, provides, requirement_name};
+use agent::environment::{is_stdlib, pip_name, provides, requirement_name};
 use regex::Regex;
 
 /// Python files of a test script's directory read for imports.

@@ -132,20 +132,20 @@ pub(crate) fn remove_dir(dir: &Path) -> Result<(), Error> {
 
 /// How much one copied tree may hold: a benchmark repository with its data,
 /// or a generated one.
-const COPY_LIMITS: agent::work_copy::CopyLimits = agent::work_copy::CopyLimits {
+const COPY_LIMITS: agent::CopyLimits = agent::CopyLimits {
     max_entries: 1_000_000,
     max_bytes: 32 << 30,
     max_file_bytes: 32 << 30,
 };
 
 /// Copies a directory tree the way the agent makes its working copies
-/// (`agent::work_copy::copy_tree`: links out of the tree left out, regular
+/// (`agent::copy_tree`: links out of the tree left out, regular
 /// files only, no setuid bits), without `.git`, `__pycache__` and
 /// `.repo-agent` (the state `repo-agent generate` keeps in the repositories
 /// it writes: blueprint, report, virtualenv; not part of the repository
 /// under evaluation).
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
-    agent::work_copy::copy_tree(
+    agent::copy_tree(
         from,
         to,
         &COPY_LIMITS,

@@ -33,12 +33,11 @@ fn config(out: &Path, tasks: &[&str]) -> HarnessConfig {
     };
     config.jobs = 2;
     config.timeout_per_task = Duration::from_secs(120);
-    config.agent = AgentConfig {
-        isolation: sandbox::Isolation::Process,
-        exec_timeout: Duration::from_secs(60),
-        package_registry: false,
-        ..AgentConfig::default()
-    };
+    config.agent = AgentConfig::builder()
+        .isolation(sandbox::Isolation::Process)
+        .exec_timeout(Duration::from_secs(60))
+        .package_registry(false)
+        .build();
     config.grading = GradingConfig {
         python: GradingPython::System,
         isolation: sandbox::Isolation::Process,

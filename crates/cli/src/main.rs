@@ -8,7 +8,6 @@
 
 mod cmd;
 mod output;
-use agent::paths;
 
 use std::process::ExitCode;
 
@@ -84,7 +83,7 @@ enum Command {
     #[command(after_help = GENERATE_EXIT_CODES)]
     Generate(cmd::generate::Args),
     /// Internal: writes the summary of a run whose agent was killed.
-    #[command(name = agent::guard::GUARD_SUBCOMMAND, hide = true)]
+    #[command(name = agent::GUARD_SUBCOMMAND, hide = true)]
     Guard(GuardArgs),
 }
 
@@ -103,11 +102,11 @@ struct GuardArgs {
 fn main() -> ExitCode {
     parse_with_mimalloc();
     // Before anything else: every mode, the guard's too.
-    agent::guard::not_dumpable();
+    agent::not_dumpable();
     let cli = Cli::parse();
     if let Command::Guard(args) = &cli.command {
-        return match agent::guard::GuardedRun::from_name(&args.kind) {
-            Some(run) => agent::guard::run_guard(args.agent_pid, run),
+        return match agent::GuardedRun::from_name(&args.kind) {
+            Some(run) => agent::run_guard(args.agent_pid, run),
             None => ExitCode::from(2),
         };
     }

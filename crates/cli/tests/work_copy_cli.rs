@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
-use agent::work_copy::{CopyError, CopyLimits, MARKER, make_work_copy};
+use agent::{CopyError, CopyLimits, MARKER, make_work_copy};
 use serde_json::json;
 
 use common::Fixture;

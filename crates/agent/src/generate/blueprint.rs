@@ -796,16 +796,7 @@ fn compact(value: &Value) -> String {
 /// each to be completed. A small model copies the example it is shown (the
 /// embedded Qwen copied `SHAPE`'s `/items/{id}` into RepoGenesis's flask
 /// blueprint, three times), so the example it copies is the right one.
-///
-/// ```
-/// use agent::generate::{SpecFacts, blueprint::shape_for};
-/// let facts = SpecFacts::of("Port 5000.\n\nGET /health\n\nPOST /echo\n");
-/// let shape = shape_for(&facts);
-/// assert!(shape.contains(r#""method": "POST", "path": "/echo""#));
-/// assert!(shape.contains(r#""port": 5000"#));
-/// assert!(!shape.contains("/items"));
-/// ```
-pub fn shape_for(facts: &SpecFacts) -> String {
+pub(super) fn shape_for(facts: &SpecFacts) -> String {
     if facts.endpoints.is_empty() {
         return SHAPE.to_owned();
     }
@@ -869,6 +860,15 @@ pub const SHAPE: &str = r#"{
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_shape_shown_carries_the_specifications_own_port_and_endpoints() {
+        let facts = SpecFacts::of("Port 5000.\n\nGET /health\n\nPOST /echo\n");
+        let shape = shape_for(&facts);
+        assert!(shape.contains(r#""method": "POST", "path": "/echo""#));
+        assert!(shape.contains(r#""port": 5000"#));
+        assert!(!shape.contains("/items"));
+    }
+
     use super::*;
 
     fn minimal(files: &str, order: &str) -> String {

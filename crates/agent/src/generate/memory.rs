@@ -25,7 +25,7 @@ pub struct MemoryEntry {
     pub purpose: String,
     /// Public classes (with their methods) and functions, as signatures.
     pub interface: Vec<String>,
-    /// Interface lines left out beyond [`MAX_INTERFACE`].
+    /// Interface lines left out beyond `MAX_INTERFACE`.
     #[serde(default)]
     pub more: usize,
     /// Imports of other files of the repository: `module: names`.

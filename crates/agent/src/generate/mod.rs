@@ -2,18 +2,18 @@
 //! DeepCode's information-flow method (seed 004 section 3), on this
 //! project's structure.
 //!
-//! 1. **Blueprint** ([`blueprint`]): the specification is segmented by
+//! 1. **Blueprint** (`blueprint.rs`, [`Blueprint`]): the specification is segmented by
 //!    headings (`context_pack::spec`) and the model turns it into a typed
 //!    [`Blueprint`], parsed strictly and repaired by asking again with the
 //!    validation error. Endpoints and the port the specification states are
 //!    extracted without a model, and the blueprint is made to agree.
-//! 2. **Code with memory** ([`memory`]): files are written one at a time in
+//! 2. **Code with memory** (`memory.rs`, [`MemoryEntry`]): files are written one at a time in
 //!    build order; the context of each is the blueprint and the memory
 //!    entries of the files it uses, taken from repo-graph's facts of those
 //!    files, never their code.
-//! 3. **Retrieval** ([`retrieve`]): with reference repositories, the best
+//! 3. **Retrieval** (`retrieve.rs`): with reference repositories, the best
 //!    matching reference code is offered per file within a token budget.
-//! 4. **Verification and repair** ([`verify`], [`probe`]): static checks
+//! 4. **Verification and repair** (`verify.rs`, [`probe`]): static checks
 //!    from facts, then install, start, call and test in the sandbox; the
 //!    failures go to a repair round of the agent loop with the edit tools
 //!    ([`crate::run_conversation`]), up to `max_iterations` times.
@@ -33,17 +33,17 @@
 //! # }
 //! ```
 
-pub mod blueprint;
+mod blueprint;
 mod fixes;
-pub mod memory;
+mod memory;
 pub mod probe;
 mod prompts;
-pub mod report;
-pub mod retrieve;
+mod report;
+mod retrieve;
 mod scaffold;
 mod snapshot;
 use snapshot::Best;
-pub mod verify;
+mod verify;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -65,10 +65,10 @@ pub use report::{
 pub use verify::{Check, CheckKind};
 
 use crate::Error;
-use crate::episode::{AnalysisCache, Budgets, CodeUser, Opening};
 use crate::redact::{RedactingModel, Redactor};
-use crate::tools::policy::{Access, PathPolicy, RootKind};
-use crate::tools::{ToolOptions, Tools};
+use crate::run::tools::policy::{Access, PathPolicy, RootKind};
+use crate::run::tools::{ToolOptions, Tools};
+use crate::run::{AnalysisCache, Budgets, CodeUser, Opening};
 use crate::trajectory::{Status, Trajectory, TrajectoryEvent};
 
 /// What to generate.
@@ -295,7 +295,7 @@ impl From<Error> for Stop {
     }
 }
 
-use crate::episode::millis;
+use crate::run::millis;
 
 /// Reads the specification: a regular text file of at most
 /// [`MAX_SPEC_BYTES`]. The path is the user's, so a link in it is
@@ -343,7 +343,7 @@ fn write_inside(policy: &PathPolicy, relative: &str, bytes: &[u8]) -> Result<Pat
         std::fs::create_dir_all(parent)
             .map_err(|e| Error::Task(format!("cannot create {}: {e}", parent.display())))?;
     }
-    crate::tools::write_file_no_follow(&target, bytes)
+    crate::run::tools::write_file_no_follow(&target, bytes)
         .map_err(|e| Error::Task(format!("cannot write {}: {e}", target.display())))?;
     Ok(target)
 }
@@ -1066,7 +1066,7 @@ impl<'a> Run<'a> {
         let sandbox = Sandbox::new(builder.build().map_err(Error::Sandbox)?)
             .await
             .map_err(Error::Sandbox)?;
-        crate::prepare::no_network_enforced(sandbox.isolation(), self.config.require_no_network)?;
+        crate::run::no_network_enforced(sandbox.isolation(), self.config.require_no_network)?;
         self.say(&format!(
             "[verify] sandbox: {:?} isolation, code runs as {}, memory limit: {}, processes: {}",
             sandbox.isolation(),

@@ -862,7 +862,7 @@ fn seconds(ms: u64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
 }
 
-use crate::episode::millis;
+use crate::run::millis;
 
 use sandbox::text_tail as tail;
 

@@ -83,11 +83,6 @@ impl References {
         Ok(References { repos })
     }
 
-    /// True when there is no reference.
-    pub fn is_empty(&self) -> bool {
-        self.repos.is_empty()
-    }
-
     /// The reference code for `file`, within `budget` tokens, or `None`
     /// when no reference file matches its plan.
     pub fn for_file(

@@ -77,12 +77,11 @@ impl Fixture {
 }
 
 pub fn config() -> AgentConfig {
-    AgentConfig {
-        isolation: sandbox::Isolation::Process,
-        exec_timeout: std::time::Duration::from_secs(30),
-        package_registry: false,
-        ..AgentConfig::default()
-    }
+    AgentConfig::builder()
+        .isolation(sandbox::Isolation::Process)
+        .exec_timeout(std::time::Duration::from_secs(30))
+        .package_registry(false)
+        .build()
 }
 
 /// Processes whose command line holds `mark` (their `/proc` directories).

@@ -141,5 +141,5 @@ fn cache_dir(args: &Args) -> anyhow::Result<Option<PathBuf>> {
     if let Some(dir) = &args.cache_dir {
         return Ok(Some(dir.clone()));
     }
-    crate::paths::graph_cache_dir(&args.path)
+    agent::graph_cache_dir(&args.path)
 }

@@ -73,7 +73,7 @@ fn graph(path: &std::path::Path, no_cache: bool) -> anyhow::Result<repo_graph::R
     let cache = if no_cache {
         None
     } else {
-        crate::paths::graph_cache_dir(path)?
+        agent::graph_cache_dir(path)?
     };
     crate::cmd::analyze::analyze(path, repo_graph::DEFAULT_MAX_FILE_SIZE, cache)
 }
@@ -115,11 +115,7 @@ fn model_terms(args: &ContextArgs, task: &str) -> anyhow::Result<Vec<String>> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (terms, event) = runtime.block_on(agent::keywords::search_terms(
-        loaded.chat.as_ref(),
-        task,
-        &repo,
-    ));
+    let (terms, event) = runtime.block_on(agent::search_terms(loaded.chat.as_ref(), task, &repo));
     if event.result.starts_with("failed:") {
         anyhow::bail!("the model gave no search terms: {}", event.result);
     }

@@ -97,8 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         code_user: args.sandbox.run_as,
         package_registry: !args.sandbox.no_network,
         require_no_network: args.sandbox.no_network,
-        analysis_cache: agent::paths::repo_agent_home()
-            .map_or(AnalysisCache::None, AnalysisCache::Home),
+        analysis_cache: agent::repo_agent_home().map_or(AnalysisCache::None, AnalysisCache::Home),
         dynamic_checks: !args.no_dynamic_checks,
         spec_budget: args.spec_budget,
         retrieval_budget: args.retrieval_budget,
@@ -125,7 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     };
     // Dropped when this function returns: the guard then knows the run
     // ended on its own.
-    let _guard = super::start_guard(&trajectory, agent::guard::GuardedRun::Generate);
+    let _guard = super::start_guard(&trajectory, agent::GuardedRun::Generate);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

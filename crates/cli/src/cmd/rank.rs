@@ -50,7 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let cache = if args.no_cache {
         None
     } else {
-        crate::paths::graph_cache_dir(&args.path)?
+        agent::graph_cache_dir(&args.path)?
     };
     let graph = crate::cmd::analyze::analyze(&args.path, repo_graph::DEFAULT_MAX_FILE_SIZE, cache)?;
     let ranking = Ranker::new()

@@ -4,12 +4,12 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agent::GuardedRun;
 use agent::environment::{EnvironmentRequest, prepare_environment};
-use agent::guard::GuardedRun;
-use agent::work_copy::{CopyLimits, make_work_copy, work_copy_dir};
 use agent::{
     AgentConfig, AnalysisCache, InputFile, Progress, Summaries, TaskSpec, ToolOptions, Trajectory,
 };
+use agent::{CopyLimits, make_work_copy, work_copy_dir};
 use anyhow::{Context as _, bail};
 
 #[derive(clap::Args)]
@@ -261,28 +261,29 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         ..ToolOptions::default()
     };
     tools.select.max_tokens = args.observation_limit;
-    let mut config = AgentConfig {
-        tools,
-        context_budget: args.context_budget,
-        hierarchical_analysis: !args.no_hierarchical_analysis,
-        isolation: args.sandbox.isolation.into(),
-        exec_timeout: Duration::from_secs(args.exec_timeout.max(1)),
-        package_registry: !args.sandbox.no_network,
-        require_no_network: args.sandbox.no_network,
-        // The same per-file analysis cache as `analyze`, `rank` and `context`.
-        analysis_cache: agent::paths::repo_agent_home()
-            .map_or(AnalysisCache::None, AnalysisCache::Home),
-        summaries: args.summaries.into(),
-        code_user: args.sandbox.run_as,
-        search_terms: args.search_terms.into(),
-        ..AgentConfig::default()
+    let budgets = agent::Budgets {
+        max_turns: args.max_turns,
+        max_tokens: args.max_tokens,
+        timeout: Some(Duration::from_secs(args.timeout)),
+        context_window: args.context_window,
+        max_tool_calls_per_reply: args.max_tool_calls_per_reply,
+        stuck_after: (args.stuck_after > 0).then_some(args.stuck_after),
     };
-    config.budgets.max_turns = args.max_turns;
-    config.budgets.max_tokens = args.max_tokens;
-    config.budgets.timeout = Some(Duration::from_secs(args.timeout));
-    config.budgets.context_window = args.context_window;
-    config.budgets.max_tool_calls_per_reply = args.max_tool_calls_per_reply;
-    config.budgets.stuck_after = (args.stuck_after > 0).then_some(args.stuck_after);
+    let mut config = AgentConfig::builder()
+        .budgets(budgets)
+        .tools(tools)
+        .context_budget(args.context_budget)
+        .hierarchical_analysis(!args.no_hierarchical_analysis)
+        .isolation(args.sandbox.isolation.into())
+        .exec_timeout(Duration::from_secs(args.exec_timeout.max(1)))
+        .package_registry(!args.sandbox.no_network)
+        .require_no_network(args.sandbox.no_network)
+        // The same per-file analysis cache as `analyze`, `rank` and `context`.
+        .analysis_cache(agent::repo_agent_home().map_or(AnalysisCache::None, AnalysisCache::Home))
+        .summaries(args.summaries.into())
+        .code_user(args.sandbox.run_as)
+        .search_terms(args.search_terms.into())
+        .build();
     model.fit(&mut config);
     let mut trajectory = match &args.trajectory {
         Some(path) => Trajectory::to_file(path)?,
@@ -299,7 +300,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.prepare_env
         && let Some(repo) = task.repositories.first()
     {
-        let cache_dir = agent::paths::repo_agent_home()
+        let cache_dir = agent::repo_agent_home()
             .context("--prepare-env needs a home for its cache (REPO_AGENT_HOME or HOME)")?
             .join("envs");
         let mut request = EnvironmentRequest::for_agent(&repo.path, cache_dir, &config);

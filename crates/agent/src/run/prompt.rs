@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use context_pack::starter::{PathRole, Starter};
 
-use crate::task::TaskSpec;
+use crate::run::task::TaskSpec;
 
 /// The step a small model is told to take first, at the end of its task
 /// prompt ([`AgentConfig::first_step`](crate::AgentConfig::first_step)).

@@ -9,12 +9,12 @@ use llm::{
 use sandbox::Isolation;
 
 use crate::Error;
-use crate::history::History;
-use crate::prepare::Prepared;
-use crate::prompt;
 use crate::redact::RedactingModel;
-use crate::task::TaskSpec;
-use crate::tools::{ToolName, ToolOptions, ToolOutput, Tools};
+use crate::run::history::History;
+use crate::run::prepare::Prepared;
+use crate::run::prompt;
+use crate::run::task::TaskSpec;
+use crate::run::tools::{ToolName, ToolOptions, ToolOutput, Tools};
 use crate::trajectory::{
     ContextExceededEvent, DigestEvent, ModelErrorEvent, ModelEvent, RequestEvent, SetupEvent,
     StartEvent, Status, Summary, ToolEvent, ToolOutcome, Trajectory, TrajectoryEvent,
@@ -72,8 +72,24 @@ impl Default for Budgets {
     }
 }
 
-/// How an episode is set up.
+/// How an episode is set up: built with [`AgentConfig::builder`] (or
+/// [`AgentConfig::default`]), read and adjusted through its fields.
+///
+/// ```
+/// use std::time::Duration;
+/// use agent::{AgentConfig, Summaries};
+///
+/// let config = AgentConfig::builder()
+///     .max_turns(6)
+///     .isolation(sandbox::Isolation::Process)
+///     .exec_timeout(Duration::from_secs(60))
+///     .summaries(Summaries::Docstrings)
+///     .build();
+/// assert_eq!(config.budgets.max_turns, 6);
+/// assert_eq!(config.context_budget, AgentConfig::default().context_budget);
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct AgentConfig {
     /// Budgets.
     pub budgets: Budgets,
@@ -222,6 +238,79 @@ impl Default for AgentConfig {
     }
 }
 
+impl AgentConfig {
+    /// A builder starting from the defaults.
+    pub fn builder() -> AgentConfigBuilder {
+        AgentConfigBuilder {
+            config: AgentConfig::default(),
+        }
+    }
+}
+
+/// Builds an [`AgentConfig`]; every setter replaces one default (see the
+/// field of the same name for what it means and its default).
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct AgentConfigBuilder {
+    config: AgentConfig,
+}
+
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty),* $(,)?) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(mut self, $name: $ty) -> Self {
+                self.config.$name = $name;
+                self
+            }
+        )*
+    };
+}
+
+impl AgentConfigBuilder {
+    setters! {
+        /// All limits of an episode at once.
+        budgets: Budgets,
+        /// Tool set and information selection.
+        tools: ToolOptions,
+        /// Token budget of the initial repository context.
+        context_budget: usize,
+        /// The hierarchical initial context (off: README only).
+        hierarchical_analysis: bool,
+        /// Sandbox isolation.
+        isolation: Isolation,
+        /// Timeout of one code run.
+        exec_timeout: Duration,
+        /// Let `pip install` reach the package registry.
+        package_registry: bool,
+        /// Fail setting up where the isolation cannot take the network away.
+        require_no_network: bool,
+        /// Where the per-file analysis is cached between runs.
+        analysis_cache: AnalysisCache,
+        /// Who writes the module summaries of the initial context.
+        summaries: Summaries,
+        /// Which user model-written code runs as.
+        code_user: CodeUser,
+        /// When the model is asked for search terms.
+        search_terms: SearchTerms,
+        /// The task repository's prepared environment.
+        environment: Option<crate::environment::EnvironmentReport>,
+        /// End the task prompt with the first step to take.
+        first_step: bool,
+    }
+
+    /// Most model turns (the one budget nearly every caller sets).
+    pub fn max_turns(mut self, turns: u32) -> Self {
+        self.config.budgets.max_turns = turns;
+        self
+    }
+
+    /// The configuration.
+    pub fn build(self) -> AgentConfig {
+        self.config
+    }
+}
+
 /// What the live progress callback is told.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Progress {
@@ -325,7 +414,7 @@ pub struct Opening<'a> {
     pub setup: &'a [SetupEvent],
     /// Whether the task's outputs are files named `output*` in its output
     /// directory: the first `finish` while there are none is refused
-    /// (see [`FinishRefusal::NoOutputs`]).
+    /// (see `FinishRefusal::NoOutputs`).
     pub expects_outputs: bool,
 }
 
@@ -960,7 +1049,7 @@ impl<'a> Episode<'a> {
     }
 }
 
-/// [`prepare`](crate::prepare::prepare_with_model) then [`run_episode`].
+/// [`prepare`](crate::run::prepare::prepare_with_model) then [`run_episode`].
 /// The wall-clock limit covers both: the setup (analysing large
 /// repositories can take long) counts against it, and a limit reached
 /// during the setup ends the run with [`Status::Timeout`] and its summary.
@@ -972,7 +1061,7 @@ pub async fn run(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Summary, Error> {
     let started = Instant::now();
-    let setup = crate::prepare::prepare_with_model(task, config, Some(model));
+    let setup = crate::run::prepare::prepare_with_model(task, config, Some(model));
     let prepared = match config.budgets.timeout {
         Some(limit) => match tokio::time::timeout(limit, setup).await {
             Ok(prepared) => prepared?,

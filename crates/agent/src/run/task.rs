@@ -367,7 +367,7 @@ mod tests {
 
     #[test]
     fn the_fixture_query_json_parses() -> Result<(), Error> {
-        let text = include_str!("../../../testdata/agent_task/query.json");
+        let text = include_str!("../../../../testdata/agent_task/query.json");
         let spec = TaskSpec::from_json(text, Some(Path::new("/o")))?;
         assert_eq!(spec.task_id.as_deref(), Some("textstats_01"));
         assert_eq!(

@@ -97,7 +97,7 @@ pub enum PathError {
 /// The roots of one task and the rule that every tool path follows.
 ///
 /// ```
-/// use agent::tools::policy::{Access, PathPolicy, RootKind};
+/// use agent::run::tools::policy::{Access, PathPolicy, RootKind};
 /// let repo = tempfile::tempdir()?;
 /// let out = tempfile::tempdir()?;
 /// std::fs::write(repo.path().join("m.py"), "x = 1\n")?;
@@ -151,7 +151,7 @@ impl PathPolicy {
     /// The repository should be a root: its own rules apply to that read.
     ///
     /// ```
-    /// use agent::tools::policy::{Access, PathPolicy, RootKind};
+    /// use agent::run::tools::policy::{Access, PathPolicy, RootKind};
     /// let repo = tempfile::tempdir()?;
     /// let copy = tempfile::tempdir()?;
     /// std::os::unix::fs::symlink("/etc/passwd", repo.path().join("README.md"))?;

@@ -382,7 +382,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::tools::policy::Access;
+    use crate::run::tools::policy::Access;
 
     fn policy(dir: &Path) -> PathPolicy {
         let work = dir.join("work");

@@ -9,13 +9,13 @@ use llm::ChatModel;
 use sandbox::{Isolation, Sandbox, SandboxConfig};
 
 use crate::Error;
-use crate::episode::{AgentConfig, AnalysisCache, SearchTerms, Summaries};
-use crate::prompt::FirstStep;
 use crate::redact::{RedactingModel, Redactor};
-use crate::summaries::ModelSummarizer;
-use crate::task::TaskSpec;
-use crate::tools::Tools;
-use crate::tools::policy::{Access, PathPolicy, RootKind, canonical_or_lexical};
+use crate::run::episode::{AgentConfig, AnalysisCache, SearchTerms, Summaries};
+use crate::run::prompt::FirstStep;
+use crate::run::summaries::ModelSummarizer;
+use crate::run::task::TaskSpec;
+use crate::run::tools::Tools;
+use crate::run::tools::policy::{Access, PathPolicy, RootKind, canonical_or_lexical};
 use crate::trajectory::{SetupEvent, SetupPurpose};
 
 /// The tools and the initial context of a task, ready for
@@ -98,14 +98,14 @@ pub async fn prepare_with_model(
     if let (Some(model), Some(primary)) = (model, graphs.first()) {
         let found = context_pack::task_terms_found(primary, &task.description);
         let ask = match config.search_terms {
-            SearchTerms::Auto => found < crate::keywords::MIN_TERMS_FOUND,
+            SearchTerms::Auto => found < crate::run::keywords::MIN_TERMS_FOUND,
             SearchTerms::Always => true,
             SearchTerms::Never => false,
         };
         if ask {
             let name = task.repositories.first().map_or("", |r| r.name.as_str());
             let (terms, event) =
-                crate::keywords::search_terms(model, &task.description, name).await;
+                crate::run::keywords::search_terms(model, &task.description, name).await;
             tracing::info!(found, terms = ?terms, "asked the model for search terms");
             keywords = terms;
             setup.push(event);
