@@ -56,8 +56,9 @@ pub(crate) struct Spec {
     pub(crate) on_output: Option<OutputCallback>,
     /// Name shown in logs and errors (the user's program, not `bwrap`).
     pub(crate) display_name: String,
-    /// The disk budget and the paths whose file systems the code can write.
-    pub(crate) disk: Option<(u64, Vec<PathBuf>)>,
+    /// The disk budget, the paths whose file systems the code can write,
+    /// and whether it can write only below them.
+    pub(crate) disk: Option<(u64, Vec<PathBuf>, crate::disk::Writes)>,
 }
 
 /// Why the sandbox stopped a call before it ended by itself.
@@ -272,7 +273,7 @@ pub(crate) async fn run(spec: Spec) -> Result<ExecResult> {
     let disk = spec
         .disk
         .as_ref()
-        .map(|(limit, roots)| crate::disk::DiskWatch::start(*limit, roots));
+        .map(|(limit, roots, writes)| crate::disk::DiskWatch::start(*limit, roots, *writes));
     let (done_tx, done_rx) = watch::channel(false);
     let stdin_pipe = child.stdin.take();
     let mut stdin_done = done_rx.clone();

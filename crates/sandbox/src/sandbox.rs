@@ -727,9 +727,14 @@ impl Sandbox {
             output_limit: extra.output_limit.unwrap_or(config.output_limit),
             on_output: config.on_output.clone(),
             display_name,
-            disk: config
-                .disk_limit
-                .map(|limit| (limit, self.writable_roots(&extra))),
+            disk: config.disk_limit.map(|limit| {
+                let writes = if self.inner.isolation == Isolation::Process {
+                    crate::disk::Writes::Anywhere
+                } else {
+                    crate::disk::Writes::ConfinedToRoots
+                };
+                (limit, self.writable_roots(&extra), writes)
+            }),
         })
     }
 

@@ -307,6 +307,48 @@ async fn what_code_leaves_in_the_hosts_shared_memory_is_removed_in_process_mode(
     assert!(!Path::new("/tmp").join(format!("{marker}.d")).exists());
 }
 
+/// A contained call is not stopped for what others write on its file
+/// system meanwhile (a `pip install` was, beside a compiler writing a
+/// gigabyte): growth past the budget is confirmed by what its writable
+/// roots hold. In process isolation the code could write anywhere, so the
+/// file system's growth still decides there.
+#[tokio::test]
+async fn a_contained_call_is_not_stopped_for_what_others_write_beside_it() {
+    let _serial = SERIAL.lock().await;
+    if !modes().await.contains(&Isolation::Namespaces) {
+        return;
+    }
+    const BUDGET: u64 = 32 << 20;
+    let dir = workdir();
+    let config = builder(dir.path(), Isolation::Namespaces)
+        .disk_limit(BUDGET)
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let sandbox = Sandbox::new(config).await.unwrap();
+    let others = workdir();
+    let writer = {
+        let others = others.path().to_path_buf();
+        std::thread::spawn(move || {
+            // 256 MiB beside the call, on the same file system, while it runs.
+            for i in 0..32 {
+                std::fs::write(others.join(format!("other{i}")), vec![1u8; 8 << 20]).unwrap();
+                std::thread::sleep(Duration::from_millis(40));
+            }
+        })
+    };
+    let result = sandbox
+        .run_shell("sleep 3; echo small > mine.txt; echo done")
+        .await
+        .unwrap();
+    writer.join().unwrap();
+    assert!(!result.killed_for_disk, "{result:?}");
+    assert!(
+        result.success() && result.stdout.contains("done"),
+        "{result:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_call_that_writes_past_its_disk_budget_is_stopped() {
     let _serial = SERIAL.lock().await;
