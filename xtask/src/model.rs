@@ -30,6 +30,23 @@ pub(crate) fn run(rest: &[&str]) -> anyhow::Result<()> {
 /// Runs the installer and returns the installed file's path (the last
 /// line it prints on stdout).
 pub(crate) fn install(rest: &[&str]) -> anyhow::Result<PathBuf> {
+    install_with(&Installer::CargoRun, rest)
+}
+
+/// How the installer program is started.
+pub(crate) enum Installer {
+    /// `cargo run -p llm-local --example install`: builds it first, with
+    /// llm-local's features alone.
+    CargoRun,
+    /// The example's binary, already built (by `cargo test --workspace`,
+    /// which builds examples too). Running it directly spares a second
+    /// build of candle and tokenizers under another feature set, which
+    /// cost CI about three minutes.
+    Built(PathBuf),
+}
+
+/// [`install`] through the given installer.
+pub(crate) fn install_with(installer: &Installer, rest: &[&str]) -> anyhow::Result<PathBuf> {
     let mut dir: Option<PathBuf> = None;
     let mut model: Option<&str> = None;
     let mut find_links: Option<PathBuf> = None;
@@ -52,17 +69,27 @@ pub(crate) fn install(rest: &[&str]) -> anyhow::Result<PathBuf> {
             other => bail!("{USAGE} (unknown argument {other})"),
         }
     }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut command = Command::new(cargo);
-    command.current_dir(super::workspace_root()).args([
-        "run",
-        "--quiet",
-        "-p",
-        "llm-local",
-        "--example",
-        "install",
-        "--",
-    ]);
+    let mut command = match installer {
+        Installer::CargoRun => {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut command = Command::new(cargo);
+            command.current_dir(super::workspace_root()).args([
+                "run",
+                "--quiet",
+                "-p",
+                "llm-local",
+                "--example",
+                "install",
+                "--",
+            ]);
+            command
+        }
+        Installer::Built(binary) => {
+            let mut command = Command::new(binary);
+            command.current_dir(super::workspace_root());
+            command
+        }
+    };
     // Without --dir the installer uses repo-agent's home rule itself
     // (`llm_local::repo_agent_home`): xtask keeps no copy of it.
     if let Some(dir) = &dir {

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use crate::model::{self, Installer};
+
 /// One test binary cargo built.
 #[derive(Debug, Clone)]
 struct TestBinary {
@@ -42,12 +44,48 @@ struct Outcome {
 /// Where the ignored tests of `llm-local` find the default model.
 pub(crate) const QWEN_MODEL_ENV: &str = "REPO_AGENT_QWEN_MODEL";
 
+/// Work that runs on its own thread while the test binaries run (CI's
+/// lints: most test binaries wait on pip, servers and sandboxed processes,
+/// and leave the cores to it).
+pub(crate) type Alongside<'a> = &'a (dyn Fn() -> anyhow::Result<()> + Sync);
+
 /// Builds the workspace's tests, runs the binaries `jobs` at a time, then
-/// the doctests. With `ignored` (the default model's file) the tests marked
-/// `#[ignore = "needs ..."]` run too, with [`QWEN_MODEL_ENV`] naming it.
+/// the doctests. With `include_ignored` the tests marked
+/// `#[ignore = "needs ..."]` run too, with [`QWEN_MODEL_ENV`] naming the
+/// default model's file. `alongside` runs while the binaries do, and must
+/// not need cargo's build lock for long (the doctests wait for it).
 /// Fails when anything failed, after running everything.
-pub(crate) fn run(jobs: usize, ignored: Option<&Path>) -> anyhow::Result<()> {
-    let binaries = build()?;
+pub(crate) fn run(
+    jobs: usize,
+    include_ignored: bool,
+    alongside: Option<Alongside<'_>>,
+) -> anyhow::Result<()> {
+    let Built {
+        binaries,
+        installer,
+    } = build()?;
+    let installer = installer.map_or(Installer::CargoRun, Installer::Built);
+    // The embedded-model tests use SmolLM2 (98 MB; never the 1.1 GB
+    // default); without it they fail and say how to install it.
+    if let Err(error) = model::install_with(&installer, &["--model", model::TEST_MODEL]) {
+        eprintln!(
+            "warning: the tests' model ({}) could not be installed ({error:#}); its tests will fail",
+            model::TEST_MODEL
+        );
+    }
+    // `--include-ignored` also runs the tests marked `#[ignore = "needs
+    // ..."]`: those of the default model (Qwen2.5-Coder-1.5B, 1.1 GB, which
+    // is installed unless `REPO_AGENT_QWEN_MODEL` already names it). CI runs this.
+    let ignored = if include_ignored {
+        Some(match std::env::var_os(QWEN_MODEL_ENV) {
+            Some(path) => PathBuf::from(path),
+            None => model::install_with(&installer, &[])
+                .context("the ignored tests need the default model")?,
+        })
+    } else {
+        None
+    };
+    let ignored = ignored.as_deref();
     let durations_file = super::target_dir().join("test-durations.json");
     let previous = read_durations(&durations_file);
     let mut queue = binaries;
@@ -64,7 +102,8 @@ pub(crate) fn run(jobs: usize, ignored: Option<&Path>) -> anyhow::Result<()> {
     let started = Instant::now();
     let queue = Mutex::new(queue.into_iter());
     let outcomes = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
+    let alongside_result = std::thread::scope(|scope| {
+        let alongside = alongside.map(|work| scope.spawn(work));
         for _ in 0..jobs.max(1) {
             scope.spawn(|| {
                 loop {
@@ -78,6 +117,11 @@ pub(crate) fn run(jobs: usize, ignored: Option<&Path>) -> anyhow::Result<()> {
                 }
             });
         }
+        alongside.map(|handle| {
+            handle
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the work alongside the tests panicked")))
+        })
     });
     let outcomes = outcomes.into_inner().unwrap_or_default();
     let failed: Vec<&str> = outcomes
@@ -104,12 +148,20 @@ pub(crate) fn run(jobs: usize, ignored: Option<&Path>) -> anyhow::Result<()> {
     if !failed.is_empty() {
         bail!("failed test binaries: {}", failed.join(", "));
     }
-    doctests
+    doctests?;
+    alongside_result.unwrap_or(Ok(()))
+}
+
+/// What the test build produced.
+struct Built {
+    binaries: Vec<TestBinary>,
+    /// llm-local's `install` example, when cargo reported it.
+    installer: Option<PathBuf>,
 }
 
 /// `cargo test --workspace --all-features --no-run`, reading the executables from
 /// cargo's JSON messages (diagnostics still go to the terminal).
-fn build() -> anyhow::Result<Vec<TestBinary>> {
+fn build() -> anyhow::Result<Built> {
     let mut child = super::cargo()
         .args([
             "test",
@@ -125,6 +177,7 @@ fn build() -> anyhow::Result<Vec<TestBinary>> {
         .context("cannot run cargo test --no-run")?;
     let stdout = child.stdout.take().context("cargo's output")?;
     let mut binaries = Vec::new();
+    let mut installer = None;
     for line in BufReader::new(stdout).lines() {
         let line = line.context("reading cargo's output")?;
         let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
@@ -132,6 +185,8 @@ fn build() -> anyhow::Result<Vec<TestBinary>> {
         };
         if let Some(binary) = test_binary(&message) {
             binaries.push(binary);
+        } else if is_model_installer(&message) {
+            installer = message["executable"].as_str().map(PathBuf::from);
         }
     }
     let status = child.wait().context("waiting for cargo")?;
@@ -141,7 +196,21 @@ fn build() -> anyhow::Result<Vec<TestBinary>> {
     if binaries.is_empty() {
         bail!("cargo built no test binaries");
     }
-    Ok(binaries)
+    Ok(Built {
+        binaries,
+        installer,
+    })
+}
+
+/// Whether a `compiler-artifact` message announces llm-local's `install`
+/// example.
+fn is_model_installer(message: &serde_json::Value) -> bool {
+    message["reason"] == "compiler-artifact"
+        && message["target"]["kind"][0] == "example"
+        && message["target"]["name"] == "install"
+        && message["package_id"]
+            .as_str()
+            .is_some_and(|id| id.contains("llm-local"))
 }
 
 /// The test binary a `compiler-artifact` message announces, if it is one.
