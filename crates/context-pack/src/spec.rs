@@ -62,7 +62,8 @@ use repo_graph::{Endpoint, HttpMethod};
 use serde::{Deserialize, Serialize};
 
 use crate::markdown;
-use crate::readme::{Fence, atx, indent, list_marker};
+use crate::markdown::{Fence, atx, indent};
+use crate::readme::list_marker;
 
 /// Sections a document is split into at most; later headings are text.
 pub const MAX_SECTIONS: usize = 10_000;
