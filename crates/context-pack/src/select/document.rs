@@ -12,6 +12,7 @@ use std::path::Path;
 use super::{SelectOptions, View};
 use crate::TokenCounter;
 use crate::bm25::{self, Bm25};
+use crate::markdown;
 
 /// Tokens an omission marker line costs, rounded up.
 const MARKER_TOKENS: usize = 12;
@@ -315,10 +316,16 @@ fn units(counter: &TokenCounter, text: &str, chunk_tokens: usize) -> Vec<Span> {
     units
 }
 
-/// Paragraphs: a block starts at a Markdown heading (outside code fences)
-/// or at the first non-blank line after blank lines, and keeps the blank
-/// lines that follow it.
+/// Paragraphs: a block starts at a Markdown heading (ATX or setext, at the
+/// document's top level, so never in a code block) or at the first
+/// non-blank line after blank lines, and keeps the blank lines that follow
+/// it.
 fn blocks(text: &str) -> Vec<Span> {
+    let mut headings = markdown::outline(text)
+        .headings
+        .into_iter()
+        .map(|h| h.range.start)
+        .peekable();
     let mut blocks = Vec::new();
     let mut current = Span {
         start: 0,
@@ -326,12 +333,16 @@ fn blocks(text: &str) -> Vec<Span> {
         tokens: 0,
         heading: false,
     };
-    let mut in_fence = false;
     let mut after_blank = false;
     for line in text.split_inclusive('\n') {
-        let trimmed = line.trim();
-        let blank = trimmed.is_empty();
-        let heading = !in_fence && is_heading(line);
+        let blank = line.trim().is_empty();
+        let mut heading = false;
+        while headings
+            .next_if(|&start| start < current.end + line.len())
+            .is_some()
+        {
+            heading = true;
+        }
         if current.end > current.start && (heading || (after_blank && !blank)) {
             blocks.push(current);
             current = Span {
@@ -343,9 +354,6 @@ fn blocks(text: &str) -> Vec<Span> {
         } else if current.end == current.start {
             current.heading = heading;
         }
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            in_fence = !in_fence;
-        }
         after_blank = blank;
         current.end += line.len();
     }
@@ -353,21 +361,6 @@ fn blocks(text: &str) -> Vec<Span> {
         blocks.push(current);
     }
     blocks
-}
-
-/// An ATX Markdown heading: up to three spaces, one to six `#`, then a
-/// space or the end of the line.
-fn is_heading(line: &str) -> bool {
-    let unindented = line.trim_start_matches(' ');
-    if line.len() - unindented.len() > 3 {
-        return false;
-    }
-    let hashes = unindented.bytes().take_while(|&b| b == b'#').count();
-    (1..=6).contains(&hashes)
-        && unindented[hashes..]
-            .chars()
-            .next()
-            .is_none_or(char::is_whitespace)
 }
 
 /// The chunks to show, best first, and how many of them (a prefix of the
@@ -500,6 +493,32 @@ fn chunk_header(
             "[document view: {what}: {matched} mentioning \"{quoted}\" and the first {}, in document order; use another query to see other parts]",
             kept - matched
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each block's first line and whether it starts with a heading.
+    fn firsts(text: &str) -> Vec<(&str, bool)> {
+        blocks(text)
+            .iter()
+            .map(|b| (text[b.start..b.end].lines().next().unwrap_or(""), b.heading))
+            .collect()
+    }
+
+    #[test]
+    fn blocks_start_at_headings_outside_code() {
+        assert_eq!(
+            firsts("Title\n=====\nIntro.\n```\n# code\n\n## code\n```\n## Real\ntext\n\nMore.\n"),
+            [
+                ("Title", true),
+                ("## code", false),
+                ("## Real", true),
+                ("More.", false)
+            ]
+        );
     }
 }
 
