@@ -34,11 +34,6 @@ impl Fence {
         Some(Fence { ch, len })
     }
 
-    /// The fence's character and length.
-    pub(crate) fn marker(self) -> (char, usize) {
-        (self.ch, self.len)
-    }
-
     /// The info string of `line`, the line that opened this fence
     /// (`python` of ```` ```python ````), trimmed; empty when there is none.
     pub(crate) fn info(self, line: &str) -> &str {
