@@ -10,8 +10,8 @@
 //! Read: the one definition of where a document's headings and fenced
 //! code blocks are ([`outline`], on pulldown-cmark), used by the document
 //! view's chunking, the specification's sections, the initial context's
-//! cut blocks ([`close_fence`]) and the agent's reading of model answers
-//! ([`fenced_blocks`]). Readers that go line by line through text that is
+//! cut blocks ([`close_fence`]), the search's names from the README's
+//! code and the agent's reading of model answers ([`fenced_blocks`]). Readers that go line by line through text that is
 //! not only Markdown (the README reader also reads reStructuredText) use
 //! the crate's line-level definitions of a fence and an ATX heading
 //! instead, which agree with the parser on a top-level line.

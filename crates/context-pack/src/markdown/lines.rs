@@ -19,8 +19,8 @@ pub(crate) struct Fence {
 
 impl Fence {
     /// The fence `line` opens: three or more backticks or tildes after any
-    /// indentation, then an info string (which after backticks may hold
-    /// none, else the line is inline code).
+    /// indentation, then an info string (which after backticks holds no
+    /// backtick, else the line is inline code).
     pub(crate) fn open(line: &str) -> Option<Fence> {
         let t = line.trim_start();
         let ch = t.chars().next()?;
