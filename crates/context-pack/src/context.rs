@@ -272,7 +272,9 @@ impl<'g> ContextBuilder<'g> {
             if keep == 0 {
                 blocks.pop();
             } else {
-                last.text = close_fences(counter.truncate(&last.text, keep.saturating_sub(2)));
+                last.text =
+                    markdown::close_fence(counter.truncate(&last.text, keep.saturating_sub(2)))
+                        .into_owned();
                 last.tokens = counter.count(&last.text);
             }
             total = counter.count(&join_blocks(&blocks));
@@ -518,17 +520,4 @@ fn normalised(scores: Vec<f64>) -> Vec<f64> {
 
 fn escape_cell(text: &str) -> String {
     markdown::cell_text(&text.replace('\n', " "))
-}
-
-/// Closes an unterminated code fence left by truncation.
-fn close_fences(text: &str) -> String {
-    let fences = text
-        .lines()
-        .filter(|l| l.trim_start().starts_with("```"))
-        .count();
-    if fences % 2 == 1 {
-        format!("{text}\n```")
-    } else {
-        text.to_string()
-    }
 }

@@ -443,20 +443,12 @@ impl Bonus {
 /// of where a user starts.
 fn code_identifiers(readme: &str) -> rustc_hash::FxHashSet<String> {
     let mut names = rustc_hash::FxHashSet::default();
-    let mut in_fence = false;
-    for line in readme.lines().take(20_000) {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            in_fence = !in_fence;
-            continue;
-        }
-        let code = if in_fence {
-            line
-        } else if let Some(rest) = trimmed.strip_prefix(">>>") {
-            rest
-        } else {
-            continue;
-        };
+    let fenced = crate::markdown::fenced_blocks(readme);
+    // A prompt inside a fenced block is read twice; the set keeps one.
+    let prompts = readme
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix(">>>"));
+    for code in fenced.iter().map(|b| b.body).chain(prompts) {
         for word in code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
             if word.len() >= 3 && !word.starts_with(|c: char| c.is_ascii_digit()) {
                 names.insert(word.to_owned());
@@ -663,6 +655,12 @@ mod tests {
         );
         assert!(names.contains("extract_text") && names.contains("fetch_url"));
         assert!(!names.contains("extract"), "prose is not code");
+        // A fence inside a longer one is code, and does not end the block.
+        let names = code_identifiers(
+            "````markdown\n```python\nfrom pkg import inner_call\n```\n````\nprose_word\n",
+        );
+        assert!(names.contains("inner_call"), "{names:?}");
+        assert!(!names.contains("prose_word"), "{names:?}");
     }
 
     #[test]

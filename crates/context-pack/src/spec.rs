@@ -21,14 +21,16 @@
 //!
 //! # Headings
 //!
-//! Three styles are recognised, outside fenced code blocks (a fence that
-//! is never closed is read as text, so one stray fence does not hide the
-//! rest of the document):
+//! Markdown is read by [`markdown::outline`] (CommonMark: never in a code
+//! block, not inside a list item or quote), with two rules of this
+//! module on top: a fenced code block that is never closed is read as
+//! text, so one stray fence does not hide the rest of the document; and a
+//! setext title is one line, not a table row or HTML. Three styles:
 //!
 //! - **ATX**: `#` to `######`, up to three spaces in, then a space or the
 //!   line's end; the level is the number of `#`.
-//! - **Setext**: a one-line paragraph underlined with at least three `=`
-//!   (level 1) or `-` (level 2). A `---` after a blank line is a rule.
+//! - **Setext**: a one-line paragraph underlined with `=` (level 1) or `-`
+//!   (level 2). A `---` after a blank line is a rule.
 //! - **Plain**, only in a document with neither of the above (its author
 //!   had no heading syntax, as in the RepoGenesis READMEs; in a Markdown
 //!   document a short standalone line is a caption or a bold label): a line
@@ -52,7 +54,9 @@
 //! Parsing is linear in the text and never fails. On hostile input it is
 //! bounded: at most [`MAX_SECTIONS`] sections (later headings are read as
 //! text) and headings of at most [`MAX_HEADING_BYTES`], so the parents
-//! every section carries stay small.
+//! every section carries stay small. The text after each stray fence is
+//! parsed again, up to four times the text in all; a stray fence past that
+//! runs to the end, as in CommonMark.
 
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -62,7 +66,8 @@ use repo_graph::{Endpoint, HttpMethod};
 use serde::{Deserialize, Serialize};
 
 use crate::markdown;
-use crate::readme::{Fence, atx, indent, list_marker};
+use crate::markdown::indent;
+use crate::readme::list_marker;
 
 /// Sections a document is split into at most; later headings are text.
 pub const MAX_SECTIONS: usize = 10_000;
@@ -74,6 +79,9 @@ const PLAIN_CHARS: usize = 72;
 const PLAIN_WORDS: usize = 10;
 /// Levels a heading can have (Markdown's six).
 const MAX_LEVEL: u8 = 6;
+/// Times over the text the Markdown parser may read it, stray fences
+/// making it read again what follows them.
+const MAX_READS: usize = 4;
 /// The verbs an endpoint line starts with.
 const VERBS: [&str; 7] = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
 
@@ -185,8 +193,7 @@ impl SpecDocument {
     /// ```
     pub fn parse(text: &str) -> SpecDocument {
         let lines: Vec<&str> = text.lines().collect();
-        let code = code_lines(&lines);
-        let mut headings = markdown_headings(&lines, &code);
+        let (code, mut headings) = markdown_lines(text, &lines);
         if headings.iter().all(Option::is_none) {
             headings = plain_headings(&lines, &code);
         }
@@ -281,121 +288,99 @@ impl SpecDocument {
     }
 }
 
-/// Which lines are inside fenced code blocks (fences included). A fence
-/// with no closing line later is text: the longest closing run of each
-/// fence character from every line on tells that in one backward pass.
-fn code_lines(lines: &[&str]) -> Vec<bool> {
-    let n = lines.len();
-    let bare_run = |line: &str, ch: char| {
-        let t = line.trim();
-        if !t.is_empty() && t.chars().all(|c| c == ch) {
-            t.len()
-        } else {
-            0
-        }
-    };
-    let mut longest = [vec![0usize; n + 1], vec![0usize; n + 1]];
-    for i in (0..n).rev() {
-        for (k, ch) in ['`', '~'].into_iter().enumerate() {
-            longest[k][i] = longest[k][i + 1].max(bare_run(lines[i], ch));
-        }
-    }
-    let mut code = vec![false; n];
-    let mut i = 0;
-    while i < n {
-        let fence = Fence::open(lines[i]).filter(|f| {
-            let (ch, run) = f.marker();
-            longest[usize::from(ch == '~')][i + 1] >= run
-        });
-        let Some(fence) = fence else {
-            i += 1;
-            continue;
-        };
-        code[i] = true;
-        i += 1;
-        while i < n {
-            code[i] = true;
-            i += 1;
-            if fence.closes(lines[i - 1]) {
-                break;
-            }
-        }
-    }
-    code
-}
-
 fn blank(line: &str) -> bool {
     line.trim().is_empty()
 }
 
-/// ATX and setext headings, by line.
-fn markdown_headings<'t>(lines: &[&'t str], code: &[bool]) -> Vec<Option<Found<'t>>> {
+/// Which lines are in fenced code blocks (fences included), and the
+/// Markdown headings by line, as [`markdown::outline`] reads them, with
+/// this module's two rules on top: a stray fence (one nothing closes, so
+/// it runs to the end) is text and what follows it is read again, and a
+/// setext heading has a one-line title that is not a table row or HTML.
+///
+/// Each stray fence costs a reading of the text after it; readings stop
+/// at [`MAX_READS`] times the text, and a stray fence past that runs to
+/// the end as CommonMark says, so hostile input stays linear.
+fn markdown_lines<'t>(text: &'t str, lines: &[&'t str]) -> (Vec<bool>, Vec<Option<Found<'t>>>) {
     let n = lines.len();
+    let mut code = vec![false; n];
     let mut found: Vec<Option<Found<'t>>> = vec![None; n];
-    let mut i = 0;
-    while i < n {
-        if code[i] {
-            i += 1;
-            continue;
+    let starts: Vec<usize> = text
+        .split_inclusive('\n')
+        .scan(0, |offset, line| {
+            let start = *offset;
+            *offset += line.len();
+            Some(start)
+        })
+        .collect();
+    let line_of = |offset: usize| {
+        starts
+            .partition_point(|&start| start <= offset)
+            .saturating_sub(1)
+            .min(n.saturating_sub(1))
+    };
+    let budget = text.len().saturating_mul(MAX_READS);
+    let mut read = 0usize;
+    let mut from = 0usize;
+    while from < text.len() {
+        let part = &text[from..];
+        read += part.len();
+        let outline = markdown::outline(part);
+        // What follows a stray fence is read again while the readings stay
+        // within the budget (it is shorter than this part).
+        let stray = outline
+            .fenced
+            .last()
+            .filter(|b| b.unclosed && part[b.range.end..].trim().is_empty())
+            .filter(|_| read + part.len() <= budget)
+            .map(|b| b.range.start);
+        for block in &outline.fenced {
+            if Some(block.range.start) == stray {
+                continue;
+            }
+            let last = line_of(from + block.range.end.saturating_sub(1).max(block.range.start));
+            for line in &mut code[line_of(from + block.range.start)..=last] {
+                *line = true;
+            }
         }
-        if let Some((level, title)) = atx(lines[i]) {
-            found[i] = Some(Found {
-                kind: HeadingKind::Atx,
-                level: u8::try_from(level).unwrap_or(MAX_LEVEL),
-                title,
-                lines: 1,
+        for heading in outline.headings {
+            let first = line_of(from + heading.range.start);
+            let last = line_of(from + heading.range.end.saturating_sub(1).max(heading.range.start));
+            // Two headings on one line of ours (a bare CR between them):
+            // the first one is the line's.
+            if found[first].is_some()
+                || (heading.setext && (last != first + 1 || !setext_title(lines[first])))
+            {
+                continue;
+            }
+            found[first] = Some(Found {
+                kind: if heading.setext {
+                    HeadingKind::Setext
+                } else {
+                    HeadingKind::Atx
+                },
+                level: heading.level.clamp(1, MAX_LEVEL),
+                title: heading.text,
+                lines: last - first + 1,
             });
-            i += 1;
-            continue;
         }
-        let follows_break = i == 0 || blank(lines[i - 1]) || code[i - 1] || found[i - 1].is_some();
-        if follows_break
-            && i + 1 < n
-            && !code[i + 1]
-            && setext_title(lines[i])
-            && let Some(level) = underline(lines[i + 1])
-        {
-            found[i] = Some(Found {
-                kind: HeadingKind::Setext,
-                level,
-                title: lines[i].trim(),
-                lines: 2,
-            });
-            i += 2;
-            continue;
-        }
-        i += 1;
+        let Some(start) = stray else {
+            break;
+        };
+        from = starts
+            .get(line_of(from + start) + 1)
+            .copied()
+            .unwrap_or(text.len());
     }
-    found
+    (code, found)
 }
 
-/// Whether a line can be a setext heading's title.
+/// Whether the one-line title of a setext heading reads as a title: a
+/// table row (`| a |`), HTML or a line of only `=` and `-` is not one,
+/// whatever the underline says.
 fn setext_title(line: &str) -> bool {
     let t = line.trim();
-    !t.is_empty()
-        && indent(line) < 4
-        && list_marker(t).is_none()
-        && !t.starts_with(['|', '>', '<'])
-        && underline(line).is_none()
-        && Fence::open(line).is_none()
-}
-
-/// The level a setext underline gives: `===` 1, `---` 2.
-fn underline(line: &str) -> Option<u8> {
-    if indent(line) > 3 {
-        return None;
-    }
-    let t = line.trim();
-    if t.len() < 3 {
-        return None;
-    }
-    if t.bytes().all(|b| b == b'=') {
-        Some(1)
-    } else if t.bytes().all(|b| b == b'-') {
-        Some(2)
-    } else {
-        None
-    }
+    !t.starts_with(['|', '<']) && !t.bytes().all(|b| b == b'=' || b == b'-')
 }
 
 /// A plain-text line read as a heading.

@@ -375,6 +375,48 @@ fn large_tsv_and_a_tight_budget() {
     assert!(view.text.contains("more columns ...]"), "{}", view.text);
 }
 
+#[test]
+fn table_previews_of_unusual_files() {
+    let options = SelectOptions::default();
+    // A quote opened on line 5,002 and never closed: the rest of the file
+    // is that one field, and the preview says so.
+    let mut csv = large_csv();
+    csv.push_str("5001,\"never closed,1.0,true,2024-01-01,\n5002,x,2.0,false,2024-01-02,\n");
+    let view = document(counter(), "data.csv", &csv, None, &options);
+    assert_bounded(&view, &options);
+    assert!(view.text.contains("5001 rows, 6 columns"), "{}", view.text);
+    assert!(
+        view.text.contains(
+            "[a quoted field opened at line 5002 is never closed: the rest of the file was read as that one field]"
+        ),
+        "{}",
+        view.text
+    );
+    // Old Mac line ends, blank lines, a byte order mark and no final line end.
+    let mac: String = std::iter::once("\u{feff}id,label\r\r".to_owned())
+        .chain((1..=3_000).map(|i| format!("{i},item {i}\r")))
+        .collect::<String>()
+        .trim_end()
+        .to_owned();
+    let view = document(counter(), "mac.csv", &mac, None, &options);
+    assert_bounded(&view, &options);
+    let mut lines = view.text.lines();
+    assert!(
+        lines
+            .next()
+            .is_some_and(|l| l.contains("3000 rows, 2 columns")),
+        "{}",
+        view.text
+    );
+    assert_eq!(lines.next(), Some("id,label"));
+    assert_eq!(lines.next(), Some("1,item 1"));
+    assert!(
+        view.text.contains("- id: integer, 1..3000\n"),
+        "{}",
+        view.text
+    );
+}
+
 /// 50,000 numbered log lines with a traceback at line 25,001.
 fn long_log() -> (String, &'static str) {
     const TRACEBACK: &str = "Traceback (most recent call last):\n  File \"/app/train.py\", line 88, in <module>\n    main()\n  File \"/app/train.py\", line 80, in main\n    step(batch)\n  File \"/app/model.py\", line 12, in step\n    raise ValueError(\"bad batch shape (3, 224)\")\nValueError: bad batch shape (3, 224)\n";

@@ -3,8 +3,9 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::parse::{indent, list_marker};
+use super::parse::list_marker;
 use super::{Block, Flavor, Kind, REACH};
+use crate::markdown::indent;
 
 pub(super) struct Cleaner {
     flavor: Flavor,

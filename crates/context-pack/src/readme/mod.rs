@@ -51,8 +51,8 @@ use crate::markdown;
 use clean::{Cleaner, drop_orphan_definitions};
 use fit::{Fitter, sectionize};
 use parse::{Parser, strip_comments, strip_front_matter};
-// The specification reader recognises Markdown the same way.
-pub(crate) use parse::{Fence, atx, indent, list_marker};
+// The specification reader reads list items the same way.
+pub(crate) use parse::list_marker;
 
 /// The README is read up to this many bytes; the share is far smaller.
 const MAX_BYTES: u64 = 512 * 1024;

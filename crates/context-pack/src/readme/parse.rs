@@ -4,43 +4,7 @@
 use rustc_hash::FxHashSet;
 
 use super::{Block, Flavor, Kind};
-
-/// A Markdown code fence: its character and length.
-pub(crate) struct Fence {
-    ch: char,
-    len: usize,
-}
-
-impl Fence {
-    pub(crate) fn open(line: &str) -> Option<Fence> {
-        let t = line.trim_start();
-        let ch = t.chars().next()?;
-        if ch != '`' && ch != '~' {
-            return None;
-        }
-        let len = t.chars().take_while(|&c| c == ch).count();
-        // A backtick fence's info string holds no backtick (else it is inline code).
-        if len < 3 || (ch == '`' && t[len..].contains('`')) {
-            return None;
-        }
-        Some(Fence { ch, len })
-    }
-
-    /// The fence's character and length: a line of only that character,
-    /// at least that many times, closes it.
-    pub(crate) fn marker(&self) -> (char, usize) {
-        (self.ch, self.len)
-    }
-
-    pub(crate) fn closes(&self, line: &str) -> bool {
-        let t = line.trim();
-        t.chars().count() >= self.len && t.chars().all(|c| c == self.ch)
-    }
-
-    fn closing(&self) -> String {
-        std::iter::repeat_n(self.ch, self.len).collect()
-    }
-}
+use crate::markdown::{Fence, atx, indent};
 
 /// What follows a reST paragraph: an indented block to read as code, to
 /// drop, or to keep with its directive.
@@ -331,24 +295,6 @@ impl<'t> Parser<'t> {
     }
 }
 
-/// An ATX heading: `## Title ##`, up to three spaces in.
-pub(crate) fn atx(line: &str) -> Option<(usize, &str)> {
-    if indent(line) > 3 {
-        return None;
-    }
-    let t = line.trim_start();
-    let level = t.chars().take_while(|&c| c == '#').count();
-    if !(1..=6).contains(&level) {
-        return None;
-    }
-    let rest = &t[level..];
-    if !rest.is_empty() && !rest.starts_with([' ', '\t']) {
-        return None;
-    }
-    let title = rest.trim().trim_end_matches('#').trim_end();
-    Some((level, title))
-}
-
 enum Directive {
     Code,
     /// An image (its substitution name, when it defines one), figure or raw HTML.
@@ -379,13 +325,6 @@ fn directive(first: &str) -> Option<Directive> {
         "image" | "figure" | "raw" => Directive::Image(sub),
         _ => Directive::Other,
     })
-}
-
-pub(crate) fn indent(line: &str) -> usize {
-    line.chars()
-        .take_while(|c| *c == ' ' || *c == '\t')
-        .map(|c| if c == '\t' { 4 } else { 1 })
-        .sum()
 }
 
 /// The length of a list marker (`- `, `* `, `+ `, `1. `, `2) `, `#. `) at

@@ -3,8 +3,9 @@
 use proptest::prelude::*;
 
 use super::fit::Category;
-use super::parse::{Fence, list_items};
+use super::parse::list_items;
 use super::*;
+use crate::markdown::Fence;
 
 fn counter() -> TokenCounter {
     TokenCounter::new(Default::default()).unwrap()

@@ -12,6 +12,7 @@ use std::path::Path;
 use super::{SelectOptions, View};
 use crate::TokenCounter;
 use crate::bm25::{self, Bm25};
+use crate::markdown;
 
 /// Tokens an omission marker line costs, rounded up.
 const MARKER_TOKENS: usize = 12;
@@ -315,10 +316,16 @@ fn units(counter: &TokenCounter, text: &str, chunk_tokens: usize) -> Vec<Span> {
     units
 }
 
-/// Paragraphs: a block starts at a Markdown heading (outside code fences)
-/// or at the first non-blank line after blank lines, and keeps the blank
-/// lines that follow it.
+/// Paragraphs: a block starts at a Markdown heading (ATX or setext, at the
+/// document's top level, so never in a code block) or at the first
+/// non-blank line after blank lines, and keeps the blank lines that follow
+/// it.
 fn blocks(text: &str) -> Vec<Span> {
+    let mut headings = markdown::outline(text)
+        .headings
+        .into_iter()
+        .map(|h| h.range.start)
+        .peekable();
     let mut blocks = Vec::new();
     let mut current = Span {
         start: 0,
@@ -326,12 +333,16 @@ fn blocks(text: &str) -> Vec<Span> {
         tokens: 0,
         heading: false,
     };
-    let mut in_fence = false;
     let mut after_blank = false;
     for line in text.split_inclusive('\n') {
-        let trimmed = line.trim();
-        let blank = trimmed.is_empty();
-        let heading = !in_fence && is_heading(line);
+        let blank = line.trim().is_empty();
+        let mut heading = false;
+        while headings
+            .next_if(|&start| start < current.end + line.len())
+            .is_some()
+        {
+            heading = true;
+        }
         if current.end > current.start && (heading || (after_blank && !blank)) {
             blocks.push(current);
             current = Span {
@@ -343,9 +354,6 @@ fn blocks(text: &str) -> Vec<Span> {
         } else if current.end == current.start {
             current.heading = heading;
         }
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            in_fence = !in_fence;
-        }
         after_blank = blank;
         current.end += line.len();
     }
@@ -353,21 +361,6 @@ fn blocks(text: &str) -> Vec<Span> {
         blocks.push(current);
     }
     blocks
-}
-
-/// An ATX Markdown heading: up to three spaces, one to six `#`, then a
-/// space or the end of the line.
-fn is_heading(line: &str) -> bool {
-    let unindented = line.trim_start_matches(' ');
-    if line.len() - unindented.len() > 3 {
-        return false;
-    }
-    let hashes = unindented.bytes().take_while(|&b| b == b'#').count();
-    (1..=6).contains(&hashes)
-        && unindented[hashes..]
-            .chars()
-            .next()
-            .is_none_or(char::is_whitespace)
 }
 
 /// The chunks to show, best first, and how many of them (a prefix of the
@@ -503,6 +496,32 @@ fn chunk_header(
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each block's first line and whether it starts with a heading.
+    fn firsts(text: &str) -> Vec<(&str, bool)> {
+        blocks(text)
+            .iter()
+            .map(|b| (text[b.start..b.end].lines().next().unwrap_or(""), b.heading))
+            .collect()
+    }
+
+    #[test]
+    fn blocks_start_at_headings_outside_code() {
+        assert_eq!(
+            firsts("Title\n=====\nIntro.\n```\n# code\n\n## code\n```\n## Real\ntext\n\nMore.\n"),
+            [
+                ("Title", true),
+                ("## code", false),
+                ("## Real", true),
+                ("More.", false)
+            ]
+        );
+    }
+}
+
 /// CSV and TSV previews.
 mod table {
     use super::*;
@@ -533,13 +552,13 @@ mod table {
         options: &SelectOptions,
     ) -> Option<View> {
         let mut records = Records::new(text, delimiter);
-        let header = records.by_ref().find(|r| !r.is_blank())?;
-        let names: Vec<String> = header
-            .fields
-            .iter()
+        let header = records.next()?;
+        let names: Vec<String> = records
+            .fields()
             .enumerate()
             .map(|(i, field)| {
-                let field = field.trim().trim_start_matches('\u{feff}');
+                // The reader drops a byte order mark from the first field.
+                let field = field.trim();
                 if field.is_empty() {
                     format!("column {}", i + 1)
                 } else {
@@ -552,20 +571,17 @@ mod table {
         let mut rows = 0usize;
         let mut ragged = 0usize;
         let mut first_ragged_line = None;
-        for record in records.by_ref() {
-            if record.is_blank() {
-                continue;
-            }
+        while let Some(record) = records.next() {
             rows += 1;
             if first_rows.len() < SHOWN_ROWS {
                 first_rows.push((record.start, record.end));
             }
-            if record.fields.len() != names.len() {
+            if records.field_count() != names.len() {
                 ragged += 1;
                 first_ragged_line.get_or_insert(record.line);
             }
-            for (column, field) in columns.iter_mut().zip(&record.fields) {
-                column.add(field);
+            for (column, field) in columns.iter_mut().zip(records.fields()) {
+                column.add(&field);
             }
         }
         let table = Table {
@@ -579,7 +595,7 @@ mod table {
             rows,
             ragged,
             first_ragged_line,
-            unterminated_line: records.unterminated_line,
+            unterminated_line: records.unterminated_line(),
         };
 
         let max_tokens = options.max_tokens;
@@ -924,30 +940,47 @@ mod table {
         }
     }
 
-    /// One parsed record: its span in the text (without the line end), the
-    /// line it starts on (1-based) and its fields.
-    struct Record<'t> {
+    /// Where one record sits: its span in the text (without the line end)
+    /// and the line it starts on (1-based).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct Record {
         start: usize,
         end: usize,
         line: usize,
-        fields: Vec<Cow<'t, str>>,
     }
 
-    impl Record<'_> {
-        fn is_blank(&self) -> bool {
-            self.start == self.end
-        }
-    }
-
-    /// An RFC 4180 reader that never fails: quoted fields may hold
-    /// delimiters, line ends and doubled quotes; text after a closing quote
-    /// is kept; a quote that is never closed runs to the end of the file.
+    /// The records of a CSV or TSV text, read by the `csv` crate: RFC 4180
+    /// quoting (delimiters, line ends and doubled quotes in quoted fields,
+    /// text after a closing quote kept), any number of fields per record,
+    /// blank lines skipped, LF, CRLF or CR line ends. Reading never fails:
+    /// a quote that is never closed runs to the end of the text, as one
+    /// field, and [`Records::unterminated_line`] says where it opened.
+    ///
+    /// Not an `Iterator`: the fields of the current record live in one
+    /// reused buffer, so a file of a million rows costs no allocation per
+    /// row.
     struct Records<'t> {
         text: &'t str,
         delimiter: u8,
-        position: usize,
-        line: usize,
-        unterminated_line: Option<usize>,
+        reader: csv::Reader<&'t [u8]>,
+        /// The fields of the record [`Records::next`] returned last.
+        current: csv::ByteRecord,
+        spare: csv::ByteRecord,
+        last: Option<Record>,
+    }
+
+    fn csv_reader<R: std::io::Read>(input: R, delimiter: u8) -> csv::Reader<R> {
+        csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(input)
+    }
+
+    /// A byte offset of the csv reader as an index into a text of `len`
+    /// bytes.
+    fn offset(position: &csv::Position, len: usize) -> usize {
+        usize::try_from(position.byte()).map_or(len, |b| b.min(len))
     }
 
     impl<'t> Records<'t> {
@@ -955,100 +988,89 @@ mod table {
             Records {
                 text,
                 delimiter,
-                position: 0,
-                line: 1,
-                unterminated_line: None,
+                reader: csv_reader(text.as_bytes(), delimiter),
+                current: csv::ByteRecord::new(),
+                spare: csv::ByteRecord::new(),
+                last: None,
             }
         }
 
-        /// The end of an unquoted stretch starting at `from`: the next
-        /// delimiter or line end.
-        fn stretch_end(&self, from: usize) -> usize {
-            let bytes = self.text.as_bytes();
-            bytes
-                .get(from..)
-                .and_then(|rest| rest.iter().position(|&b| b == self.delimiter || b == b'\n'))
-                .map_or(bytes.len(), |i| from + i)
-        }
-
-        /// Reads the quoted field whose opening quote is at `open`; returns
-        /// its value and the position after the closing quote.
-        fn quoted(&mut self, open: usize) -> (String, usize) {
-            let text = self.text;
-            let mut value = String::new();
-            let mut from = open + 1;
-            loop {
-                let Some(quote) = text
-                    .get(from..)
-                    .and_then(|rest| rest.find('"'))
-                    .map(|i| from + i)
-                else {
-                    self.unterminated_line.get_or_insert(self.line);
-                    self.line += text[from..].matches('\n').count();
-                    value.push_str(&text[from..]);
-                    return (value, text.len());
-                };
-                self.line += text[from..quote].matches('\n').count();
-                if text.as_bytes().get(quote + 1) == Some(&b'"') {
-                    value.push_str(&text[from..=quote]);
-                    from = quote + 2;
-                } else {
-                    value.push_str(&text[from..quote]);
-                    return (value, quote + 1);
-                }
-            }
-        }
-    }
-
-    impl<'t> Iterator for Records<'t> {
-        type Item = Record<'t>;
-
-        fn next(&mut self) -> Option<Record<'t>> {
-            let text = self.text;
-            let bytes = text.as_bytes();
-            if self.position >= bytes.len() {
+        /// The next record's place; its fields are then [`Records::fields`].
+        fn next(&mut self) -> Option<Record> {
+            // Reading from memory cannot fail on I/O, the record is
+            // flexible and bytes are not checked for UTF-8: an error is
+            // not expected, and ends the records if it comes.
+            if !matches!(self.reader.read_byte_record(&mut self.spare), Ok(true)) {
                 return None;
             }
-            let start = self.position;
-            let line = self.line;
-            let mut fields = Vec::new();
-            let mut at = start;
-            let end = loop {
-                let field_end;
-                if bytes.get(at) == Some(&b'"') {
-                    let (mut value, after) = self.quoted(at);
-                    field_end = self.stretch_end(after);
-                    value.push_str(text[after..field_end].trim_end_matches('\r'));
-                    fields.push(Cow::Owned(value));
-                } else {
-                    field_end = self.stretch_end(at);
-                    fields.push(Cow::Borrowed(text[at..field_end].trim_end_matches('\r')));
-                }
-                at = field_end;
-                match bytes.get(at) {
-                    Some(&b) if b == self.delimiter => at += 1,
-                    Some(_) => {
-                        self.line += 1;
-                        self.position = at + 1;
-                        break at;
-                    }
-                    None => {
-                        self.position = at;
-                        break at;
-                    }
-                }
-            };
-            let end = if end > start && bytes.get(end - 1) == Some(&b'\r') {
-                end - 1
-            } else {
-                end
-            };
-            Some(Record {
+            std::mem::swap(&mut self.current, &mut self.spare);
+            let bytes = self.text.as_bytes();
+            let (from, line) = self
+                .current
+                .position()
+                .map_or((0, 1), |p| (offset(p, bytes.len()), p.line()));
+            // The reader's position is where it stood before the record:
+            // before the blank lines it skipped, or before the LF of the
+            // previous record's CRLF.
+            let skipped = bytes[from..]
+                .iter()
+                .take_while(|&&b| b == b'\r' || b == b'\n')
+                .count();
+            let start = from + skipped;
+            let line = usize::try_from(line)
+                .unwrap_or(usize::MAX)
+                .saturating_add(bytes[from..start].iter().filter(|&&b| b == b'\n').count());
+            let after = offset(self.reader.position(), bytes.len()).max(start);
+            let ends = bytes[start..after]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\r' || b == b'\n')
+                .count();
+            let record = Record {
                 start,
-                end,
+                end: after - ends,
                 line,
-                fields,
-            })
+            };
+            self.last = Some(record);
+            Some(record)
+        }
+
+        /// The fields of the record [`Records::next`] returned last. The
+        /// text was a `str` and fields are cut at ASCII bytes, so they are
+        /// UTF-8 and borrowed.
+        fn fields(&self) -> impl Iterator<Item = Cow<'_, str>> {
+            self.current.iter().map(String::from_utf8_lossy)
+        }
+
+        fn field_count(&self) -> usize {
+            self.current.len()
+        }
+
+        /// Once every record was read: the line a quoted field opened on
+        /// that no quote closes, if there is one. Such a field runs to the
+        /// end of the text, so it is the last record's last field, and the
+        /// reader would have taken a line end appended to the text into it:
+        /// that is the test, on the last record alone.
+        fn unterminated_line(&self) -> Option<usize> {
+            let last = self.last?;
+            let field = self.current.get(self.current.len().checked_sub(1)?)?;
+            let rest = self.text.as_bytes().get(last.start..)?;
+            let mut probe = csv_reader(std::io::Read::chain(rest, &b"\n"[..]), self.delimiter);
+            let mut record = csv::ByteRecord::new();
+            // Exactly one byte more: the probe also drops a byte order mark
+            // that starts it (csv does at the start of its input), which
+            // shortens a closed first field, never lengthens a field by one.
+            if !matches!(probe.read_byte_record(&mut record), Ok(true))
+                || record.get(record.len().checked_sub(1)?)?.len() != field.len() + 1
+            {
+                return None;
+            }
+            // An open field is its quote, then its value with every quote
+            // doubled, up to the end of the text.
+            let quotes = field.iter().filter(|&&b| b == b'"').count();
+            let open = self.text.len().checked_sub(field.len() + quotes + 1)?;
+            let before = self.text.as_bytes().get(last.start..open)?;
+            Some(last.line + before.iter().filter(|&&b| b == b'\n').count())
         }
     }
 
@@ -1057,9 +1079,32 @@ mod table {
         use super::*;
 
         fn parse(text: &str) -> Vec<Vec<String>> {
-            Records::new(text, b',')
-                .map(|r| r.fields.into_iter().map(Cow::into_owned).collect())
-                .collect()
+            parse_with(text, b',')
+        }
+
+        fn parse_with(text: &str, delimiter: u8) -> Vec<Vec<String>> {
+            let mut records = Records::new(text, delimiter);
+            let mut rows = Vec::new();
+            while records.next().is_some() {
+                rows.push(records.fields().map(Cow::into_owned).collect());
+            }
+            rows
+        }
+
+        /// Each record's text (its span) and line.
+        fn spans(text: &str) -> Vec<(&str, usize)> {
+            let mut records = Records::new(text, b',');
+            let mut out = Vec::new();
+            while let Some(r) = records.next() {
+                out.push((&text[r.start..r.end], r.line));
+            }
+            out
+        }
+
+        fn unterminated(text: &str) -> Option<usize> {
+            let mut records = Records::new(text, b',');
+            while records.next().is_some() {}
+            records.unterminated_line()
         }
 
         #[test]
@@ -1074,6 +1119,89 @@ mod table {
             assert_eq!(parse("x,\"open\n"), [vec!["x", "open\n"]]);
             assert_eq!(parse("a,b,"), [vec!["a", "b", ""]]);
             assert_eq!(parse("\"q\"tail,z"), [vec!["qtail", "z"]]);
+            assert_eq!(parse("\u{feff}id,name\n"), [vec!["id", "name"]]);
+            assert_eq!(
+                parse_with("a\t\"b\tc\"\t\nd\r\n", b'\t'),
+                [vec!["a", "b\tc", ""], vec!["d"]]
+            );
+            // Old Mac line ends are line ends too.
+            assert_eq!(parse("a,b\rc,d\r"), [vec!["a", "b"], vec!["c", "d"]]);
+        }
+
+        #[test]
+        fn spans_skip_blank_lines_and_line_ends() {
+            assert_eq!(
+                spans("\n\nh1,h2\n\n\n1,2\r\n\r\n3,4"),
+                [("h1,h2", 3), ("1,2", 6), ("3,4", 8)]
+            );
+            // A record spanning lines: the next one's line counts them.
+            assert_eq!(spans("a,\"x\ny\"\r\nb\n"), [("a,\"x\ny\"", 1), ("b", 3)]);
+            assert_eq!(spans(""), []);
+            assert_eq!(spans("\r\n\n"), []);
+        }
+
+        #[test]
+        fn an_unclosed_quote_is_found_where_it_opened() {
+            assert_eq!(unterminated("x,\"open\n"), Some(1));
+            assert_eq!(unterminated("a,b\nc,\"d\ne\n"), Some(2));
+            // After a closed multi-line field of the same record, and with
+            // doubled quotes inside.
+            assert_eq!(unterminated("h\na,\"x\ny\",b,\"op\"\"en\nmore"), Some(3));
+            // Three quotes open a field holding one; four close it.
+            assert_eq!(unterminated("\"\"\""), Some(1));
+            for closed in [
+                "",
+                "\n\u{feff} \r",
+                "a\n\u{feff}\"x",
+                "a,b",
+                "a,\"b\"",
+                "a,\"b\"\n",
+                "\"\"\"\"",
+                "\"q\"tail",
+                "a,\"x\"\"\"\r\n",
+                "\"a\nb\"\n\n",
+            ] {
+                assert_eq!(unterminated(closed), None, "{closed:?}");
+            }
+        }
+
+        #[test]
+        fn hostile_tables_are_read_in_bounded_time() {
+            let started = std::time::Instant::now();
+            // A field of 8 MB, without a line end; binary bytes; a quote
+            // opened on the first line of 200,000.
+            let huge = format!("a,{}", "x".repeat(8 << 20));
+            assert_eq!(spans(&huge).len(), 1);
+            let binary: String = (0..1_000_000u32)
+                .map(|i| char::from_u32(i % 0x100).unwrap_or('\0'))
+                .collect();
+            let _ = spans(&binary);
+            let _ = unterminated(&binary);
+            let open = format!("\"{}", "row,1\n".repeat(200_000));
+            assert_eq!(spans(&open).len(), 1);
+            assert_eq!(unterminated(&open), Some(1));
+            assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        }
+
+        proptest::proptest! {
+            #[test]
+            fn spans_and_lines_match_the_text(text in "[a\",\t\r\n é\u{feff}\0]{0,80}") {
+                let mut records = Records::new(&text, b',');
+                let mut previous_end = 0;
+                while let Some(r) = records.next() {
+                    proptest::prop_assert!(previous_end <= r.start && r.start <= r.end);
+                    proptest::prop_assert!(r.end <= text.len());
+                    let span = text.get(r.start..r.end);
+                    proptest::prop_assert!(span.is_some(), "{r:?} not on characters");
+                    proptest::prop_assert_eq!(r.line, text[..r.start].matches('\n').count() + 1);
+                    proptest::prop_assert!(records.field_count() >= 1);
+                    previous_end = r.end;
+                }
+                if let Some(line) = records.unterminated_line() {
+                    proptest::prop_assert!(line <= text.matches('\n').count() + 1);
+                    proptest::prop_assert!(text.contains('"'));
+                }
+            }
         }
 
         #[test]

@@ -79,6 +79,19 @@ fn an_unclosed_fence_hides_nothing() {
 }
 
 #[test]
+fn markdown_is_read_as_commonmark() {
+    // A closing run of `#` needs a space before it; a heading inside a list
+    // item or quote is the item's; `#` lines in raw HTML are HTML.
+    assert_eq!(
+        headings("# C#\n- # item\n> # quote\n<div>\n# html\n</div>\n\n## Next ##\n"),
+        ["C#", "Next"]
+    );
+    // Every stray fence is text, and the headings after them count.
+    let strays = format!("{}# After\n", "```a\n".repeat(3));
+    assert_eq!(headings(&strays), ["", "After"]);
+}
+
+#[test]
 fn setext_headings_need_a_one_line_paragraph() {
     assert_eq!(
         shape(
@@ -325,6 +338,12 @@ fn hostile_inputs_are_bounded() {
         doc.sections().last().map(|s| s.heading.as_str()),
         Some("After")
     );
+
+    // Each stray fence makes the parser read the rest again, up to four
+    // times the text; past that a stray fence runs to the end.
+    let strays = format!("{}# After\n", "```a\n".repeat(100_000));
+    let doc = SpecDocument::parse(&strays);
+    assert_eq!(doc.sections().len(), 1);
 
     let binary: String = (0..2_000_000u32)
         .map(|i| char::from_u32(i % 0x80).unwrap_or('\0'))

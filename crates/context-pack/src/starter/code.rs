@@ -77,7 +77,7 @@ pub(super) fn python_code(block: &str) -> Option<String> {
         let base = body
             .iter()
             .filter(|l| !l.trim().is_empty())
-            .map(|l| crate::readme::indent(l))
+            .map(|l| crate::markdown::indent(l))
             .min()
             .unwrap_or(0);
         for line in &body {
@@ -168,15 +168,12 @@ pub(super) fn first_error_row(
     }
 }
 
-/// The info string of a fence line (lowercased first word), or `None` when
-/// the line is not a fence.
+/// The language a fence line names (the lowercased first word of its info
+/// string, `python` of ```` ```{.python} ````), or `None` when the line is
+/// not a fence. The block is the README reader's, so its fence rules.
 pub(super) fn fence_info(line: &str) -> Option<String> {
-    let ch = line.chars().next().filter(|c| *c == '`' || *c == '~')?;
-    let run = line.chars().take_while(|c| *c == ch).count();
-    if run < 3 {
-        return None;
-    }
-    let rest = line[run * ch.len_utf8()..].trim();
+    let fence = crate::markdown::Fence::open(line)?;
+    let rest = fence.info(line);
     let rest = rest.trim_start_matches('{').trim_start_matches('.');
     let word: String = rest
         .chars()
