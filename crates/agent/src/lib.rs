@@ -17,7 +17,9 @@
 //! ([`ModelSpec`]), secret redaction ([`Redactor`]), the work copy a run
 //! edits ([`make_work_copy`]) and the [`Guard`] process that writes a
 //! killed run's summary. Every other module is private; this page and the
-//! four public modules are the whole API.
+//! public modules ([`run`](mod@run) with [`run::tools`] and its path
+//! policy, [`generate`] with [`generate::probe`], [`trajectory`],
+//! [`environment`]) are the whole API.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]

@@ -25,7 +25,8 @@
 //! `bubblewrap`) is installed and the kernel allows it. On top of one-off calls the crate
 //! offers a [`ShellSession`] that keeps `cd` and `export` between commands, per-task
 //! Python virtualenvs ([`Sandbox::create_venv`], [`Sandbox::pip_install`]) with a
-//! shared pip cache, live output through a callback, and a [`BlockingSandbox`] for
+//! pip cache of their own (one per sandbox, so code one run executes cannot plant wheels
+//! another installs), live output through a callback, and a [`BlockingSandbox`] for
 //! synchronous callers.
 //!
 //! ```no_run
