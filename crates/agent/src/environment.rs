@@ -581,7 +581,12 @@ pub fn environment_key(repo: &Path, python_version: &str) -> String {
         hasher.update(b"\0");
         hasher.update(file.file_name().unwrap_or_default().as_encoded_bytes());
         hasher.update(b"\0");
-        hasher.update(std::fs::read(&file).unwrap_or_default());
+        // Bounded like the install's own read: a file it will not read
+        // counts by its error (which names the size).
+        match repo_files::read_in_tree(repo, &file, MAX_DEPENDENCY_FILE) {
+            Ok(bytes) => hasher.update(bytes),
+            Err(error) => hasher.update(error.to_string().as_bytes()),
+        }
     }
     let digest = hasher.finalize();
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
@@ -808,20 +813,21 @@ impl Preparation<'_> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        // A repository's file: an oversized one is reported, not read.
-        let size = std::fs::metadata(file).map_or(0, |m| m.len());
-        if size > MAX_DEPENDENCY_FILE {
-            report.steps.push(InstallStep {
-                source,
-                ok: false,
-                recovered: false,
-                log_tail: format!(
-                    "not read: {size} bytes, more than the {MAX_DEPENDENCY_FILE} a dependency file may have"
-                ),
-            });
-            return Ok(());
-        }
-        let text = std::fs::read_to_string(file).unwrap_or_default();
+        // A repository's file, read like every other: inside the tree, no
+        // link followed, never blocking, at most MAX_DEPENDENCY_FILE; one
+        // that cannot be read so is reported, not installed.
+        let text = match repo_files::read_in_tree(self.repo, file, MAX_DEPENDENCY_FILE) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(error) => {
+                report.steps.push(InstallStep {
+                    source,
+                    ok: false,
+                    recovered: false,
+                    log_tail: format!("not read: {error}"),
+                });
+                return Ok(());
+            }
+        };
         let is_requirements = source.to_ascii_lowercase().starts_with("requirements");
         let requirements = match is_requirements {
             true => requirement_lines(&text),

@@ -70,14 +70,29 @@ impl Snapshot {
         let mut bytes = 0u64;
         for relative in regular_files(root)? {
             let path = root.join(&relative);
-            let content = std::fs::read(&path).map_err(io(&path))?;
-            bytes += content.len() as u64;
-            if files.len() >= MAX_FILES || bytes > MAX_BYTES {
-                return Err(SnapshotError::TooLarge(format!(
+            let too_large = || {
+                SnapshotError::TooLarge(format!(
                     "more than {MAX_FILES} files or {} MiB",
                     MAX_BYTES >> 20
-                )));
+                ))
+            };
+            if files.len() >= MAX_FILES {
+                return Err(too_large());
             }
+            // Never more than what is left of the budget is read: a file
+            // the generated code wrote can be of any size (or turn into a
+            // FIFO or a link between the listing and the read).
+            let content = match repo_files::read_in_tree(root, &path, MAX_BYTES - bytes) {
+                Ok(content) => content,
+                Err(repo_files::TreeFileError::TooLarge { .. }) => return Err(too_large()),
+                Err(error) => {
+                    return Err(SnapshotError::Io {
+                        path,
+                        source: std::io::Error::other(error),
+                    });
+                }
+            };
+            bytes += content.len() as u64;
             files.insert(relative, content);
         }
         Ok(Snapshot { files })
@@ -104,7 +119,12 @@ impl Snapshot {
             }
             match std::fs::symlink_metadata(&path) {
                 Ok(meta) if meta.is_file() => {
-                    if std::fs::read(&path).map_err(io(&path))? == *content {
+                    // Only a file of the kept size can be unchanged, and
+                    // only that much of it is read.
+                    if meta.len() == content.len() as u64
+                        && repo_files::read_in_tree(root, &path, meta.len())
+                            .is_ok_and(|now| now == *content)
+                    {
                         continue;
                     }
                 }
@@ -178,6 +198,20 @@ fn regular_files(root: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sparse file far past the budget: refused without being read
+    /// (reading it whole would hold 4 GiB in memory).
+    #[test]
+    fn a_file_past_the_budget_is_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("small.py"), "x = 1\n").unwrap();
+        let huge = std::fs::File::create(dir.path().join("huge.bin")).unwrap();
+        huge.set_len(4 << 30).unwrap();
+        assert!(matches!(
+            Snapshot::take(dir.path()),
+            Err(SnapshotError::TooLarge(_))
+        ));
+    }
 
     #[test]
     fn a_wrecked_repository_is_put_back_without_following_links() {
