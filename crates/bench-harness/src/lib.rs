@@ -41,40 +41,35 @@
 
 #![deny(missing_docs)]
 
-mod domains;
-pub mod failures;
-pub mod feasibility;
-mod grade;
-mod output;
+mod config_builder;
+pub mod gittaskbench;
 mod pool;
-mod published;
-mod record;
 pub mod repogenesis;
-mod report;
-mod run;
-mod script_packages;
-mod task;
+mod report_format;
+mod results;
 mod workspace;
-mod yaml;
 
 use std::path::PathBuf;
 
 /// How the model is chosen (a server, a GGUF file, or the embedded default), as for `repo-agent run`.
 pub use agent::ModelSpec;
-pub use domains::{Domain, DomainMap, GITTASKBENCH_REPOSITORIES};
-pub use grade::{Grader, GradingConfig, GradingPython, Verdict, parse_result_line};
-pub use output::find_output;
-pub use published::{PUBLISHED_SOURCE, PublishedRow, published_gittaskbench};
-pub use record::{
-    EnvironmentSummary, ResultRecord, ResultsFile, RunStatus, TaskRecord, latest_per_task,
+pub use gittaskbench::domains::{Domain, DomainMap, GITTASKBENCH_REPOSITORIES};
+pub use gittaskbench::grade::{Grader, GradingConfig, GradingPython, Verdict, parse_result_line};
+pub use gittaskbench::output::find_output;
+pub use gittaskbench::published::{PUBLISHED_SOURCE, PublishedRow, published_gittaskbench};
+pub use gittaskbench::record::{EnvironmentSummary, RunStatus, TaskRecord};
+pub use gittaskbench::report::{Failure, Group, Metrics, Report, ReportMeta};
+pub use gittaskbench::run::{
+    Event, Harness, HarnessConfig, HarnessConfigBuilder, ModelFactory, Models, RunOutcome,
+    TaskContext, environment_request,
 };
-pub use report::{Failure, Group, Metrics, Report, ReportFiles, ReportMeta};
-pub use run::{
-    Event, Harness, HarnessConfig, ModelFactory, Models, RunOutcome, TaskContext,
-    environment_request,
+pub use gittaskbench::task::{
+    BENCHMARK_PREFIX, BenchTask, Benchmark, Selection, TaskInfo, TaskInfoError, TaskInfoFileError,
 };
-pub use task::{BENCHMARK_PREFIX, BenchTask, Benchmark, Selection, TaskInfo};
-pub use workspace::prepare_workspace;
+pub use gittaskbench::workspace::prepare_workspace;
+pub use gittaskbench::yaml::YamlError;
+pub use report_format::ReportFiles;
+pub use results::{ResultRecord, ResultsFile, latest_per_task};
 
 /// Errors that stop a run. Problems with single tasks (a broken task file,
 /// a crashing agent, a failing grader) are data in the task's record.

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use agent::environment::Installer;
 use anyhow::{Context, bail};
-use bench_harness::feasibility::{self, Feasibility, Half};
+use bench_harness::gittaskbench::feasibility::{self, Feasibility, Half};
 use bench_harness::{Benchmark, DomainMap, Event, Harness, HarnessConfig, Models, Selection};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

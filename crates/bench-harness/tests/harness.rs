@@ -221,7 +221,7 @@ fn scripted_runs_pass_fail_and_produce_nothing_and_the_report_counts_them() {
             .find(|f| f.task == task)
             .and_then(|f| f.class)
     };
-    use bench_harness::failures::FailureClass;
+    use bench_harness::gittaskbench::failures::FailureClass;
     assert_eq!(class("LogFilter_01"), Some(FailureClass::WrongOutput));
     assert_eq!(class("CsvSplit_01"), Some(FailureClass::OutputMissing));
     let office = outcome
@@ -650,7 +650,7 @@ fn a_selection_keeps_each_task_in_its_checkout_half() {
     // The halves are thirds of the whole checkout. Selecting a few tasks
     // (`--tasks`) must not re-split them: a lone held-out task stays held
     // out, a lone tuning task stays tuning.
-    use bench_harness::feasibility::{self, Half};
+    use bench_harness::gittaskbench::feasibility::{self, Half};
     let bench = Benchmark::open(&mini(), &domains()).unwrap();
     let held = feasibility::benchmark_held_out(&bench).unwrap();
     assert_eq!(held.len(), 1, "{held:?}");

@@ -75,7 +75,7 @@ pub use report::{
     FaultRow, GenesisMeta, GenesisReport, GenesisSummary, GroupScores, Mean, Ratio, Scores,
 };
 pub use routes::{DeclaredEndpoint, RouteCoverage, coverage_by_routes, route_coverage};
-pub use run::{GenesisConfig, GenesisEvent, GenesisHarness, GenesisOutcome};
+pub use run::{GenesisConfig, GenesisConfigBuilder, GenesisEvent, GenesisHarness, GenesisOutcome};
 pub use sandbox::Readiness;
 pub use spec::{
     Constants, FrameworkHint, GenesisBenchmark, GenesisTask, GoldenTests, Language, Phase,

@@ -9,7 +9,7 @@ use super::env::BuildOutcome;
 use super::routes::RouteCoverage;
 use super::spec::{FrameworkHint, Language};
 use super::testlog::{TestCase, TestCounts};
-use crate::record::ResultRecord;
+use crate::results::ResultRecord;
 use sandbox::Readiness;
 
 /// How far a task's evaluation got.

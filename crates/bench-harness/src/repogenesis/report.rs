@@ -16,8 +16,10 @@ use super::record::{FaultKind, GenesisRecord, GenesisStatus};
 use super::spec::{Language, Timeouts};
 use super::testlog::TestCounts;
 use crate::Error;
-use crate::record::latest_per_task;
-use crate::report::{Bar, ReportFiles, STYLE, Scale, bar_chart, clip, duration, esc, md_cell, utc};
+use crate::report_format::{
+    Bar, ReportFiles, STYLE, Scale, bar_chart, clip, duration, esc, md_cell, utc,
+};
+use crate::results::latest_per_task;
 
 /// A count over a count.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -428,7 +430,7 @@ impl GenesisReport {
 
     /// Writes `report.json`, `report.md` and `report.html` into `dir`.
     pub fn write(&self, dir: &Path) -> Result<ReportFiles, Error> {
-        crate::report::write_files(dir, self.to_json(), self.to_markdown(), self.to_html())
+        crate::report_format::write_files(dir, self.to_json(), self.to_markdown(), self.to_html())
     }
 
     fn heading(&self) -> String {

@@ -48,13 +48,28 @@ use super::spec::{GenesisBenchmark, GenesisTask, GoldenTests, Language, Phase, T
 use super::testlog::{Outcome, harness_pytest_counts, harness_surefire_counts, parse_junit};
 use crate::Error;
 use crate::pool::for_each_parallel;
-use crate::record::{ResultsFile, latest_per_task};
-use crate::report::ReportFiles;
-use crate::run::set_aside;
+use crate::report_format::ReportFiles;
+use crate::results::set_aside;
+use crate::results::{ResultsFile, latest_per_task};
 use crate::workspace::{copy_tree, remove_dir};
 
-/// How a RepoGenesis evaluation is set up.
+/// How a RepoGenesis evaluation is set up: [`GenesisConfig::new`] for the
+/// defaults, or [`GenesisConfig::builder`]; the fields stay readable and
+/// adjustable.
+///
+/// ```
+/// use bench_harness::repogenesis::GenesisConfig;
+///
+/// let config = GenesisConfig::builder("RepoGenesis", "generated", "target/eval")
+///     .tasks(vec!["flask-todo".into()])
+///     .jobs(2)
+///     .isolation(sandbox::Isolation::Process)
+///     .build();
+/// assert_eq!((config.jobs, config.tasks.len()), (2, 1));
+/// assert!(config.package_registry);
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct GenesisConfig {
     /// The RepoGenesis checkout (`repo/<task>/`, `eval_harness/`).
     pub root: PathBuf,
@@ -106,6 +121,54 @@ impl GenesisConfig {
             maven_repo: None,
             keep_workspaces: false,
         }
+    }
+}
+
+impl GenesisConfig {
+    /// A builder from [`GenesisConfig::new`]'s defaults.
+    pub fn builder(
+        root: impl Into<PathBuf>,
+        generated: impl Into<PathBuf>,
+        out_dir: impl Into<PathBuf>,
+    ) -> GenesisConfigBuilder {
+        GenesisConfigBuilder {
+            config: GenesisConfig::new(root, generated, out_dir),
+        }
+    }
+}
+
+/// Builds a [`GenesisConfig`]; see each field for its meaning and default.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct GenesisConfigBuilder {
+    config: GenesisConfig,
+}
+
+impl GenesisConfigBuilder {
+    crate::config_builder::setters! {
+        /// Tasks to evaluate (all when empty).
+        tasks: Vec<String>,
+        /// Tasks evaluated at once.
+        jobs: usize,
+        /// Skip tasks the results file already has.
+        resume: bool,
+        /// Per-phase limits replacing the benchmark's.
+        phase_limits: Vec<(Phase, Duration)>,
+        /// Isolation of builds, services and tests.
+        isolation: Isolation,
+        /// Let pip reach the package registry in the build phase.
+        package_registry: bool,
+        /// Where Python environments are cached.
+        venv_dir: Option<PathBuf>,
+        /// The local Maven repository.
+        maven_repo: Option<PathBuf>,
+        /// Keep each task's workspace.
+        keep_workspaces: bool,
+    }
+
+    /// The configuration.
+    pub fn build(self) -> GenesisConfig {
+        self.config
     }
 }
 

@@ -8,8 +8,8 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
-use crate::domains::{Domain, DomainMap};
-use crate::yaml;
+use crate::gittaskbench::domains::{Domain, DomainMap};
+use crate::gittaskbench::yaml::{self, YamlError};
 
 /// The absolute prefix that paths in the benchmark's files start with.
 pub const BENCHMARK_PREFIX: &str = "GitTaskBench";
@@ -34,6 +34,37 @@ pub struct TaskInfo {
     pub parameters: BTreeMap<String, String>,
 }
 
+/// Why a `task_info.yaml` cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskInfoError {
+    /// Outside the YAML subset the benchmark's files use.
+    #[error(transparent)]
+    Yaml(#[from] YamlError),
+    /// A required key is missing.
+    #[error("`{0}` is missing")]
+    Missing(String),
+    /// `multi_output` is neither true nor false.
+    #[error("`multi_output` is {0:?}, not true or false")]
+    NotABool(String),
+    /// `parameters` holds a scalar instead of `key: value` lines.
+    #[error("`parameters` must be a mapping of `key: value` lines, not {0:?}")]
+    ParametersNotAMapping(String),
+    /// The file could not be read.
+    #[error("cannot read it: {0}")]
+    Unreadable(std::io::ErrorKind),
+}
+
+/// A `task_info.yaml` that cannot be used, and which one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {problem}", .path.display())]
+pub struct TaskInfoFileError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub problem: TaskInfoError,
+}
+
 impl TaskInfo {
     /// Parses the text of a `task_info.yaml`.
     ///
@@ -46,28 +77,27 @@ impl TaskInfo {
     /// )?;
     /// assert_eq!(info.parameters["watermark"], "stegano");
     /// assert!(!info.multi_output);
-    /// # Ok::<(), String>(())
+    /// # Ok::<(), bench_harness::TaskInfoError>(())
     /// ```
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, TaskInfoError> {
         let map = yaml::parse(text)?;
         let scalar = |key: &str| map.get(key).and_then(yaml::Value::as_str);
         let required = |key: &str| {
             scalar(key)
                 .map(str::to_owned)
-                .ok_or_else(|| format!("`{key}` is missing"))
+                .ok_or(TaskInfoError::Missing(key.to_owned()))
         };
         let multi_output = match scalar("multi_output") {
             None => false,
-            Some(text) => yaml::parse_bool(text)
-                .ok_or_else(|| format!("`multi_output` is {text:?}, not true or false"))?,
+            Some(text) => {
+                yaml::parse_bool(text).ok_or_else(|| TaskInfoError::NotABool(text.to_owned()))?
+            }
         };
         let parameters = match map.get("parameters") {
             None | Some(yaml::Value::Null) => BTreeMap::new(),
             Some(yaml::Value::Map(map)) => map.clone(),
             Some(yaml::Value::Scalar(s)) => {
-                return Err(format!(
-                    "`parameters` must be a mapping of `key: value` lines, not {s:?}"
-                ));
+                return Err(TaskInfoError::ParametersNotAMapping(s.clone()));
             }
         };
         Ok(TaskInfo {
@@ -94,7 +124,7 @@ pub struct BenchTask {
     /// The repository's domain.
     pub domain: Domain,
     /// Its `task_info.yaml`, or why it could not be read.
-    pub info: Result<TaskInfo, String>,
+    pub info: Result<TaskInfo, TaskInfoFileError>,
     /// `queries/<ID>/query.json`, when it exists.
     pub query: Option<PathBuf>,
 }
@@ -168,9 +198,11 @@ impl Benchmark {
             }
             let id = entry.file_name().to_string_lossy().into_owned();
             let info = std::fs::read_to_string(&yaml_path)
-                .map_err(|e| format!("cannot read {}: {e}", yaml_path.display()))
-                .and_then(|text| {
-                    TaskInfo::parse(&text).map_err(|e| format!("{}: {e}", yaml_path.display()))
+                .map_err(|e| TaskInfoError::Unreadable(e.kind()))
+                .and_then(|text| TaskInfo::parse(&text))
+                .map_err(|problem| TaskInfoFileError {
+                    path: yaml_path.clone(),
+                    problem,
                 });
             if let Ok(info) = &info
                 && info.taskid != id

@@ -88,7 +88,10 @@ impl ScriptPackages {
             self.requirements.join("\n"),
             self.constraints.join("\n")
         );
-        format!("packages-{:016x}", crate::grade::fnv1a(text.as_bytes()))
+        format!(
+            "packages-{:016x}",
+            crate::gittaskbench::grade::fnv1a(text.as_bytes())
+        )
     }
 }
 

@@ -33,7 +33,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::task::{BenchTask, Benchmark};
+use crate::gittaskbench::task::{BenchTask, Benchmark};
 
 /// A task's class (the first reason that applies; see the module).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -369,7 +369,7 @@ pub fn weight_evidence(root: &Path, repo: &Path) -> Vec<Evidence> {
 /// share a repository's prefix rank together, so the third tends to be
 /// whole repositories, which tuning then never sees.
 pub fn held_out(runnable: &[&str]) -> BTreeSet<String> {
-    let hash = |id: &str| crate::grade::fnv1a(id.as_bytes());
+    let hash = |id: &str| crate::gittaskbench::grade::fnv1a(id.as_bytes());
     let mut ranked: Vec<&str> = runnable.to_vec();
     ranked.sort_by_key(|id| (hash(id), id.to_string()));
     ranked.dedup();
@@ -393,7 +393,7 @@ pub enum Half {
 /// selection: `--tasks A,B,C --half tuning` must keep the tuning tasks
 /// among A, B, C, not re-split those three into thirds of their own.
 pub fn benchmark_held_out(bench: &Benchmark) -> Result<BTreeSet<String>, crate::Error> {
-    let all = bench.select(&crate::task::Selection::default())?;
+    let all = bench.select(&crate::gittaskbench::task::Selection::default())?;
     let assessed = assess(bench, &all);
     Ok(held_out_of(&assessed))
 }

@@ -10,21 +10,39 @@ use agent::{AgentConfig, TaskSpec, Trajectory};
 use llm::ChatModel;
 
 use crate::Error;
-use crate::domains::DomainMap;
-use crate::grade::{Grader, GradingConfig, Verdict};
+use crate::gittaskbench::domains::DomainMap;
+use crate::gittaskbench::grade::{Grader, GradingConfig, Verdict};
+use crate::gittaskbench::record::EnvironmentSummary;
+use crate::gittaskbench::record::{RunStatus, TaskRecord};
+use crate::gittaskbench::report::{Report, ReportMeta};
+use crate::gittaskbench::task::{BenchTask, Benchmark, Selection};
+use crate::gittaskbench::workspace::prepare_workspace;
 use crate::pool::for_each_parallel;
-use crate::record::EnvironmentSummary;
-use crate::record::{ResultsFile, RunStatus, TaskRecord, latest_per_task};
-use crate::report::{Report, ReportFiles, ReportMeta};
-use crate::task::{BenchTask, Benchmark, Selection};
-use crate::workspace::{prepare_workspace, remove_dir};
+use crate::report_format::ReportFiles;
+use crate::results::{ResultsFile, latest_per_task, set_aside};
+use crate::workspace::remove_dir;
 
 /// Extra time past the per-task limit before the harness abandons an agent
 /// that did not stop by itself.
 const HARD_STOP_GRACE: Duration = Duration::from_secs(30);
 
-/// How a run is set up.
+/// How a run is set up: [`HarnessConfig::new`] for the defaults, or
+/// [`HarnessConfig::builder`]; the fields stay readable and adjustable.
+///
+/// ```
+/// use std::time::Duration;
+/// use bench_harness::{HarnessConfig, Selection};
+///
+/// let config = HarnessConfig::builder("GitTaskBench", "target/run")
+///     .jobs(2)
+///     .timeout_per_task(Duration::from_secs(600))
+///     .selection(Selection { tasks: vec!["Eparse_01".into()], ..Selection::default() })
+///     .build();
+/// assert_eq!(config.jobs, 2);
+/// assert!(config.out_dir.is_absolute() && !config.resume);
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HarnessConfig {
     /// The GitTaskBench checkout.
     pub root: PathBuf,
@@ -83,6 +101,52 @@ impl HarnessConfig {
             environments: None,
             installer: agent::environment::Installer::default(),
         }
+    }
+}
+
+impl HarnessConfig {
+    /// A builder from [`HarnessConfig::new`]'s defaults.
+    pub fn builder(root: impl Into<PathBuf>, out_dir: impl Into<PathBuf>) -> HarnessConfigBuilder {
+        HarnessConfigBuilder {
+            config: HarnessConfig::new(root, out_dir),
+        }
+    }
+}
+
+/// Builds a [`HarnessConfig`]; see each field for its meaning and default.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct HarnessConfigBuilder {
+    config: HarnessConfig,
+}
+
+impl HarnessConfigBuilder {
+    crate::config_builder::setters! {
+        /// Which tasks.
+        selection: Selection,
+        /// Tasks run at once (at least 1).
+        jobs: usize,
+        /// Skip tasks the results file already has.
+        resume: bool,
+        /// Wall-clock limit of one agent run.
+        timeout_per_task: Duration,
+        /// The agent's configuration.
+        agent: AgentConfig,
+        /// How outputs are graded.
+        grading: GradingConfig,
+        /// Repository to domain.
+        domains: DomainMap,
+        /// Where prepared environments are cached (none: not prepared).
+        environments: Option<PathBuf>,
+        /// What installs the environments' packages.
+        installer: agent::environment::Installer,
+        /// Keep each task's workspace after grading.
+        keep_workspaces: bool,
+    }
+
+    /// The configuration.
+    pub fn build(self) -> HarnessConfig {
+        self.config
     }
 }
 
@@ -343,7 +407,7 @@ impl Harness {
         one: &(dyn Fn(&BenchTask) -> TaskRecord + Sync),
     ) -> Result<RunOutcome, Error> {
         let selected = self.bench.select(&self.config.selection)?;
-        let results: ResultsFile = ResultsFile::new(self.results_file());
+        let results: ResultsFile<TaskRecord> = ResultsFile::new(self.results_file());
         if !self.config.resume {
             set_aside(results.path())?;
         }
@@ -597,26 +661,4 @@ fn apply(record: &mut TaskRecord, verdict: Verdict) {
     record.result = verdict.result;
     record.comments = verdict.comments;
     record.output = verdict.output;
-}
-
-/// Moves an existing results file aside so a fresh run starts empty.
-pub(crate) fn set_aside(path: &Path) -> Result<(), Error> {
-    if !path.exists() {
-        return Ok(());
-    }
-    let stamp = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let mut aside = path.with_extension(format!("jsonl.{stamp}.bak"));
-    let mut n = 1;
-    while aside.exists() {
-        aside = path.with_extension(format!("jsonl.{stamp}-{n}.bak"));
-        n += 1;
-    }
-    tracing::info!(from = %path.display(), to = %aside.display(), "starting fresh; previous results moved aside");
-    std::fs::rename(path, &aside).map_err(|source| Error::Io {
-        what: "moving the previous results aside",
-        path: path.to_path_buf(),
-        source,
-    })
 }

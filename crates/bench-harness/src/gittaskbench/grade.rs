@@ -12,9 +12,9 @@ use std::time::Duration;
 use sandbox::{Command, Isolation, PythonEnv, PythonScript, Sandbox, SandboxConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::output::find_output;
-use crate::script_packages::ScriptPackages;
-use crate::task::{BenchTask, Benchmark, TaskInfo};
+use crate::gittaskbench::output::find_output;
+use crate::gittaskbench::script_packages::ScriptPackages;
+use crate::gittaskbench::task::{BenchTask, Benchmark, TaskInfo};
 
 /// The Python the test scripts run with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,7 +160,7 @@ impl Grader {
         };
         match self.run_script(task, info, &output, outputs, work).await {
             Ok(verdict) => verdict,
-            Err(message) => Verdict::failed(message, Some(output)),
+            Err(error) => Verdict::failed(error.to_string(), Some(output)),
         }
     }
 
@@ -171,18 +171,17 @@ impl Grader {
         output: &Path,
         outputs: &Path,
         work: &Path,
-    ) -> Result<Verdict, String> {
+    ) -> Result<Verdict, GradingError> {
         let script = self.root.join(&info.test_script);
         if !script.is_file() {
-            return Err(format!("test script {} not found", script.display()));
+            return Err(GradingError::ScriptMissing(script));
         }
-        std::fs::create_dir_all(work)
-            .map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+        std::fs::create_dir_all(work).map_err(GradingError::io("create", work))?;
         let results = work.join("results.jsonl");
         match std::fs::remove_file(&results) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("cannot clear {}: {e}", results.display())),
+            Err(e) => return Err(GradingError::io("clear", &results)(e)),
         }
         let mut builder = SandboxConfig::builder(work)
             .isolation(self.config.isolation)
@@ -191,16 +190,15 @@ impl Grader {
             .read_only_path(&self.root)
             .read_only_path(outputs);
         if let GradingPython::Venvs(dir) = &self.config.python {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(GradingError::io("create", dir))?;
             builder = builder.read_write_path(dir);
         }
         let config = builder
             .build()
-            .map_err(|e| format!("grading sandbox: {e}"))?;
+            .map_err(GradingError::sandbox("grading sandbox"))?;
         let sandbox = Sandbox::new(config)
             .await
-            .map_err(|e| format!("grading sandbox: {e}"))?;
+            .map_err(GradingError::sandbox("grading sandbox"))?;
 
         let mut notes = Vec::new();
         let env = match &self.config.python {
@@ -237,7 +235,7 @@ impl Grader {
             Some(env) => sandbox.run_python_in(env, program, &args).await,
             None => sandbox.run_python(program, &args).await,
         }
-        .map_err(|e| format!("cannot run the test script: {e}"))?;
+        .map_err(GradingError::sandbox("cannot run the test script"))?;
 
         let with_notes = |mut comments: String| {
             for note in &notes {
@@ -293,7 +291,7 @@ impl Grader {
         dir: &Path,
         key: &str,
         packages: &ScriptPackages,
-    ) -> Result<(PythonEnv, Option<String>), String> {
+    ) -> Result<(PythonEnv, Option<String>), GradingError> {
         let lock = {
             let mut locks = self
                 .locks
@@ -314,9 +312,8 @@ impl Grader {
             return Ok((env, stamp_note(&stamp)));
         }
         if dir.exists() {
-            std::fs::remove_dir_all(dir).map_err(|e| {
-                format!("cannot remove the stale virtualenv {}: {e}", dir.display())
-            })?;
+            std::fs::remove_dir_all(dir)
+                .map_err(GradingError::io("remove the stale virtualenv", dir))?;
         }
         tracing::info!(key, dir = %dir.display(), packages = ?packages.requirements, "creating the grading virtualenv");
         let mut note = None;
@@ -329,26 +326,31 @@ impl Grader {
                     dir.as_os_str(),
                 ]))
                 .await
-                .map_err(|e| format!("cannot create the virtualenv {}: {e}", dir.display()))?;
+                .map_err(GradingError::sandbox(format!(
+                    "cannot create the virtualenv {}",
+                    dir.display()
+                )))?;
             if !created.success() {
-                return Err(format!(
-                    "python3 -m venv {} failed ({}): {}",
-                    dir.display(),
-                    created.status_summary(),
-                    tail(&created.combined_output(), 600)
-                ));
+                return Err(GradingError::VenvFailed {
+                    dir: dir.to_path_buf(),
+                    status: created.status_summary(),
+                    output: tail(&created.combined_output(), 600).to_string(),
+                });
             }
-            PythonEnv::open(dir).map_err(|e| e.to_string())?
+            PythonEnv::open(dir).map_err(GradingError::sandbox("the new virtualenv"))?
         } else {
             let env = sandbox
                 .create_venv(dir)
                 .await
-                .map_err(|e| format!("cannot create the virtualenv {}: {e}", dir.display()))?;
+                .map_err(GradingError::sandbox(format!(
+                    "cannot create the virtualenv {}",
+                    dir.display()
+                )))?;
             let mut args: Vec<String> = Vec::new();
             if !packages.constraints.is_empty() {
                 let constraints = dir.join("benchmark-constraints.txt");
                 std::fs::write(&constraints, packages.constraints.join("\n") + "\n")
-                    .map_err(|e| format!("cannot write {}: {e}", constraints.display()))?;
+                    .map_err(GradingError::io("write", &constraints))?;
                 args.push("-c".into());
                 args.push(constraints.to_string_lossy().into_owned());
             }
@@ -379,8 +381,7 @@ impl Grader {
             content.push('\n');
             content.push_str(note);
         }
-        std::fs::write(&stamp, content)
-            .map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+        std::fs::write(&stamp, content).map_err(GradingError::io("write", &stamp))?;
         Ok((env, note))
     }
 }
@@ -390,6 +391,58 @@ fn stamp_note(stamp: &Path) -> Option<String> {
     let text = std::fs::read_to_string(stamp).ok()?;
     let note: String = text.lines().skip(1).collect::<Vec<_>>().join("\n");
     Some(note).filter(|n| !n.trim().is_empty())
+}
+
+/// Why a task could not be graded (the verdict then says so, with this
+/// message: the grading failed, not the agent).
+#[derive(Debug, thiserror::Error)]
+enum GradingError {
+    /// The task's test script is not in the checkout.
+    #[error("test script {} not found", .0.display())]
+    ScriptMissing(PathBuf),
+    /// A file or directory of the grading could not be made or changed.
+    #[error("cannot {action} {}: {source}", .path.display())]
+    Io {
+        /// What was being done ("create", "clear", "write", ...).
+        action: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The sandbox failed at a step of the grading.
+    #[error("{step}: {source}")]
+    Sandbox {
+        /// The step ("grading sandbox", "cannot run the test script", ...).
+        step: String,
+        /// The cause.
+        source: sandbox::SandboxError,
+    },
+    /// `python3 -m venv` ran and failed.
+    #[error("python3 -m venv {} failed ({status}): {output}", .dir.display())]
+    VenvFailed {
+        /// The virtualenv's directory.
+        dir: PathBuf,
+        /// How the command ended.
+        status: String,
+        /// The end of its output.
+        output: String,
+    },
+}
+
+impl GradingError {
+    fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Self + 'a {
+        move |source| GradingError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    fn sandbox(step: impl Into<String>) -> impl FnOnce(sandbox::SandboxError) -> Self {
+        let step = step.into();
+        move |source| GradingError::Sandbox { step, source }
+    }
 }
 
 use sandbox::text_tail as tail;

@@ -7,7 +7,7 @@
 //! their class ([`crate::Failure`]).
 //!
 //! ```
-//! use bench_harness::failures::{FailureClass, Signals};
+//! use bench_harness::gittaskbench::failures::{FailureClass, Signals};
 //!
 //! let mut signals = Signals::default();
 //! signals.observe_tool("run_python", "Traceback ...\nModuleNotFoundError: No module named 'x'", false);
@@ -17,7 +17,7 @@
 use agent::trajectory::{ToolOutcome, Trajectory, TrajectoryEvent};
 use serde::{Deserialize, Serialize};
 
-use crate::record::TaskRecord;
+use crate::gittaskbench::record::TaskRecord;
 
 /// Why a task failed, most specific first: [`Signals::primary`] picks the
 /// first class, in this order, that the trajectory shows.

@@ -29,8 +29,43 @@ impl Value {
     }
 }
 
+/// What in a task file is outside the subset this reader accepts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum YamlError {
+    /// A line that is not `key: value`.
+    #[error("line {line}: expected `key: value`, got {raw:?}")]
+    NotAPair {
+        /// 1-based.
+        line: usize,
+        /// The line as written.
+        raw: String,
+    },
+    /// An indented line before any key that could hold it.
+    #[error("line {line}: indented line without a parent key: {raw:?}")]
+    NoParent {
+        /// 1-based.
+        line: usize,
+        /// The line as written.
+        raw: String,
+    },
+    /// A mapping nested two levels deep.
+    #[error("line {line}: nested mappings deeper than one level are not supported")]
+    TooDeep {
+        /// 1-based.
+        line: usize,
+    },
+    /// A key with both a value and nested lines.
+    #[error("line {line}: {parent:?} has a value and nested lines")]
+    ValueAndNested {
+        /// 1-based.
+        line: usize,
+        /// The key.
+        parent: String,
+    },
+}
+
 /// Parses `text` into its top-level mapping. The error names the line.
-pub(crate) fn parse(text: &str) -> Result<BTreeMap<String, Value>, String> {
+pub(crate) fn parse(text: &str) -> Result<BTreeMap<String, Value>, YamlError> {
     let mut top: BTreeMap<String, Value> = BTreeMap::new();
     // The top-level key whose nested lines are being read.
     let mut open: Option<String> = None;
@@ -41,18 +76,19 @@ pub(crate) fn parse(text: &str) -> Result<BTreeMap<String, Value>, String> {
             continue;
         }
         let indented = line.starts_with([' ', '\t']);
-        let (key, value) = split_pair(line.trim())
-            .ok_or_else(|| format!("line {number}: expected `key: value`, got {raw:?}"))?;
+        let (key, value) = split_pair(line.trim()).ok_or_else(|| YamlError::NotAPair {
+            line: number,
+            raw: raw.to_owned(),
+        })?;
         if indented {
             let Some(parent) = open.as_ref() else {
-                return Err(format!(
-                    "line {number}: indented line without a parent key: {raw:?}"
-                ));
+                return Err(YamlError::NoParent {
+                    line: number,
+                    raw: raw.to_owned(),
+                });
             };
             let Some(value) = value else {
-                return Err(format!(
-                    "line {number}: nested mappings deeper than one level are not supported"
-                ));
+                return Err(YamlError::TooDeep { line: number });
             };
             match top.get_mut(parent) {
                 Some(Value::Map(map)) => {
@@ -64,9 +100,10 @@ pub(crate) fn parse(text: &str) -> Result<BTreeMap<String, Value>, String> {
                     *slot = Value::Map(map);
                 }
                 _ => {
-                    return Err(format!(
-                        "line {number}: {parent:?} has a value and nested lines"
-                    ));
+                    return Err(YamlError::ValueAndNested {
+                        line: number,
+                        parent: parent.clone(),
+                    });
                 }
             }
         } else {
@@ -149,7 +186,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_the_benchmark_forms() -> Result<(), String> {
+    fn reads_the_benchmark_forms() -> Result<(), Box<dyn std::error::Error>> {
         let text = "taskid: Stegano_01\nresult: test_results/Stegano_01/results.jsonl\n\
                     output_dir: output/Stegano_01/   # where outputs go\n\
                     groundtruth: groundtruth/Stegano_01/gt.png\nmulti_output: false\n\
