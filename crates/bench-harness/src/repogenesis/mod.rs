@@ -34,6 +34,7 @@
 //! framework and difficulty, the faults, and the paper's published rows
 //! ([`published_genesis`]) as JSON, Markdown and HTML.
 
+mod config;
 mod coverage;
 mod driver;
 mod env;
@@ -47,6 +48,7 @@ mod run;
 mod spec;
 mod testlog;
 
+pub use config::{GenesisConfig, GenesisConfigBuilder};
 pub use coverage::{
     AcRule, ApiMethod, Coverage, Endpoint, MAX_FILE_BYTES, MAX_FILES, SourceFiles, api_coverage,
     coverage_of, extract_endpoints, is_implemented, python_text,
@@ -75,7 +77,7 @@ pub use report::{
     FaultRow, GenesisMeta, GenesisReport, GenesisSummary, GroupScores, Mean, Ratio, Scores,
 };
 pub use routes::{DeclaredEndpoint, RouteCoverage, coverage_by_routes, route_coverage};
-pub use run::{GenesisConfig, GenesisConfigBuilder, GenesisEvent, GenesisHarness, GenesisOutcome};
+pub use run::{GenesisEvent, GenesisHarness, GenesisOutcome};
 pub use sandbox::Readiness;
 pub use spec::{
     Constants, FrameworkHint, GenesisBenchmark, GenesisTask, GoldenTests, Language, Phase,
