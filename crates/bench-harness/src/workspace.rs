@@ -6,6 +6,21 @@ use std::path::Path;
 
 use crate::Error;
 
+/// Makes a run's output directory (and its parents) and returns its
+/// canonical path, which every later path of the run is built on.
+pub(crate) fn output_dir(dir: &Path) -> Result<std::path::PathBuf, Error> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        what: "creating the output directory",
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    std::fs::canonicalize(dir).map_err(|source| Error::Io {
+        what: "opening the output directory",
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
 /// Removes `dir` and everything in it; a missing directory is fine.
 pub(crate) fn remove_dir(dir: &Path) -> Result<(), Error> {
     match std::fs::remove_dir_all(dir) {

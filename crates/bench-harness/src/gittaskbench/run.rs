@@ -313,16 +313,7 @@ impl Harness {
     /// Opens the checkout and prepares the output directory.
     pub fn new(mut config: HarnessConfig) -> Result<Self, Error> {
         let bench = Benchmark::open(&config.root, &config.domains)?;
-        std::fs::create_dir_all(&config.out_dir).map_err(|source| Error::Io {
-            what: "creating the output directory",
-            path: config.out_dir.clone(),
-            source,
-        })?;
-        config.out_dir = std::fs::canonicalize(&config.out_dir).map_err(|source| Error::Io {
-            what: "opening the output directory",
-            path: config.out_dir.clone(),
-            source,
-        })?;
+        config.out_dir = crate::workspace::output_dir(&config.out_dir)?;
         config.jobs = config.jobs.max(1);
         let grader = Grader::new(&bench, config.grading.clone());
         Ok(Harness {

@@ -140,16 +140,7 @@ impl GenesisHarness {
                 path: config.generated.clone(),
                 source,
             })?;
-        std::fs::create_dir_all(&config.out_dir).map_err(|source| Error::Io {
-            what: "creating the output directory",
-            path: config.out_dir.clone(),
-            source,
-        })?;
-        config.out_dir = std::fs::canonicalize(&config.out_dir).map_err(|source| Error::Io {
-            what: "opening the output directory",
-            path: config.out_dir.clone(),
-            source,
-        })?;
+        config.out_dir = crate::workspace::output_dir(&config.out_dir)?;
         let mut timeouts = bench.timeouts();
         for (phase, limit) in &config.phase_limits {
             timeouts.set(*phase, *limit);
