@@ -207,9 +207,9 @@ impl Lint {
 /// `cargo test --workspace --all-features --no-run`, reading the executables from
 /// cargo's JSON messages (diagnostics still go to the terminal).
 fn build(lint: Lint) -> anyhow::Result<Built> {
-    let mut command = super::cargo();
-    lint.apply(&mut command)?;
-    command.args([
+    let mut tests = super::cargo();
+    lint.apply(&mut tests)?;
+    tests.args([
         "test",
         "--workspace",
         // The measuring hooks and the petgraph views are features of
@@ -218,46 +218,67 @@ fn build(lint: Lint) -> anyhow::Result<Built> {
         "--no-run",
         "--message-format=json-render-diagnostics",
     ]);
+    let mut built = Built {
+        binaries: Vec::new(),
+        installer: None,
+    };
     if lint == Lint::WhileBuilding {
-        // What `cargo clippy --all-targets` checks: the benches too (built,
-        // never run here).
-        command.arg("--all-targets");
+        // What `cargo clippy --all-targets` checks, benches included (built,
+        // never run here). Not `--all-targets` itself: that builds examples
+        // as test harnesses, which are neither tests nor runnable (the
+        // model installer among them); they are built as programs below.
+        tests.args(["--lib", "--bins", "--tests", "--benches"]);
+        collect(&mut tests, &mut built)?;
+        let mut examples = super::cargo();
+        lint.apply(&mut examples)?;
+        examples.args([
+            "build",
+            "--workspace",
+            "--all-features",
+            "--examples",
+            "--message-format=json-render-diagnostics",
+        ]);
+        collect(&mut examples, &mut built)?;
+    } else {
+        collect(&mut tests, &mut built)?;
     }
+    if built.binaries.is_empty() {
+        bail!("cargo built no test binaries");
+    }
+    Ok(built)
+}
+
+/// Runs one cargo build, adding the test binaries and the model installer
+/// its JSON messages announce to `built`.
+fn collect(command: &mut Command, built: &mut Built) -> anyhow::Result<()> {
     let mut child = command
         .stdout(Stdio::piped())
         .spawn()
-        .context("cannot run cargo test --no-run")?;
+        .context("cannot run cargo")?;
     let stdout = child.stdout.take().context("cargo's output")?;
-    let mut binaries = Vec::new();
-    let mut installer = None;
     for line in BufReader::new(stdout).lines() {
         let line = line.context("reading cargo's output")?;
         let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
             continue;
         };
         if let Some(binary) = test_binary(&message) {
-            binaries.push(binary);
+            built.binaries.push(binary);
         } else if is_model_installer(&message) {
-            installer = message["executable"].as_str().map(PathBuf::from);
+            built.installer = message["executable"].as_str().map(PathBuf::from);
         }
     }
     let status = child.wait().context("waiting for cargo")?;
     if !status.success() {
         bail!("building the tests failed ({status})");
     }
-    if binaries.is_empty() {
-        bail!("cargo built no test binaries");
-    }
-    Ok(Built {
-        binaries,
-        installer,
-    })
+    Ok(())
 }
 
 /// Whether a `compiler-artifact` message announces llm-local's `install`
 /// example.
 fn is_model_installer(message: &serde_json::Value) -> bool {
     message["reason"] == "compiler-artifact"
+        && message["profile"]["test"] == false
         && message["target"]["kind"][0] == "example"
         && message["target"]["name"] == "install"
         && message["package_id"]
@@ -276,8 +297,9 @@ fn test_binary(message: &serde_json::Value) -> Option<TestBinary> {
         .to_path_buf();
     let target = message["target"]["name"].as_str()?;
     let kind = message["target"]["kind"][0].as_str().unwrap_or("test");
-    // Benches are built (and linted) with `--all-targets`, not run as tests.
-    if kind == "bench" {
+    // Benches are built (and linted), never run as tests; an example built
+    // as a test harness (which `--all-targets` would make) is no suite.
+    if kind == "bench" || kind == "example" {
         return None;
     }
     // The package's name is the last path component of its id's source
@@ -374,4 +396,35 @@ fn read_durations(path: &Path) -> BTreeMap<String, f64> {
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn artifact(kind: &str, name: &str, test: bool) -> serde_json::Value {
+        serde_json::json!({
+            "reason": "compiler-artifact",
+            "package_id": "path+file:///w/crates/llm-local#llm-local@0.1.0",
+            "manifest_path": "/w/crates/llm-local/Cargo.toml",
+            "target": {"kind": [kind], "name": name},
+            "profile": {"test": test},
+            "executable": format!("/w/target/debug/{name}"),
+        })
+    }
+
+    #[test]
+    fn only_test_suites_run_and_only_the_built_program_installs() {
+        // A test suite and a library's unit tests run.
+        assert!(test_binary(&artifact("test", "model", true)).is_some());
+        assert!(test_binary(&artifact("lib", "llm_local", true)).is_some());
+        // Benches, and examples built as test harnesses (`--all-targets`),
+        // are built but never run as tests.
+        assert!(test_binary(&artifact("bench", "decode", true)).is_none());
+        assert!(test_binary(&artifact("example", "install", true)).is_none());
+        // The installer is the example built as a program, not as a harness.
+        assert!(is_model_installer(&artifact("example", "install", false)));
+        assert!(!is_model_installer(&artifact("example", "install", true)));
+        assert!(!is_model_installer(&artifact("example", "measure", false)));
+    }
 }
