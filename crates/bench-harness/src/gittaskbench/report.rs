@@ -289,21 +289,7 @@ impl Report {
         md.push_str("## Summary (this run)\n\n");
         md.push_str("| Tasks | Execution completion rate | Task pass rate | Total tokens | Tokens per task | Cost (USD) | Agent wall time |\n");
         md.push_str("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-        let _ = writeln!(
-            md,
-            "| {} | {} ({}/{}) | {} ({}/{}) | {} | {} | {:.4} | {} |\n",
-            s.tasks,
-            pct(s.ecr),
-            s.process,
-            s.tasks,
-            pct(s.tpr),
-            s.result,
-            s.tasks,
-            thousands(s.total_tokens),
-            thousands(s.tokens_per_task.round() as u64),
-            s.cost,
-            duration(s.wall_ms)
-        );
+        let _ = writeln!(md, "| {} |\n", summary_cells(s).join(" | "));
         let _ = writeln!(
             md,
             "Prompt tokens {}, completion tokens {}.\n",
@@ -400,21 +386,20 @@ impl Report {
         let _ = writeln!(h, "<p>{}</p>", esc(&self.heading()));
 
         h.push_str("<h2>Summary (this run)</h2>\n<table><tr><th>Tasks</th><th>Execution completion rate</th><th>Task pass rate</th><th>Total tokens</th><th>Tokens per task</th><th>Cost (USD)</th><th>Agent wall time</th></tr>\n");
-        let _ = writeln!(
-            h,
-            "<tr><td class=\"n big\">{}</td><td class=\"n big\">{} <small>({}/{})</small></td><td class=\"n big\">{} <small>({}/{})</small></td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.4}</td><td class=\"n\">{}</td></tr></table>",
-            s.tasks,
-            pct(s.ecr),
-            s.process,
-            s.tasks,
-            pct(s.tpr),
-            s.result,
-            s.tasks,
-            thousands(s.total_tokens),
-            thousands(s.tokens_per_task.round() as u64),
-            s.cost,
-            duration(s.wall_ms)
-        );
+        h.push_str("<tr>");
+        for (i, cell) in summary_cells(s).iter().enumerate() {
+            // The task count and the two rates are the headline figures;
+            // a rate's counts are small beside it.
+            let class = if i < 3 { "n big" } else { "n" };
+            let cell = match cell.split_once(" (") {
+                Some((rate, counts)) if i > 0 && i < 3 => {
+                    format!("{rate} <small>({counts}</small>")
+                }
+                _ => cell.clone(),
+            };
+            let _ = write!(h, "<td class=\"{class}\">{cell}</td>");
+        }
+        h.push_str("</tr></table>\n");
 
         let this_run = format!(
             "This run ({})",
@@ -554,6 +539,21 @@ impl Report {
         h.push_str("</table>\n</body>\n</html>\n");
         h
     }
+}
+
+/// The cells of the summary row, the same in Markdown and HTML: tasks,
+/// ECR and TPR with their counts, total tokens, tokens per task, cost,
+/// agent wall time.
+fn summary_cells(s: &Metrics) -> [String; 7] {
+    [
+        s.tasks.to_string(),
+        format!("{} ({}/{})", pct(s.ecr), s.process, s.tasks),
+        format!("{} ({}/{})", pct(s.tpr), s.result, s.tasks),
+        thousands(s.total_tokens),
+        thousands(s.tokens_per_task.round() as u64),
+        format!("{:.4}", s.cost),
+        duration(s.wall_ms),
+    ]
 }
 
 /// The numeric cells of a breakdown row, the same in every format: tasks,
