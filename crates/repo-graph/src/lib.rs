@@ -266,6 +266,40 @@ pub struct Analyzer {
     memory: Mutex<Option<KeptFacts>>,
 }
 
+/// What the source files of a tree looked like at one moment: their
+/// paths, sizes, change times and inodes, hashed ([`Analyzer::stamp`]).
+/// Cheap to take (a directory walk, no file opened) and to compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TreeStamp {
+    files: usize,
+    digest: u128,
+}
+
+impl TreeStamp {
+    fn of(files: &[walk::SourceFile]) -> Self {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for file in files {
+            let seen = file.seen;
+            hasher.update(file.rel_path.as_bytes());
+            // The separator cannot occur in a path component.
+            hasher.update(&[0]);
+            hasher.update(&seen.size.to_le_bytes());
+            hasher.update(&seen.mtime_ns.to_le_bytes());
+            hasher.update(&seen.ctime_ns.to_le_bytes());
+            hasher.update(&seen.ino.to_le_bytes());
+        }
+        TreeStamp {
+            files: files.len(),
+            digest: hasher.digest128(),
+        }
+    }
+
+    /// How many source files the walk found.
+    pub fn files(&self) -> usize {
+        self.files
+    }
+}
+
 /// Facts kept between runs of one [`Analyzer`], and the frame count of the
 /// on-disk log they correspond to.
 struct KeptFacts {
@@ -287,6 +321,35 @@ impl Analyzer {
             memory_ceiling: default_memory_ceiling(),
             progress: None,
             memory: Mutex::new(None),
+        }
+    }
+
+    /// The tree's [`TreeStamp`]: the source files [`Analyzer::analyze`]
+    /// would read, walked with the same options but none opened. Equal
+    /// stamps mean nothing was added, removed, renamed or written since,
+    /// so a long-lived caller (the MCP server) analyses again only when
+    /// the stamp it took before its last analysis has changed.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+    /// let analyzer = repo_graph::Analyzer::new(dir.path());
+    /// let before = analyzer.stamp().unwrap();
+    /// assert_eq!(before, analyzer.stamp().unwrap());
+    /// std::fs::write(dir.path().join("b.py"), "y = 2\n").unwrap();
+    /// assert_ne!(before, analyzer.stamp().unwrap());
+    /// ```
+    pub fn stamp(&self) -> Result<TreeStamp, Error> {
+        let walked = walk::walk(&self.root, &self.walk_options())?;
+        Ok(TreeStamp::of(&walked.files))
+    }
+
+    fn walk_options(&self) -> walk::WalkOptions {
+        walk::WalkOptions {
+            max_file_size: self.max_file_size,
+            include_hidden: self.include_hidden,
+            respect_ignore_files: self.respect_ignore_files,
+            languages: self.languages.clone(),
         }
     }
 
@@ -405,12 +468,7 @@ impl Analyzer {
             .lock()
             .map_err(|_| Error::Io(std::io::Error::other("analysis cache lock poisoned")))?
             .take();
-        let options = walk::WalkOptions {
-            max_file_size: self.max_file_size,
-            include_hidden: self.include_hidden,
-            respect_ignore_files: self.respect_ignore_files,
-            languages: self.languages.clone(),
-        };
+        let options = self.walk_options();
         // The on-disk cache loads while the directory is walked.
         let (walked, known) = std::thread::scope(|scope| {
             let loader = match (&remembered, &self.cache_dir) {

@@ -168,6 +168,7 @@ mod tests {
                 } else {
                     SourceKind::Python
                 },
+                seen: Default::default(),
             })
             .collect();
         module_names(&files)

@@ -35,6 +35,29 @@ pub(crate) struct SourceFile {
     pub rel_path: String,
     pub abs_path: PathBuf,
     pub kind: SourceKind,
+    /// What the file's metadata said when it was walked.
+    pub seen: FileSeen,
+}
+
+/// A source file's size, change times and inode when walked: any edit,
+/// replacement or rename changes one of them ([`crate::TreeStamp`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub(crate) struct FileSeen {
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub ctime_ns: i128,
+    pub ino: u64,
+}
+
+impl FileSeen {
+    fn of(meta: &fs::Metadata) -> Self {
+        FileSeen {
+            size: meta.len(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+            ino: meta.ino(),
+        }
+    }
 }
 
 /// What the walk found.
@@ -216,17 +239,17 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
                 skip(&mut out, SkipReason::OtherLanguage);
                 continue;
             }
-            let size = match meta {
-                Some(m) => m.len(),
+            let seen = match meta {
+                Some(m) => FileSeen::of(&m),
                 None => match entry.metadata() {
-                    Ok(m) => m.len(),
+                    Ok(m) => FileSeen::of(&m),
                     Err(_) => {
                         skip(&mut out, SkipReason::Unreadable);
                         continue;
                     }
                 },
             };
-            if size > options.max_file_size {
+            if seen.size > options.max_file_size {
                 skip(&mut out, SkipReason::TooLarge);
                 continue;
             }
@@ -234,6 +257,7 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
                 rel_path: rel,
                 abs_path: path,
                 kind,
+                seen,
             });
         }
         // Reverse so that the stack pops directories in name order.
