@@ -122,6 +122,7 @@ pub struct ContextBuilder<'g> {
     core_classes: usize,
     encoding: Encoding,
     summarizer: &'g dyn Summarizer,
+    task_index: Option<&'g crate::TaskIndex>,
 }
 
 impl<'g> ContextBuilder<'g> {
@@ -137,6 +138,7 @@ impl<'g> ContextBuilder<'g> {
             core_classes: 10,
             encoding: Encoding::default(),
             summarizer: &StaticSummarizer,
+            task_index: None,
         }
     }
 
@@ -184,6 +186,15 @@ impl<'g> ContextBuilder<'g> {
         self
     }
 
+    /// Scores the task against this prebuilt index of the graph's classes
+    /// and functions instead of indexing them again (most of a build's
+    /// time on a large repository). It must be the index of this graph:
+    /// one whose entity count differs is ignored.
+    pub fn task_index(mut self, index: &'g crate::TaskIndex) -> Self {
+        self.task_index = Some(index);
+        self
+    }
+
     /// Who writes the module summaries.
     pub fn summarizer(mut self, summarizer: &'g dyn Summarizer) -> Self {
         self.summarizer = summarizer;
@@ -207,6 +218,7 @@ impl<'g> ContextBuilder<'g> {
             &query,
             &identifiers,
             readme.shown.as_ref().map(|(_, text)| text.as_str()),
+            self.task_index,
         );
         let noted: Vec<String> = readme
             .refused

@@ -127,6 +127,45 @@ fn split_scripts(text: &str) -> String {
     out
 }
 
+/// The index the task search scores every class and function with (BM25
+/// over the documents described above). Building it is most of a context's
+/// cost on a large repository (Django: about 40,000 entities), so a caller
+/// that builds many contexts over one graph builds it once
+/// ([`crate::ContextBuilder::task_index`]).
+pub struct TaskIndex {
+    /// Classes, then functions, in the graph's order.
+    entities: Vec<EntityId>,
+    index: Bm25,
+}
+
+impl TaskIndex {
+    /// Indexes every class and function of `graph`.
+    pub fn new(graph: &RepoGraph) -> Self {
+        let entities: Vec<EntityId> = graph
+            .class_ids()
+            .map(EntityId::Class)
+            .chain(graph.function_ids().map(EntityId::Function))
+            .collect();
+        let index = Bm25::from_terms(entities.iter().map(|&e| document(graph, e)));
+        TaskIndex { entities, index }
+    }
+
+    /// Whether this index can serve `graph`: made from a graph with the
+    /// same classes and functions. An index of another graph is never
+    /// used (the search then indexes `graph` itself).
+    fn fits(&self, graph: &RepoGraph) -> bool {
+        self.entities.len() == graph.classes().len() + graph.functions().len()
+    }
+}
+
+impl std::fmt::Debug for TaskIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskIndex")
+            .field("entities", &self.entities.len())
+            .finish()
+    }
+}
+
 /// The entities that best match `query` (stemmed terms), best first.
 /// Entities the repository shows as its way in (the public API, console
 /// scripts, what example scripts call, names used in the README's code)
@@ -137,6 +176,7 @@ pub(crate) fn search(
     query: &[String],
     identifiers: &[String],
     readme: Option<&str>,
+    prebuilt: Option<&TaskIndex>,
 ) -> Search {
     let mut search = Search {
         hits: Vec::new(),
@@ -146,12 +186,14 @@ pub(crate) fn search(
     if query.is_empty() && identifiers.is_empty() {
         return search;
     }
-    let entities: Vec<EntityId> = graph
-        .class_ids()
-        .map(EntityId::Class)
-        .chain(graph.function_ids().map(EntityId::Function))
-        .collect();
-    let index = Bm25::from_terms(entities.iter().map(|&e| document(graph, e)));
+    let built;
+    let TaskIndex { entities, index } = match prebuilt.filter(|p| p.fits(graph)) {
+        Some(index) => index,
+        None => {
+            built = TaskIndex::new(graph);
+            &built
+        }
+    };
     let relevance = index.scores_for_terms(query.to_vec());
     let max_relevance = relevance.iter().copied().fold(0.0, f64::max);
     if max_relevance <= 0.0 && identifiers.is_empty() {

@@ -46,11 +46,24 @@ mod unread;
 mod usage;
 
 pub use context::{Block, BlockKind, ContextBuilder, RepoContext};
-pub use hits::task_terms_found;
+pub use hits::{TaskIndex, task_terms_found};
 /// Token counting is `llm`'s: one type for context budgets and usage.
 pub use llm::{Encoding, TokenCounter};
 pub use summary::{StaticSummarizer, Summarizer};
 pub use unread::why_not_read;
+
+/// How the repository is used (its command-line entry points, public API
+/// with signatures and example scripts), as the context's usage block
+/// renders it, within `budget` tokens; the API and examples that match
+/// `task` come first. Empty when the analysis found no usage facts.
+pub fn usage_view(
+    graph: &repo_graph::RepoGraph,
+    task: Option<&str>,
+    counter: &TokenCounter,
+    budget: usize,
+) -> String {
+    usage::usage_block(graph, task, counter, budget)
+}
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

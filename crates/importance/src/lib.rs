@@ -35,6 +35,7 @@
 mod features;
 mod git;
 mod pagerank;
+mod table;
 mod weights;
 
 use std::cmp::Ordering;

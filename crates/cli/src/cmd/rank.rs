@@ -1,6 +1,5 @@
 //! `repo-agent rank`: the most important modules, classes and functions.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -59,7 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .rank(&graph);
     let text = match args.format {
         Format::Json => json(&ranking, args.top, args.classes)?,
-        Format::Table => table(&ranking, args.top, args.classes),
+        Format::Table => ranking.table(args.top, args.classes),
     };
     output::emit(&text, args.output.as_deref())
 }
@@ -73,69 +72,4 @@ fn json(ranking: &Ranking, top: usize, classes: usize) -> anyhow::Result<String>
         "commits_read": ranking.commits_read,
     });
     Ok(serde_json::to_string_pretty(&value).context("cannot encode the ranking")? + "\n")
-}
-
-fn table(ranking: &Ranking, top: usize, classes: usize) -> String {
-    let mut out = String::new();
-    let modules = ranking.top_modules(top);
-    let width = modules
-        .iter()
-        .map(|m| m.name.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    let _ = writeln!(
-        out,
-        "{:<width$}  {:>6}  {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
-        "module", "score", "dep", "cmplx", "usage", "sem", "doc", "git"
-    );
-    for m in modules {
-        let f = &m.features;
-        let _ = writeln!(
-            out,
-            "{:<width$}  {:>6.3}  {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
-            m.name, m.score, f.dependency, f.complexity, f.usage, f.semantic, f.doc, f.git
-        );
-    }
-    let core = ranking.top_classes(classes);
-    let width = core.iter().map(|c| c.name.len()).max().unwrap_or(5).max(5);
-    let _ = writeln!(
-        out,
-        "\n{:<width$}  {:>6}  {:>7}  {:>5}",
-        "class", "score", "methods", "calls"
-    );
-    for c in core {
-        let _ = writeln!(
-            out,
-            "{:<width$}  {:>6.3}  {:>7}  {:>5}",
-            c.name, c.score, c.methods, c.calls
-        );
-    }
-    let functions = ranking.top_functions(top);
-    let width = functions
-        .iter()
-        .map(|f| f.name.len())
-        .max()
-        .unwrap_or(8)
-        .max(8);
-    let _ = writeln!(
-        out,
-        "\n{:<width$}  {:>6}  {:>5}  entry  public",
-        "function", "score", "calls"
-    );
-    for f in functions {
-        let _ = writeln!(
-            out,
-            "{:<width$}  {:>6.3}  {:>5}  {:<5}  {}",
-            f.name,
-            f.score,
-            f.calls,
-            if f.entry_point { "yes" } else { "" },
-            if f.public { "yes" } else { "" }
-        );
-    }
-    if ranking.commits_read == 0 {
-        out.push_str("\n(no git history: the git feature is 0)\n");
-    }
-    out
 }
