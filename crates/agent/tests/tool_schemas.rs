@@ -27,6 +27,12 @@ fn example(tool: ToolName) -> Value {
         ToolName::RunPython => json!({"path": "run.py", "args": ["in.txt", "out.txt"]}),
         ToolName::RunShell => json!({"command": "ls"}),
         ToolName::Finish => json!({"summary": "done"}),
+        ToolName::Overview => {
+            json!({"task": "parse a file", "budget": 4000, "keywords": ["parse"]})
+        }
+        ToolName::Rank => json!({"top": 10, "classes": 5}),
+        ToolName::Routes => json!({"filter": "/users"}),
+        ToolName::Usage => json!({"task": "parse a file", "budget": 1000}),
     }
 }
 

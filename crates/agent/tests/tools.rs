@@ -46,6 +46,11 @@ fn schemas_have_exactly_the_issue_names_and_parameters() {
         ("run_python", &["code", "path", "args"], &[]),
         ("run_shell", &["command"], &["command"]),
         ("finish", &["summary"], &["summary"]),
+        // The whole-repository views, offered by the MCP server only.
+        ("overview", &["task", "budget", "keywords"], &[]),
+        ("rank", &["top", "classes"], &[]),
+        ("routes", &["filter"], &[]),
+        ("usage", &["task", "budget"], &[]),
     ];
     let defs = all_definitions();
     assert_eq!(defs.len(), expected.len());

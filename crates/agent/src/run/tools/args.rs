@@ -25,6 +25,10 @@ pub enum ToolGroup {
     /// Files, documents, code execution and `finish`: always offered,
     /// because no task can be done without them.
     Core,
+    /// Whole-repository views: the initial context, the ranking, routes
+    /// and usage. The agent is never offered them (its prompt holds the
+    /// context already); the MCP server offers them to other agents.
+    Repository,
 }
 
 /// Declares the tools: the [`Tool`] enum and the [`ToolName`] enum with the
@@ -141,6 +145,18 @@ tools! {
     RunShell(RunShellArgs) = "run_shell", Core;
     /// End the task once the outputs are written and checked.
     Finish(FinishArgs) = "finish", Core;
+    /// The repository's initial context within a token budget: README, usage, the code that
+    /// matches the task, summaries of the most important modules, core classes and paths.
+    Overview(OverviewArgs) = "overview", Repository;
+    /// Modules, classes and functions ranked by importance (dependency centrality,
+    /// complexity, usage, documentation, git activity).
+    Rank(RankArgs) = "rank", Repository;
+    /// The web routes the repository serves (Flask, FastAPI, Django...): method, path,
+    /// handler and where it is declared.
+    Routes(RoutesArgs) = "routes", Repository;
+    /// How the repository is used: command-line entry points, the public API with
+    /// signatures, example scripts.
+    Usage(UsageArgs) = "usage", Repository;
 }
 
 /// The names of the exploration tools (removed by `--no-exploration-tools`),
@@ -337,6 +353,52 @@ pub struct RunShellArgs {
     /// The command line.
     #[schemars(description = "")]
     pub command: String,
+}
+
+/// `overview`: the initial context the agent itself starts from.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OverviewArgs {
+    /// The task, to choose the code and documentation that match it.
+    pub task: Option<String>,
+    /// The most tokens the overview may hold (default 8000).
+    ///
+    /// Values past the bounds are clamped rather than refused.
+    #[schemars(range(min = 500, max = 64000))]
+    pub budget: Option<u64>,
+    /// Extra search terms for the task: English words and likely identifiers.
+    pub keywords: Option<Vec<String>>,
+}
+
+/// `rank`: the importance ranking, top entries of each kind.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RankArgs {
+    /// How many modules and functions to list (default 20).
+    #[schemars(range(min = 1, max = 200))]
+    pub top: Option<u64>,
+    /// How many classes to list (default 10).
+    #[schemars(range(min = 0, max = 200))]
+    pub classes: Option<u64>,
+}
+
+/// `routes`: the web routes found in the repository.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoutesArgs {
+    /// Only routes whose method, path or handler contains this text.
+    pub filter: Option<String>,
+}
+
+/// `usage`: the repository's usage facts.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UsageArgs {
+    /// The task, to list the API and examples that match it first.
+    pub task: Option<String>,
+    /// The most tokens the answer may hold (default 4000).
+    #[schemars(range(min = 200, max = 64000))]
+    pub budget: Option<u64>,
 }
 
 /// `finish`: the model's own end of the episode.

@@ -14,6 +14,7 @@
 //! reply says what ran.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use repo_graph::RepoGraph;
 
@@ -57,7 +58,7 @@ impl PackageModule {
     /// The package module whose file is `path` (absolute), if `path` is a
     /// module inside a package (its directory has `__init__.py`) of one of
     /// `graphs`.
-    pub(crate) fn of_file(graphs: &[RepoGraph], path: &Path) -> Option<PackageModule> {
+    pub(crate) fn of_file(graphs: &[Arc<RepoGraph>], path: &Path) -> Option<PackageModule> {
         if !path.parent()?.join("__init__.py").is_file() {
             return None;
         }
@@ -81,7 +82,7 @@ impl PackageModule {
 
     /// The package module named `name` (`python -m name`) in one of
     /// `graphs`.
-    pub(crate) fn by_name(graphs: &[RepoGraph], name: &str) -> Option<PackageModule> {
+    pub(crate) fn by_name(graphs: &[Arc<RepoGraph>], name: &str) -> Option<PackageModule> {
         graphs.iter().find_map(|graph| {
             let (id, module) = graph
                 .module_ids()
@@ -258,7 +259,7 @@ const MAX_SAME_NAME: usize = 3;
 /// The files of `graphs` named as `missing` is (`cli.py`), as absolute
 /// paths, with the console script of each that has one; at most
 /// [`MAX_SAME_NAME`], shortest path first.
-pub(crate) fn same_name_in_repositories(graphs: &[RepoGraph], missing: &Path) -> Vec<String> {
+pub(crate) fn same_name_in_repositories(graphs: &[Arc<RepoGraph>], missing: &Path) -> Vec<String> {
     let mut found = same_name_files(graphs, missing);
     found.truncate(MAX_SAME_NAME);
     found
@@ -277,7 +278,7 @@ pub(crate) fn same_name_in_repositories(graphs: &[RepoGraph], missing: &Path) ->
 
 /// Every file of `graphs` named as `missing` is, as an absolute path,
 /// shortest path first.
-pub(crate) fn same_name_files(graphs: &[RepoGraph], missing: &Path) -> Vec<PathBuf> {
+pub(crate) fn same_name_files(graphs: &[Arc<RepoGraph>], missing: &Path) -> Vec<PathBuf> {
     let Some(name) = missing.file_name().and_then(|n| n.to_str()) else {
         return Vec::new();
     };
@@ -357,7 +358,7 @@ mod tests {
     fn a_package_module_runs_through_its_entry_point_or_as_a_module() {
         let (dir, graph) = repo();
         let root = dir.path().canonicalize().unwrap();
-        let graphs = [graph];
+        let graphs = [Arc::new(graph)];
         let cli = PackageModule::of_file(&graphs, &root.join("tool/cli.py")).unwrap();
         assert_eq!(cli.name, "tool.cli");
         assert_eq!(cli.import_root, root);
@@ -418,7 +419,7 @@ mod tests {
     fn a_missing_script_names_the_files_of_that_name() {
         let (dir, graph) = repo();
         let root = dir.path().canonicalize().unwrap();
-        let graphs = [graph];
+        let graphs = [Arc::new(graph)];
         let found = same_name_in_repositories(&graphs, &root.join("cli.py"));
         assert_eq!(
             found,
@@ -435,7 +436,7 @@ mod tests {
         let python = which_python().expect("python3 on PATH (the sandbox's tests need it too)");
         let (dir, graph) = repo();
         let root = dir.path().canonicalize().unwrap();
-        let graphs = [graph];
+        let graphs = [Arc::new(graph)];
         let elsewhere = tempfile::tempdir().unwrap();
         let run = |module: &PackageModule| {
             let launch = module.launch().unwrap();

@@ -10,6 +10,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use context_pack::TokenCounter;
@@ -23,13 +24,15 @@ mod hints;
 mod launch;
 mod oneliner;
 pub mod policy;
+mod repository;
 mod schema;
 mod traceback;
 
 pub use args::{
     CallGraphArgs, DependencyPathArgs, Direction, EXPLORATION_TOOLS, EditFileArgs, FinishArgs,
-    ListDirectoryArgs, ModuleDependenciesArgs, ReadDocumentArgs, RunPythonArgs, RunShellArgs,
-    SearchCodeArgs, Tool, ToolGroup, ToolName, ViewCodeArgs, ViewFileArgs, WriteFileArgs,
+    ListDirectoryArgs, ModuleDependenciesArgs, OverviewArgs, RankArgs, ReadDocumentArgs,
+    RoutesArgs, RunPythonArgs, RunShellArgs, SearchCodeArgs, Tool, ToolGroup, ToolName, UsageArgs,
+    ViewCodeArgs, ViewFileArgs, WriteFileArgs,
 };
 pub use schema::{ToolCallError, parse};
 
@@ -111,10 +114,21 @@ type ToolResult = Result<String, Fail>;
 /// primary repository) first: a qualified name or path is resolved in the
 /// first repository that has it, and searches merge all of them.
 pub struct Tools {
-    graphs: Vec<RepoGraph>,
+    /// Shared, so that a long-lived server can keep the graph of an
+    /// unchanged repository while another is analysed again.
+    graphs: Vec<Arc<RepoGraph>>,
     /// One entity-search index per graph, built on the first search.
-    search_indexes: Vec<std::sync::OnceLock<context_pack::search::EntitySearch>>,
-    sandbox: Sandbox,
+    search_indexes: Vec<OnceLock<context_pack::search::EntitySearch>>,
+    /// One importance ranking per graph, made on first use (`overview`,
+    /// `rank`).
+    rankings: Vec<OnceLock<importance::Ranking>>,
+    /// One task-search index per graph, made on the first `overview`.
+    task_indexes: Vec<OnceLock<context_pack::TaskIndex>>,
+    /// The tools offered, when not the agent's own set ([`Tools::offering`]).
+    offer: Option<Vec<ToolName>>,
+    /// None where code execution is off (the MCP server without
+    /// `--allow-exec`): the run tools then refuse.
+    sandbox: Option<Sandbox>,
     counter: TokenCounter,
     options: ToolOptions,
     policy: policy::PathPolicy,
@@ -143,7 +157,7 @@ const MIN_ERROR_LINE: usize = 24;
 
 impl std::fmt::Debug for Tools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let roots: Vec<&Path> = self.graphs.iter().map(RepoGraph::root).collect();
+        let roots: Vec<&Path> = self.graphs.iter().map(|g| g.root()).collect();
         f.debug_struct("Tools")
             .field("roots", &roots)
             .field("policy", &self.policy)
@@ -163,8 +177,25 @@ impl Tools {
         counter: TokenCounter,
         options: ToolOptions,
     ) -> Self {
+        let graphs = graphs.into_iter().map(Arc::new).collect();
+        Tools::shared(graphs, policy, Some(sandbox), counter, options)
+    }
+
+    /// [`Tools::new`] over graphs another owner keeps too, and without a
+    /// sandbox where no code may run (`run_python` and `run_shell` then
+    /// answer that execution is off).
+    pub fn shared(
+        graphs: Vec<Arc<RepoGraph>>,
+        policy: policy::PathPolicy,
+        sandbox: Option<Sandbox>,
+        counter: TokenCounter,
+        options: ToolOptions,
+    ) -> Self {
         Tools {
-            search_indexes: graphs.iter().map(|_| std::sync::OnceLock::new()).collect(),
+            search_indexes: graphs.iter().map(|_| OnceLock::new()).collect(),
+            rankings: graphs.iter().map(|_| OnceLock::new()).collect(),
+            task_indexes: graphs.iter().map(|_| OnceLock::new()).collect(),
+            offer: None,
             graphs,
             sandbox,
             counter,
@@ -208,6 +239,24 @@ impl Tools {
         self
     }
 
+    /// The sandbox, or why code cannot run.
+    fn sandbox(&self) -> Result<&Sandbox, Fail> {
+        self.sandbox.as_ref().ok_or_else(|| {
+            Fail(
+                "code execution is off here: the MCP server runs code only when started with \
+                 --allow-exec, and then in the sandbox"
+                    .to_owned(),
+            )
+        })
+    }
+
+    /// The importance ranking of the `i`th graph (in [`Tools::graphs`]'s
+    /// order), made on first use and kept.
+    pub fn ranking(&self, i: usize) -> Option<&importance::Ranking> {
+        let (graph, cell) = (self.graphs.get(i)?, self.rankings.get(i)?);
+        Some(cell.get_or_init(|| importance::Ranker::new().rank(graph)))
+    }
+
     /// The redactor every observation passes: the run's one, which the
     /// conversation and the model's requests use too.
     pub fn redactor(&self) -> &crate::redact::Redactor {
@@ -215,8 +264,17 @@ impl Tools {
     }
 
     /// The graphs of the task's repositories, the primary one first.
-    pub fn graphs(&self) -> &[RepoGraph] {
+    pub fn graphs(&self) -> &[Arc<RepoGraph>] {
         &self.graphs
+    }
+
+    /// Offers exactly these tools, whatever their group (the MCP server's
+    /// set: the exploration tools plus the [`ToolGroup::Repository`] views,
+    /// and code execution only when allowed). A call of any other tool is
+    /// refused as unknown.
+    pub fn offering(mut self, tools: Vec<ToolName>) -> Self {
+        self.offer = Some(tools);
+        self
     }
 
     /// The token counter observations are measured with.
@@ -231,10 +289,17 @@ impl Tools {
 
     /// The tools offered under these options, in their fixed order.
     pub fn offered(&self) -> Vec<ToolName> {
+        if let Some(offer) = &self.offer {
+            return offer.clone();
+        }
         ToolName::ALL
             .iter()
             .copied()
-            .filter(|t| self.options.exploration || t.group() != ToolGroup::Exploration)
+            .filter(|t| match t.group() {
+                ToolGroup::Exploration => self.options.exploration,
+                ToolGroup::Core => true,
+                ToolGroup::Repository => false,
+            })
             .collect()
     }
 
@@ -318,6 +383,10 @@ impl Tools {
             Tool::EditFile(args) => self.edit_file(args),
             Tool::RunPython(args) => self.run_python(args).await,
             Tool::RunShell(args) => self.run_shell(args).await,
+            Tool::Overview(args) => self.overview(args),
+            Tool::Rank(args) => self.rank(args),
+            Tool::Routes(args) => self.routes(args),
+            Tool::Usage(args) => self.usage(args),
             Tool::Finish(args) => {
                 return Ok(Done {
                     text: "Finished.".to_owned(),
@@ -463,7 +532,7 @@ impl Tools {
                 .flat_map(|(i, g)| {
                     self.entity_search(i, query, 20)
                         .into_iter()
-                        .map(move |h| (g, h))
+                        .map(move |h| (&**g, h))
                 })
                 .collect();
             // Stable: equal scores keep the primary repository first.
@@ -591,7 +660,7 @@ impl Tools {
         if let Some(found) = self
             .graphs
             .iter()
-            .find_map(|g| g.entity(name).map(|e| (g, e)))
+            .find_map(|g| g.entity(name).map(|e| (&**g, e)))
         {
             return Ok(found);
         }
@@ -896,7 +965,7 @@ impl Tools {
                 hints.push(step);
             }
         }
-        let mut roots: Vec<&Path> = self.graphs.iter().map(RepoGraph::root).collect();
+        let mut roots: Vec<&Path> = self.graphs.iter().map(|g| g.root()).collect();
         roots.push(self.policy.base());
         let output = traceback::compact(&output, &roots);
         let output = if self.options.info_selection {
@@ -1075,7 +1144,7 @@ impl Tools {
         let run_args = args.args.as_deref().unwrap_or_default();
         let before = hints::OutputsInWorkDir::scan(&self.policy);
         let result = self
-            .sandbox
+            .sandbox()?
             .run_python(script, run_args)
             .await
             .map_err(|e| Fail(format!("the sandbox could not run Python: {e}")))?;
@@ -1101,7 +1170,7 @@ impl Tools {
         let command = args.command.as_str();
         let before = hints::OutputsInWorkDir::scan(&self.policy);
         let result = self
-            .sandbox
+            .sandbox()?
             .run_shell(command)
             .await
             .map_err(|e| Fail(format!("the sandbox could not run the command: {e}")))?;
@@ -1156,7 +1225,10 @@ impl Tools {
         let Some(command) = hints::help_command(output) else {
             return;
         };
-        let Ok(help) = self.sandbox.run_shell(&command).await else {
+        let Some(sandbox) = &self.sandbox else {
+            return;
+        };
+        let Ok(help) = sandbox.run_shell(&command).await else {
             return;
         };
         let text = help.combined_output();
@@ -1274,7 +1346,7 @@ impl Tools {
 /// ARGS...` (a module of `graphs` through its console script when it has
 /// no `__main__` block, see [`launch`]) or the same without the
 /// interpreter; `None` for anything else.
-fn command_line_script(args: &[String], graphs: &[RepoGraph]) -> Option<RunPythonArgs> {
+fn command_line_script(args: &[String], graphs: &[Arc<RepoGraph>]) -> Option<RunPythonArgs> {
     let is_python = |word: &str| {
         let name = word.rsplit('/').next().unwrap_or(word);
         name == "python"
