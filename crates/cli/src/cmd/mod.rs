@@ -3,6 +3,7 @@
 pub mod analyze;
 pub mod context;
 pub mod generate;
+pub mod mcp;
 pub mod rank;
 pub mod run;
 

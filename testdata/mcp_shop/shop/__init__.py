@@ -1,0 +1,1 @@
+from shop.basket import Basket
