@@ -4,7 +4,7 @@
 //!   tests, installs the small model they use (SmolLM2-135M, never the
 //!   1.1 GB default) with the installer that build made, then runs the
 //!   whole test suite (the README's test command; CI runs it too):
-//!   every test binary built once and run one at a time (`test_runner.rs`;
+//!   every test binary built once and run two at a time (`test_runner.rs`;
 //!   `--jobs N` for more), then the doctests; any other arguments go to a plain
 //!   `cargo test --workspace`.
 //! - `ci`: what `.ci/run` runs: `cargo fmt --check`, then `test
@@ -380,13 +380,14 @@ fn ci(rest: &[&str]) -> anyhow::Result<()> {
     result
 }
 
-/// Test binaries run at once by `cargo xtask test`. One, for now: run two
-/// at a time, the sandbox suites of different binaries interfered (one
-/// process's clean-up of the shared temporary directories removed another's
-/// live sandbox home, fixed since; a mode and a pip-cache assertion also
-/// failed and are not yet explained), so `--jobs 2` is opt-in until they
-/// pass together.
-const DEFAULT_TEST_JOBS: usize = 1;
+/// Test binaries run at once by `cargo xtask test` and `ci`. Two: most
+/// slow binaries wait on pip, servers and sandboxed processes. (Run two at
+/// a time, the sandbox suites once interfered: one process's clean-up of
+/// the shared temporary directories removed another's live sandbox home,
+/// fixed since; the whole suite with `--include-ignored` then passed at
+/// two jobs.) In `ci`, one of the two slots waits while the one-language
+/// lints run alongside.
+const DEFAULT_TEST_JOBS: usize = 2;
 
 /// Downloads and unpacks the corpora; returns the PyPI ones in
 /// [`PYTHON_CORPORA`]'s order.

@@ -1,5 +1,6 @@
 //! `cargo xtask test`'s runner: builds every test binary once, then runs
-//! them `--jobs N` at a time (one by default, see `DEFAULT_TEST_JOBS`).
+//! them `--jobs N` at a time (two by default, see `DEFAULT_TEST_JOBS`; one
+//! fewer while the work alongside runs).
 //!
 //! `cargo test --workspace` runs its test binaries in sequence, and most of
 //! this workspace's slow binaries wait rather than compute (sandboxed
@@ -16,6 +17,7 @@ use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -103,10 +105,34 @@ pub(crate) fn run(
     let started = Instant::now();
     let queue = Mutex::new(queue.into_iter());
     let outcomes = Mutex::new(Vec::new());
+    // The work alongside takes one core: while it runs, one binary fewer
+    // runs at a time (never none), and the last slot opens when it ends.
+    let alongside_running = AtomicBool::new(alongside.is_some());
     let alongside_result = std::thread::scope(|scope| {
-        let alongside = alongside.map(|work| scope.spawn(work));
-        for _ in 0..jobs.max(1) {
-            scope.spawn(|| {
+        let alongside = alongside.map(|work| {
+            let running = &alongside_running;
+            scope.spawn(move || {
+                // Cleared on a panic too, or the last slot would wait forever.
+                struct Done<'a>(&'a AtomicBool);
+                impl Drop for Done<'_> {
+                    fn drop(&mut self) {
+                        self.0.store(false, Ordering::Release);
+                    }
+                }
+                let _done = Done(running);
+                work()
+            })
+        });
+        for slot in 0..jobs.max(1) {
+            let running = &alongside_running;
+            let queue = &queue;
+            let outcomes = &outcomes;
+            scope.spawn(move || {
+                // Bounded by the work alongside, which clears the flag
+                // however it ends.
+                while slot > 0 && slot + 1 == jobs && running.load(Ordering::Acquire) {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
                 loop {
                     let next = queue.lock().ok().and_then(|mut q| q.next());
                     let Some(binary) = next else { break };
