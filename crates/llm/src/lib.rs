@@ -100,7 +100,7 @@ pub use openai::config::{
     OpenAiConfigBuilder, ToolMode,
 };
 pub use record::{Exchange, Outcome, Recorder, Replay};
-pub use retry::RetryPolicy;
+pub use retry::{RetryPolicy, retry_after};
 pub use scripted::Scripted;
 
 pub use tokens::{CountTokens, Encoding, TokenCounter};

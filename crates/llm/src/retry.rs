@@ -86,8 +86,10 @@ impl RetryPolicy {
     }
 
     /// The wait before retry number `retry` (1-based), or `None` when the
-    /// server asked for a wait longer than the policy accepts.
-    pub(crate) fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Option<Duration> {
+    /// server asked for a wait longer than the policy accepts. Public so
+    /// that other HTTP clients of this workspace (repo-find's GitHub
+    /// client) back off by the same rule.
+    pub fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Option<Duration> {
         if let Some(wait) = retry_after {
             return (wait <= self.max_retry_after).then_some(wait);
         }
@@ -103,7 +105,7 @@ impl RetryPolicy {
 
 /// How long the server asked to wait: `retry-after-ms` (OpenAI), else
 /// `Retry-After` in seconds or as an HTTP date.
-pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let text = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
     if let Some(ms) = text("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
         return finite_secs(ms / 1000.0);
