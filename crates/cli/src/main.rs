@@ -82,6 +82,8 @@ enum Command {
     /// Build a repository from a specification: blueprint, code with memory, checks and repair.
     #[command(after_help = GENERATE_EXIT_CODES)]
     Generate(cmd::generate::Args),
+    /// Find the repository for a task on GitHub: search, rank by README, optionally clone it.
+    Find(cmd::find::Args),
     /// Serve the repository's structural model to other coding agents over MCP (stdio or HTTP).
     Mcp(cmd::mcp::Args),
     /// Internal: writes the summary of a run whose agent was killed.
@@ -125,6 +127,7 @@ fn main() -> ExitCode {
         Command::View(args) => cmd::context::run_view(args).map(|()| 0),
         Command::Run(args) => cmd::run::run(args),
         Command::Generate(args) => cmd::generate::run(args),
+        Command::Find(args) => cmd::find::run(args).map(|()| 0),
         Command::Mcp(args) => cmd::mcp::run(args).map(|()| 0),
         Command::Guard(_) => Ok(2),
     };

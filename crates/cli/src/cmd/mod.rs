@@ -2,6 +2,7 @@
 
 pub mod analyze;
 pub mod context;
+pub mod find;
 pub mod generate;
 pub mod mcp;
 pub mod rank;

@@ -15,7 +15,9 @@ use anyhow::{Context as _, bail};
 #[derive(clap::Args)]
 pub struct Args {
     /// The repository to use (its top-level directory); repeat it for a
-    /// task that uses several, the first being the primary one.
+    /// task that uses several, the first being the primary one. Without
+    /// one (and without --task-file), the task's repository is searched
+    /// on GitHub and the best candidate cloned (`repo-agent find`).
     #[arg(long = "repo", value_name = "PATH")]
     repos: Vec<PathBuf>,
     /// What to do, in plain language.
@@ -152,10 +154,17 @@ fn task_spec(args: &Args) -> anyhow::Result<TaskSpec> {
     let mut spec = match &args.task_file {
         Some(file) => TaskSpec::from_file(file, args.output_dir.as_deref())?,
         None => {
-            let (Some(task), Some(repo), Some(out)) =
-                (&args.task, args.repos.first(), &args.output_dir)
-            else {
+            let (Some(task), Some(out)) = (&args.task, &args.output_dir) else {
                 bail!("give --repo, --task and --output-dir, or a --task-file");
+            };
+            // RepoMaster's first step: no repository named, so find one.
+            let found;
+            let repo = match args.repos.first() {
+                Some(repo) => repo,
+                None => {
+                    found = crate::cmd::find::find_repository(task)?;
+                    &found
+                }
             };
             args.repos.iter().skip(1).fold(
                 TaskSpec::new(task.clone(), repo.clone(), out.clone()),

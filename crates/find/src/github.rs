@@ -1,0 +1,428 @@
+//! GitHub's REST API: repository search and READMEs, with retries.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::Error;
+use crate::rank::{Ranked, keywords, rank};
+
+/// GitHub's API, the default base.
+pub const GITHUB_API: &str = "https://api.github.com";
+
+/// Largest search response read, in bytes (100 results are ~300 KiB).
+const MAX_SEARCH_BYTES: usize = 4 << 20;
+
+/// Largest README read, in bytes: a README past this is cut, not refused.
+const MAX_README_BYTES: usize = 256 << 10;
+
+/// A repository as the search describes it.
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[non_exhaustive]
+pub struct Repository {
+    /// `owner/name`.
+    pub full_name: String,
+    /// The page on GitHub.
+    pub html_url: String,
+    /// What git clones.
+    pub clone_url: String,
+    /// The one-line description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Stars.
+    #[serde(default, rename = "stargazers_count")]
+    pub stars: u64,
+    /// The main language, as GitHub detects it.
+    #[serde(default)]
+    pub language: Option<String>,
+    /// The licence's SPDX identifier.
+    #[serde(default, deserialize_with = "licence")]
+    pub license: Option<String>,
+    /// When it was last pushed to (RFC 3339).
+    #[serde(default)]
+    pub pushed_at: Option<String>,
+    /// Topics.
+    #[serde(default)]
+    pub topics: Vec<String>,
+    /// Archived repositories are read-only upstream.
+    #[serde(default)]
+    pub archived: bool,
+    /// Size as GitHub reports it, in KiB.
+    #[serde(default)]
+    pub size: u64,
+    /// The README, cut at 256 KiB; empty when there is none.
+    #[serde(default, skip_deserializing)]
+    pub readme: String,
+}
+
+fn licence<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    struct Licence {
+        spdx_id: Option<String>,
+    }
+    Ok(Option::<Licence>::deserialize(d)?
+        .and_then(|l| l.spdx_id)
+        .filter(|id| id != "NOASSERTION"))
+}
+
+#[derive(Deserialize)]
+struct SearchPage {
+    items: Vec<Repository>,
+}
+
+/// Searches GitHub and ranks what it finds ([`Finder::builder`]).
+#[derive(Clone)]
+pub struct Finder {
+    http: reqwest::Client,
+    api: String,
+    token: Option<String>,
+    candidates: usize,
+    retry: llm::RetryPolicy,
+    judge: Option<Arc<dyn llm::ChatModel>>,
+    now: Option<jiff::Timestamp>,
+}
+
+impl std::fmt::Debug for Finder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Finder")
+            .field("api", &self.api)
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("candidates", &self.candidates)
+            .finish()
+    }
+}
+
+/// Builds a [`Finder`].
+pub struct FinderBuilder {
+    api: String,
+    token: Option<String>,
+    candidates: usize,
+    retry: llm::RetryPolicy,
+    judge: Option<Arc<dyn llm::ChatModel>>,
+    now: Option<jiff::Timestamp>,
+    timeout: Duration,
+}
+
+impl FinderBuilder {
+    /// The API's base URL (default `https://api.github.com`; tests point it
+    /// at a loopback server).
+    pub fn api_base(mut self, url: impl Into<String>) -> Self {
+        self.api = url.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// A token for higher rate limits (`GITHUB_TOKEN`); never logged.
+    pub fn token(mut self, token: Option<String>) -> Self {
+        self.token = token.filter(|t| !t.trim().is_empty());
+        self
+    }
+
+    /// How many search results to read and rank (default 10, at most 100).
+    pub fn candidates(mut self, n: usize) -> Self {
+        self.candidates = n.clamp(1, 100);
+        self
+    }
+
+    /// How failed requests are retried (default: the model client's).
+    pub fn retry(mut self, policy: llm::RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// Asks this model to judge each README against the task.
+    pub fn judge(mut self, model: Arc<dyn llm::ChatModel>) -> Self {
+        self.judge = Some(model);
+        self
+    }
+
+    /// The time recency is measured from (default: now; tests fix it).
+    pub fn now(mut self, now: jiff::Timestamp) -> Self {
+        self.now = Some(now);
+        self
+    }
+
+    /// Each request's time limit (default 30 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The finder, with its HTTP client (TLS through rustls and the
+    /// platform's certificates, as the model client).
+    pub fn build(self) -> Result<Finder, Error> {
+        use rustls_platform_verifier::BuilderVerifierExt as _;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .and_then(|builder| builder.with_platform_verifier())
+            .map_err(|e| Error::Setup(format!("TLS: {e}")))?
+            .with_no_client_auth();
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .timeout(self.timeout)
+            .user_agent(concat!("repo-agent-find/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| Error::Setup(e.to_string()))?;
+        Ok(Finder {
+            http,
+            api: self.api,
+            token: self.token,
+            candidates: self.candidates,
+            retry: self.retry,
+            judge: self.judge,
+            now: self.now,
+        })
+    }
+}
+
+impl Finder {
+    /// A finder for github.com without a token.
+    pub fn builder() -> FinderBuilder {
+        FinderBuilder {
+            api: GITHUB_API.to_owned(),
+            token: None,
+            candidates: 10,
+            retry: llm::RetryPolicy::default(),
+            judge: None,
+            now: None,
+            timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Searches for the task's keywords (in `language` when given), reads
+    /// each candidate's README, and ranks them, best first.
+    pub async fn find(&self, task: &str, language: Option<&str>) -> Result<Vec<Ranked>, Error> {
+        let words = keywords(task);
+        if words.is_empty() {
+            return Err(Error::NoKeywords);
+        }
+        let mut repos = self.search(&words, language).await?;
+        for repo in &mut repos {
+            repo.readme = self.readme(&repo.full_name).await?;
+        }
+        let mut judged = Vec::with_capacity(repos.len());
+        for repo in &repos {
+            judged.push(match &self.judge {
+                Some(model) => crate::rank::judge(model.as_ref(), task, repo).await,
+                None => None,
+            });
+        }
+        let now = self.now.unwrap_or_else(jiff::Timestamp::now);
+        Ok(rank(task, language, repos, &judged, now))
+    }
+
+    /// The search's candidates for `words`.
+    async fn search(
+        &self,
+        words: &[String],
+        language: Option<&str>,
+    ) -> Result<Vec<Repository>, Error> {
+        // The search matches every word it is given: the six rarest-looking
+        // (longest) words keep it from finding nothing.
+        let mut chosen: Vec<&String> = words.iter().collect();
+        chosen.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        chosen.truncate(6);
+        let mut query = chosen
+            .iter()
+            .map(|w| w.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Some(language) = language {
+            query.push_str(&format!(" language:{language}"));
+        }
+        let url = format!(
+            "{}/search/repositories?q={}&sort=stars&order=desc&per_page={}",
+            self.api,
+            encode(&query),
+            self.candidates
+        );
+        let request = self.http.get(&url);
+        let body = self
+            .send(
+                &url,
+                request,
+                "application/vnd.github+json",
+                MAX_SEARCH_BYTES,
+            )
+            .await?
+            .ok_or_else(|| Error::Http {
+                url: url.clone(),
+                status: 404,
+                message: "the search endpoint was not found".to_owned(),
+            })?;
+        let page: SearchPage = serde_json::from_slice(&body).map_err(|e| Error::Malformed {
+            url: url.clone(),
+            message: e.to_string(),
+        })?;
+        let mut items = page.items;
+        items.truncate(self.candidates);
+        Ok(items)
+    }
+
+    /// A repository's README as text, cut at 256 KiB; empty when it has none.
+    async fn readme(&self, full_name: &str) -> Result<String, Error> {
+        if !full_name.split('/').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        }) || full_name.matches('/').count() != 1
+        {
+            return Err(Error::Malformed {
+                url: format!("{}/search/repositories", self.api),
+                message: format!("{full_name:?} is not an owner/name"),
+            });
+        }
+        let url = format!("{}/repos/{full_name}/readme", self.api);
+        let request = self.http.get(&url);
+        let body = self
+            .send(
+                &url,
+                request,
+                "application/vnd.github.raw",
+                MAX_README_BYTES,
+            )
+            .await?;
+        Ok(body
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default())
+    }
+
+    /// Sends with retries: transient failures (5xx, connection errors) and
+    /// rate limits are retried by the policy; 404 is `None`.
+    async fn send(
+        &self,
+        url: &str,
+        request: reqwest::RequestBuilder,
+        accept: &str,
+        max_bytes: usize,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let mut retry = 0u32;
+        loop {
+            let mut attempt = request
+                .try_clone()
+                .ok_or_else(|| Error::Setup("a request that cannot be repeated".to_owned()))?
+                .header("Accept", accept)
+                .header("X-GitHub-Api-Version", "2022-11-28");
+            if let Some(token) = &self.token {
+                attempt = attempt.bearer_auth(token);
+            }
+            let failure = match attempt.send().await {
+                Err(error) => Failure::Transient(Error::Network {
+                    url: url.to_owned(),
+                    message: error.to_string(),
+                }),
+                Ok(response) => match classify(url, response, max_bytes).await {
+                    Ok(body) => return Ok(body),
+                    Err(failure) => failure,
+                },
+            };
+            retry += 1;
+            let (error, wait) = match failure {
+                Failure::Final(error) => return Err(error),
+                Failure::Transient(error) => (error, None),
+                Failure::RateLimited { reset, wait } => (Error::RateLimited { reset }, wait),
+            };
+            if retry > self.retry.max_retries() {
+                return Err(error);
+            }
+            let Some(delay) = self.retry.delay(retry, wait) else {
+                return Err(error);
+            };
+            tracing::warn!(%url, retry, delay_ms = delay.as_millis() as u64, %error, "retrying");
+            tokio::time::sleep(delay).await;
+        }
+    }
+}
+
+/// Percent-encodes a query value (RFC 3986's unreserved characters stay).
+fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() * 3);
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+enum Failure {
+    Final(Error),
+    Transient(Error),
+    RateLimited {
+        reset: Option<u64>,
+        wait: Option<Duration>,
+    },
+}
+
+/// The body of a success (None for 404), or how the request failed.
+async fn classify(
+    url: &str,
+    response: reqwest::Response,
+    max_bytes: usize,
+) -> Result<Option<Vec<u8>>, Failure> {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = read_capped(url, response, max_bytes)
+        .await
+        .map_err(Failure::Transient)?;
+    if status.is_success() {
+        return Ok(Some(body));
+    }
+    if status.as_u16() == 404 {
+        return Ok(None);
+    }
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let spent = header("x-ratelimit-remaining").is_some_and(|v| v.trim() == "0");
+    let message = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
+    if status.as_u16() == 429
+        || (status.as_u16() == 403 && (spent || message.contains("rate limit")))
+    {
+        let reset = header("x-ratelimit-reset")
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .map(|at| (at - jiff::Timestamp::now().as_second()).max(0) as u64);
+        let wait = llm::retry_after(&headers).or(reset.map(Duration::from_secs));
+        return Err(Failure::RateLimited { reset, wait });
+    }
+    let error = Error::Http {
+        url: url.to_owned(),
+        status: status.as_u16(),
+        message,
+    };
+    Err(if status.is_server_error() {
+        Failure::Transient(error)
+    } else {
+        Failure::Final(error)
+    })
+}
+
+/// The body, cut at `max_bytes` (never more is kept in memory).
+async fn read_capped(
+    url: &str,
+    mut response: reqwest::Response,
+    max_bytes: usize,
+) -> Result<Vec<u8>, Error> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = max_bytes.saturating_sub(body.len());
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                if body.len() >= max_bytes {
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(error) => {
+                return Err(Error::Network {
+                    url: url.to_owned(),
+                    message: error.to_string(),
+                });
+            }
+        }
+    }
+    Ok(body)
+}

@@ -1,0 +1,294 @@
+//! `Finder` against a loopback server that serves recorded GitHub search
+//! responses and READMEs, and `clone` from a `file://` repository.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Answer, serve};
+
+use repo_find::{CloneOptions, Error, Finder};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn fixtures() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// The recorded search and READMEs (404 for a repository without one).
+fn recorded(path: &str, _: usize) -> Answer {
+    if path.starts_with("/search/repositories") {
+        let body = std::fs::read(fixtures().join("search.json")).unwrap_or_default();
+        return (200, vec![], body);
+    }
+    if let Some(rest) = path.strip_prefix("/repos/")
+        && let Some(name) = rest.strip_suffix("/readme")
+    {
+        let file = fixtures().join(format!("{}.README.md", name.replace('/', "__")));
+        return match std::fs::read(file) {
+            Ok(body) => (200, vec![], body),
+            Err(_) => (404, vec![], b"{\"message\":\"Not Found\"}".to_vec()),
+        };
+    }
+    (404, vec![], Vec::new())
+}
+
+fn finder(url: &str) -> Result<Finder, Error> {
+    Finder::builder()
+        .api_base(url)
+        .retry(
+            llm::RetryPolicy::new()
+                .with_max_retries(2)
+                .with_base_delay(Duration::from_millis(5))
+                .with_max_retry_after(Duration::from_secs(2)),
+        )
+        .now(
+            "2026-11-28T00:00:00Z"
+                .parse()
+                .map_err(|_| Error::NoKeywords)?,
+        )
+        .build()
+}
+
+#[tokio::test]
+async fn candidates_for_a_pdf_task_rank_by_readme_relevance_over_stars() -> TestResult {
+    let (url, seen) = serve(recorded)?;
+    let ranked = finder(&url)?
+        .find("extract the text from PDF files", Some("python"))
+        .await?;
+    let names: Vec<&str> = ranked.iter().map(|r| r.repo.full_name.as_str()).collect();
+    // The awesome list has 230k stars and no relevance to the task beyond
+    // "PDF": it does not win.
+    assert_eq!(names[0], "py-pdf/pypdf", "{names:?}");
+    let table: Vec<String> = ranked
+        .iter()
+        .map(|r| {
+            let s = &r.score;
+            format!(
+                "{:<24} total {:.3} rel {:.2} stars {:.2} new {:.2} lang {:.1} lic {:.1} readme {}B",
+                r.repo.full_name,
+                s.total,
+                s.relevance,
+                s.stars,
+                s.recency,
+                s.language,
+                s.licence,
+                r.repo.readme.len()
+            )
+        })
+        .collect();
+    insta::assert_snapshot!("pdf_task_ranking", table.join("\n"));
+    let log = seen.lock().map_err(|_| "poisoned")?.clone();
+    let search = &log[0];
+    assert!(search.contains("language%3Apython"), "{search}");
+    assert!(
+        !search.to_lowercase().contains("authorization"),
+        "no token, no header"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_token_is_sent_as_a_bearer_and_never_shown() -> TestResult {
+    let (url, seen) = serve(recorded)?;
+    let finder = Finder::builder()
+        .api_base(&url)
+        .token(Some("ghp_secret123".to_owned()))
+        .build()?;
+    assert!(!format!("{finder:?}").contains("ghp_secret123"));
+    finder.find("pdf text", None).await?;
+    let log = seen.lock().map_err(|_| "poisoned")?.clone();
+    assert!(
+        log.iter().all(|r| r.contains("Bearer ghp_secret123")),
+        "{log:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_spent_rate_limit_is_waited_out_then_retried() -> TestResult {
+    let (url, seen) = serve(|path, n| {
+        if n == 0 {
+            return (
+                403,
+                vec![
+                    ("x-ratelimit-remaining", "0".to_owned()),
+                    ("retry-after", "1".to_owned()),
+                ],
+                b"{\"message\":\"API rate limit exceeded\"}".to_vec(),
+            );
+        }
+        recorded(path, n)
+    })?;
+    let ranked = finder(&url)?.find("extract pdf text", None).await?;
+    assert_eq!(ranked.len(), 6);
+    assert!(seen.lock().map_err(|_| "poisoned")?[1].starts_with("GET /search"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn rate_limits_and_server_errors_end_after_the_retries_with_what_to_do() -> TestResult {
+    let (url, seen) = serve(|_, _| {
+        (
+            429,
+            vec![("retry-after", "0".to_owned())],
+            b"{\"message\":\"slow down\"}".to_vec(),
+        )
+    })?;
+    let error = finder(&url)?
+        .find("pdf text", None)
+        .await
+        .err()
+        .ok_or("no error")?;
+    assert!(matches!(error, Error::RateLimited { .. }), "{error}");
+    assert!(error.to_string().contains("GITHUB_TOKEN"));
+    // One try and two retries.
+    assert_eq!(seen.lock().map_err(|_| "poisoned")?.len(), 3);
+
+    // A reset an hour away is not waited for.
+    let (url, seen) = serve(|_, _| {
+        (
+            403,
+            vec![
+                ("x-ratelimit-remaining", "0".to_owned()),
+                ("retry-after", "3600".to_owned()),
+            ],
+            Vec::new(),
+        )
+    })?;
+    let error = finder(&url)?
+        .find("pdf text", None)
+        .await
+        .err()
+        .ok_or("no error")?;
+    assert!(matches!(error, Error::RateLimited { .. }), "{error}");
+    assert_eq!(seen.lock().map_err(|_| "poisoned")?.len(), 1);
+
+    let (url, seen) = serve(|_, _| (502, vec![], b"bad gateway".to_vec()))?;
+    let error = finder(&url)?
+        .find("pdf text", None)
+        .await
+        .err()
+        .ok_or("no error")?;
+    assert!(matches!(error, Error::Http { status: 502, .. }), "{error}");
+    assert_eq!(seen.lock().map_err(|_| "poisoned")?.len(), 3);
+
+    // A client error is not retried.
+    let (url, seen) = serve(|_, _| (422, vec![], b"{\"message\":\"Validation Failed\"}".to_vec()))?;
+    let error = finder(&url)?
+        .find("pdf text", None)
+        .await
+        .err()
+        .ok_or("no error")?;
+    assert!(error.to_string().contains("Validation Failed"), "{error}");
+    assert_eq!(seen.lock().map_err(|_| "poisoned")?.len(), 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn malformed_answers_are_errors_and_huge_readmes_are_cut() -> TestResult {
+    let (url, _) = serve(|_, _| (200, vec![], b"{\"items\": [{\"full_name\": 5}]".to_vec()))?;
+    let error = finder(&url)?
+        .find("pdf text", None)
+        .await
+        .err()
+        .ok_or("no error")?;
+    assert!(matches!(error, Error::Malformed { .. }), "{error}");
+
+    let (url, _) = serve(|path, n| {
+        if path.ends_with("/readme") {
+            return (200, vec![], vec![b'a'; 2 << 20]);
+        }
+        recorded(path, n)
+    })?;
+    let ranked = finder(&url)?.find("pdf text", None).await?;
+    assert!(ranked.iter().all(|r| r.repo.readme.len() == 256 << 10));
+
+    let empty = finder(&url)?
+        .find("the of a", None)
+        .await
+        .err()
+        .ok_or("no error")?;
+    assert!(matches!(empty, Error::NoKeywords));
+    Ok(())
+}
+
+/// A git repository with one commit of `files`.
+fn git_repo(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), git2::Error> {
+    let repo = git2::Repository::init(dir)?;
+    let mut index = repo.index()?;
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| git2::Error::from_str(&e.to_string()))?;
+        }
+        std::fs::write(&path, bytes).map_err(|e| git2::Error::from_str(&e.to_string()))?;
+        index.add_path(Path::new(name))?;
+    }
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let who = git2::Signature::now("test", "test@example.com")?;
+    repo.commit(Some("HEAD"), &who, &who, "one", &tree, &[])?;
+    Ok(())
+}
+
+#[test]
+fn a_clone_is_made_once_reused_and_never_follows_submodules() -> TestResult {
+    let source = tempfile::tempdir()?;
+    git_repo(
+        source.path(),
+        &[
+            ("pkg/__init__.py", b"def f():\n    return 1\n"),
+            (
+                ".gitmodules",
+                b"[submodule \"evil\"]\n\tpath = evil\n\turl = file:///nonexistent/evil\n",
+            ),
+        ],
+    )?;
+    let home = tempfile::tempdir()?;
+    let dest = home.path().join("repos/owner/name");
+    let url = format!("file://{}", source.path().display());
+    let cloned = repo_find::clone(&url, &dest, CloneOptions::default())?;
+    assert!(cloned.fresh && cloned.has_submodules);
+    assert!(dest.join("pkg/__init__.py").is_file());
+    assert!(
+        !dest.join("evil").join(".git").exists(),
+        "submodule fetched"
+    );
+    let again = repo_find::clone(&url, &dest, CloneOptions::default())?;
+    assert!(!again.fresh);
+    Ok(())
+}
+
+#[test]
+fn a_clone_past_its_cap_stops_and_leaves_nothing() -> TestResult {
+    let source = tempfile::tempdir()?;
+    // Incompressible bytes, so the pack is as large as the file.
+    let mut noise = vec![0u8; 2 << 20];
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for byte in &mut noise {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *byte = x as u8;
+    }
+    git_repo(source.path(), &[("big.bin", &noise)])?;
+    let home = tempfile::tempdir()?;
+    let dest = home.path().join("repos/big");
+    let url = format!("file://{}", source.path().display());
+    let options = CloneOptions {
+        max_bytes: 256 << 10,
+        ..CloneOptions::default()
+    };
+    let error = repo_find::clone(&url, &dest, options)
+        .err()
+        .ok_or("cloned")?;
+    assert!(
+        matches!(error, Error::CloneTooLarge { limit: 262_144, .. }),
+        "{error}"
+    );
+    assert!(!dest.exists());
+    let left: Vec<_> = std::fs::read_dir(home.path().join("repos"))?.collect();
+    assert!(left.is_empty(), "{left:?}");
+    Ok(())
+}
