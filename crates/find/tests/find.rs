@@ -127,73 +127,53 @@ async fn a_spent_rate_limit_is_waited_out_then_retried() -> TestResult {
     Ok(())
 }
 
-#[tokio::test]
-async fn rate_limits_and_server_errors_end_after_the_retries_with_what_to_do() -> TestResult {
-    let (url, seen) = serve(|_, _| {
-        (
-            429,
-            vec![("retry-after", "0".to_owned())],
-            b"{\"message\":\"slow down\"}".to_vec(),
-        )
-    })?;
+/// The error a search ends with when every request is answered by
+/// `answer`, and how many requests were made.
+async fn failure(answer: Answer) -> Result<(Error, usize), Box<dyn std::error::Error>> {
+    let (url, seen) = serve(move |_, _| answer.clone())?;
     let error = finder(&url)?
         .find("pdf text", None)
         .await
         .err()
-        .ok_or("no error")?;
+        .ok_or("the search succeeded")?;
+    let requests = seen.lock().map_err(|_| "poisoned")?.len();
+    Ok((error, requests))
+}
+
+#[tokio::test]
+async fn rate_limits_and_server_errors_end_after_the_retries_with_what_to_do() -> TestResult {
+    let slow_down = b"{\"message\":\"slow down\"}".to_vec();
+    let (error, requests) =
+        failure((429, vec![("retry-after", "0".to_owned())], slow_down)).await?;
     assert!(matches!(error, Error::RateLimited { .. }), "{error}");
     assert!(error.to_string().contains("GITHUB_TOKEN"));
     // One try and two retries.
-    assert_eq!(seen.lock().map_err(|_| "poisoned")?.len(), 3);
+    assert_eq!(requests, 3);
 
     // A reset an hour away is not waited for.
-    let (url, seen) = serve(|_, _| {
-        (
-            403,
-            vec![
-                ("x-ratelimit-remaining", "0".to_owned()),
-                ("retry-after", "3600".to_owned()),
-            ],
-            Vec::new(),
-        )
-    })?;
-    let error = finder(&url)?
-        .find("pdf text", None)
-        .await
-        .err()
-        .ok_or("no error")?;
+    let spent = vec![
+        ("x-ratelimit-remaining", "0".to_owned()),
+        ("retry-after", "3600".to_owned()),
+    ];
+    let (error, requests) = failure((403, spent, Vec::new())).await?;
     assert!(matches!(error, Error::RateLimited { .. }), "{error}");
-    assert_eq!(seen.lock().map_err(|_| "poisoned")?.len(), 1);
+    assert_eq!(requests, 1);
 
-    let (url, seen) = serve(|_, _| (502, vec![], b"bad gateway".to_vec()))?;
-    let error = finder(&url)?
-        .find("pdf text", None)
-        .await
-        .err()
-        .ok_or("no error")?;
+    let (error, requests) = failure((502, vec![], b"bad gateway".to_vec())).await?;
     assert!(matches!(error, Error::Http { status: 502, .. }), "{error}");
-    assert_eq!(seen.lock().map_err(|_| "poisoned")?.len(), 3);
+    assert_eq!(requests, 3);
 
     // A client error is not retried.
-    let (url, seen) = serve(|_, _| (422, vec![], b"{\"message\":\"Validation Failed\"}".to_vec()))?;
-    let error = finder(&url)?
-        .find("pdf text", None)
-        .await
-        .err()
-        .ok_or("no error")?;
+    let invalid = b"{\"message\":\"Validation Failed\"}".to_vec();
+    let (error, requests) = failure((422, vec![], invalid)).await?;
     assert!(error.to_string().contains("Validation Failed"), "{error}");
-    assert_eq!(seen.lock().map_err(|_| "poisoned")?.len(), 1);
+    assert_eq!(requests, 1);
     Ok(())
 }
 
 #[tokio::test]
 async fn malformed_answers_are_errors_and_huge_readmes_are_cut() -> TestResult {
-    let (url, _) = serve(|_, _| (200, vec![], b"{\"items\": [{\"full_name\": 5}]".to_vec()))?;
-    let error = finder(&url)?
-        .find("pdf text", None)
-        .await
-        .err()
-        .ok_or("no error")?;
+    let (error, _) = failure((200, vec![], b"{\"items\": [{\"full_name\": 5}]".to_vec())).await?;
     assert!(matches!(error, Error::Malformed { .. }), "{error}");
 
     let (url, _) = serve(|path, n| {
