@@ -110,12 +110,10 @@ fn run_without_a_repository_finds_and_clones_one_then_works_in_it() -> TestResul
     let fx = Fixture::new()?;
     commit_all(&fx.repo())?;
     let (api, _) = github_api(&fx.repo())?;
-    let (model, bodies) = serve(vec![completion(
-        "c1",
-        "finish",
-        json!({"summary": "done"}),
-        100,
-    )])?;
+    // Enough answers for whatever the run asks (a finish without outputs
+    // is questioned), so no request waits for an answer never coming.
+    let finish = |id: &str| completion(id, "finish", json!({"summary": "done"}), 100);
+    let (model, bodies) = serve(vec![finish("c1"), finish("c2"), finish("c3"), finish("c4")])?;
     let output = repo_agent()
         .env("REPO_AGENT_HOME", home(&fx))
         .env("REPO_AGENT_GITHUB_API", &api)
