@@ -151,15 +151,7 @@ impl FinderBuilder {
     /// The finder, with its HTTP client (TLS through rustls and the
     /// platform's certificates, as the model client).
     pub fn build(self) -> Result<Finder, Error> {
-        use rustls_platform_verifier::BuilderVerifierExt as _;
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .and_then(|builder| builder.with_platform_verifier())
-            .map_err(|e| Error::Setup(format!("TLS: {e}")))?
-            .with_no_client_auth();
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
+        let http = http_client()?
             .timeout(self.timeout)
             .user_agent(concat!("repo-agent-find/", env!("CARGO_PKG_VERSION")))
             .build()
@@ -334,6 +326,20 @@ impl Finder {
             tokio::time::sleep(delay).await;
         }
     }
+}
+
+/// An HTTP client builder with TLS through rustls (ring) and the
+/// platform's certificates, as the model client's: the search and the
+/// clone's transport use it.
+pub(crate) fn http_client() -> Result<reqwest::ClientBuilder, Error> {
+    use rustls_platform_verifier::BuilderVerifierExt as _;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|builder| builder.with_platform_verifier())
+        .map_err(|e| Error::Setup(format!("TLS: {e}")))?
+        .with_no_client_auth();
+    Ok(reqwest::Client::builder().tls_backend_preconfigured(tls))
 }
 
 /// Percent-encodes a query value (RFC 3986's unreserved characters stay).

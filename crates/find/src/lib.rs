@@ -27,6 +27,7 @@
 mod clone;
 mod github;
 mod rank;
+mod transport;
 
 pub use clone::{CloneOptions, Cloned, clone};
 pub use github::{Finder, FinderBuilder, GITHUB_API, Repository};

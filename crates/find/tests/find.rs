@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Answer, serve};
+use common::{Answer, serve, serve_with_body};
 
 use repo_find::{CloneOptions, Error, Finder};
 
@@ -194,7 +194,7 @@ async fn malformed_answers_are_errors_and_huge_readmes_are_cut() -> TestResult {
     Ok(())
 }
 
-/// A git repository with one commit of `files`.
+/// Commits `files` to the git repository at `dir` (made if need be).
 fn git_repo(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), git2::Error> {
     let repo = git2::Repository::init(dir)?;
     let mut index = repo.index()?;
@@ -206,9 +206,13 @@ fn git_repo(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), git2::Error> {
         std::fs::write(&path, bytes).map_err(|e| git2::Error::from_str(&e.to_string()))?;
         index.add_path(Path::new(name))?;
     }
+    index.write()?;
     let tree = repo.find_tree(index.write_tree()?)?;
     let who = git2::Signature::now("test", "test@example.com")?;
-    repo.commit(Some("HEAD"), &who, &who, "one", &tree, &[])?;
+    // On top of the current commit, if there is one.
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &who, &who, "one", &tree, &parents)?;
     Ok(())
 }
 
@@ -270,5 +274,98 @@ fn a_clone_past_its_cap_stops_and_leaves_nothing() -> TestResult {
     assert!(!dest.exists());
     let left: Vec<_> = std::fs::read_dir(home.path().join("repos"))?.collect();
     assert!(left.is_empty(), "{left:?}");
+    Ok(())
+}
+
+/// `git upload-pack` for `repo`, speaking the smart HTTP protocol as a
+/// server would (the git CLI plays GitHub; the client is repo-find's own
+/// transport).
+fn upload_pack(repo: &Path, path: &str, body: &[u8]) -> Answer {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let advertise = path.ends_with("/info/refs?service=git-upload-pack");
+    let mut command = Command::new("git");
+    command.args(["upload-pack", "--stateless-rpc"]);
+    if advertise {
+        command.arg("--advertise-refs");
+    }
+    let child = command
+        .arg(repo)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return (500, vec![], b"no git".to_vec());
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(body);
+    }
+    let Ok(output) = child.wait_with_output() else {
+        return (500, vec![], Vec::new());
+    };
+    let mut out = Vec::new();
+    let content_type = if advertise {
+        let line = "# service=git-upload-pack\n";
+        out.extend_from_slice(format!("{:04x}{line}0000", line.len() + 4).as_bytes());
+        "application/x-git-upload-pack-advertisement"
+    } else {
+        "application/x-git-upload-pack-result"
+    };
+    out.extend_from_slice(&output.stdout);
+    (200, vec![("Content-Type", content_type.to_owned())], out)
+}
+
+#[test]
+#[ignore = "needs git: the git CLI serves the smart HTTP protocol to the clone"]
+fn a_clone_over_https_uses_the_crates_own_transport_shallow_and_capped() -> TestResult {
+    let source = tempfile::tempdir()?;
+    git_repo(source.path(), &[("pkg/a.py", b"def f():\n    return 1\n")])?;
+    // A second commit, so that a shallow clone has something to leave out.
+    git_repo(source.path(), &[("pkg/b.py", b"def g():\n    return 2\n")])?;
+    let served = source.path().to_path_buf();
+    let (url, seen) = serve_with_body(move |path, body, _| upload_pack(&served, path, body))?;
+    let home = tempfile::tempdir()?;
+    let dest = home.path().join("repos/owner/name");
+    let cloned = repo_find::clone(
+        &format!("{url}/owner/name.git"),
+        &dest,
+        CloneOptions::default(),
+    )?;
+    assert!(cloned.fresh && cloned.received > 0);
+    assert!(dest.join("pkg/a.py").is_file() && dest.join("pkg/b.py").is_file());
+    let repo = git2::Repository::open(&dest)?;
+    assert!(repo.is_shallow(), "depth 1 was asked for");
+    let log = seen.lock().map_err(|_| "poisoned")?.clone();
+    assert!(
+        log[0].starts_with("GET /owner/name.git/info/refs?service=git-upload-pack"),
+        "{log:?}"
+    );
+    assert!(
+        log.iter()
+            .any(|r| r.starts_with("POST /owner/name.git/git-upload-pack")),
+        "{log:?}"
+    );
+
+    // The cap holds over HTTP too.
+    let mut noise = vec![0u8; 1 << 20];
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    for byte in &mut noise {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *byte = x as u8;
+    }
+    git_repo(source.path(), &[("big.bin", &noise)])?;
+    let capped = home.path().join("repos/owner/big");
+    let options = CloneOptions {
+        max_bytes: 64 << 10,
+        ..CloneOptions::default()
+    };
+    let error = repo_find::clone(&format!("{url}/owner/big.git"), &capped, options)
+        .err()
+        .ok_or("cloned past the cap")?;
+    assert!(matches!(error, Error::CloneTooLarge { .. }), "{error}");
+    assert!(!capped.exists());
     Ok(())
 }

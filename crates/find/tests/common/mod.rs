@@ -19,6 +19,14 @@ pub type Seen = Arc<Mutex<Vec<String>>>;
 pub fn serve(
     route: impl Fn(&str, usize) -> Answer + Send + 'static,
 ) -> std::io::Result<(String, Seen)> {
+    serve_with_body(move |path, _, n| route(path, n))
+}
+
+/// [`serve`], with the request's body (read by its Content-Length, at
+/// most 16 MiB) passed to `route` too.
+pub fn serve_with_body(
+    route: impl Fn(&str, &[u8], usize) -> Answer + Send + 'static,
+) -> std::io::Result<(String, Seen)> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let url = format!("http://{}", listener.local_addr()?);
     let seen: Seen = Arc::default();
@@ -40,10 +48,24 @@ pub fn serve(
                 head.push_str(&line);
             }
             let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    let lower = l.to_ascii_lowercase();
+                    lower
+                        .strip_prefix("content-length:")
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                })
+                .unwrap_or(0)
+                .min(16 << 20);
+            let mut request_body = vec![0u8; length];
+            if reader.read_exact(&mut request_body).is_err() {
+                continue;
+            }
             if let Ok(mut log) = log.lock() {
                 log.push(head.clone());
             }
-            let (status, headers, body) = route(&path, n);
+            let (status, headers, body) = route(&path, &request_body, n);
             let mut response = format!(
                 "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n",
                 body.len()
