@@ -358,3 +358,51 @@ async fn http_listens_on_loopback_only_and_serves_the_same_tools() -> TestResult
     tokio::time::timeout(std::time::Duration::from_secs(10), serving).await???;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_allow_exec_code_runs_in_the_sandbox_and_cannot_write_the_repository() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    fixture(dir.path())?;
+    let config = McpConfig::builder()
+        .repository(dir.path())
+        .allow_exec(repo_mcp::ExecPolicy {
+            isolation: sandbox::Isolation::Process,
+            package_registry: false,
+            ..repo_mcp::ExecPolicy::default()
+        })
+        .build()?;
+    let server = McpServer::new(config).await?;
+    let client = connect(server).await?;
+    let names: Vec<String> = client
+        .list_tools(None)
+        .await?
+        .tools
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(names.contains(&"run_python".to_owned()) && names.contains(&"run_shell".to_owned()));
+    assert!(!names.contains(&"write_file".to_owned()));
+
+    let repo = dir.path().display().to_string();
+    let code = format!(
+        "import sys\nsys.path.insert(0, {repo:?})\nfrom shop.basket import Basket\nb = Basket()\nb.add('tea', 3)\nb.add('jam', 4)\nprint('total', b.total())\n"
+    );
+    let ran = client
+        .call_tool(params("run_python", json!({"code": code})))
+        .await?;
+    let text = text_of(&ran);
+    assert!(text.contains("total 7"), "{text}");
+
+    let basket = dir.path().join("shop/basket.py");
+    let before = std::fs::read(&basket)?;
+    let command = format!(
+        "echo tampered > {}/shop/basket.py; echo done",
+        dir.path().display()
+    );
+    let shell = client
+        .call_tool(params("run_shell", json!({"command": command})))
+        .await?;
+    assert_eq!(std::fs::read(&basket)?, before, "{}", text_of(&shell));
+    client.cancel().await?;
+    Ok(())
+}
