@@ -109,6 +109,9 @@ pub fn clone(url: &str, dest: &Path, options: CloneOptions) -> Result<Cloned, Er
     }
     let mut fetch = git2::FetchOptions::new();
     fetch.remote_callbacks(callbacks);
+    // libgit2's local transport refuses a shallow fetch ("shallow fetch
+    // is not supported by the local transport", libgit2 1.9): a file://
+    // clone is whole, still capped.
     if options.shallow && !local {
         fetch.depth(1);
     }

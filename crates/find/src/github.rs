@@ -14,8 +14,12 @@ pub const GITHUB_API: &str = "https://api.github.com";
 /// Largest search response read, in bytes (100 results are ~300 KiB).
 const MAX_SEARCH_BYTES: usize = 4 << 20;
 
-/// Largest README read, in bytes: a README past this is cut, not refused.
+/// Largest README kept, in bytes: a README past this is cut, not refused.
 const MAX_README_BYTES: usize = 256 << 10;
+
+/// Largest README response read: a README of 256 KiB in the API's JSON
+/// form (base64, 4/3 of the text, plus the metadata) still fits.
+const MAX_README_RESPONSE_BYTES: usize = MAX_README_BYTES / 3 * 4 + (32 << 10);
 
 /// A repository as the search describes it.
 #[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
@@ -69,6 +73,34 @@ fn licence<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::
 #[derive(Deserialize)]
 struct SearchPage {
     items: Vec<Repository>,
+}
+
+/// The README endpoint's JSON form, answered by a server (or a proxy) that
+/// does not honour `Accept: application/vnd.github.raw`.
+#[derive(Deserialize)]
+struct ReadmeJson {
+    content: String,
+    #[serde(default)]
+    encoding: String,
+}
+
+/// Whether `full_name` is an `OWNER/NAME` GitHub could have answered: one
+/// slash, both parts made of GitHub's name characters and neither `.` nor
+/// `..`. The name becomes an API path and the clone's directory
+/// (`<home>/repos/OWNER/NAME`), so nothing else may pass.
+fn valid_full_name(full_name: &str) -> bool {
+    let mut parts = full_name.split('/');
+    let (Some(owner), Some(name), None) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    [owner, name].iter().all(|part| {
+        !part.is_empty()
+            && *part != "."
+            && *part != ".."
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    })
 }
 
 /// Searches GitHub and ranks what it finds ([`Finder::builder`]).
@@ -238,6 +270,7 @@ impl Finder {
                 MAX_SEARCH_BYTES,
             )
             .await?
+            .map(|body| body.bytes)
             .ok_or_else(|| Error::Http {
                 url: url.clone(),
                 status: 404,
@@ -249,36 +282,38 @@ impl Finder {
         })?;
         let mut items = page.items;
         items.truncate(self.candidates);
+        if let Some(bad) = items.iter().find(|r| !valid_full_name(&r.full_name)) {
+            return Err(Error::Malformed {
+                url,
+                message: format!("{:?} is not an owner/name", bad.full_name),
+            });
+        }
         Ok(items)
     }
 
     /// A repository's README as text, cut at 256 KiB; empty when it has none.
+    /// `full_name` was checked by the search ([`valid_full_name`]).
     async fn readme(&self, full_name: &str) -> Result<String, Error> {
-        if !full_name.split('/').all(|part| {
-            !part.is_empty()
-                && part
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        }) || full_name.matches('/').count() != 1
-        {
-            return Err(Error::Malformed {
-                url: format!("{}/search/repositories", self.api),
-                message: format!("{full_name:?} is not an owner/name"),
-            });
-        }
         let url = format!("{}/repos/{full_name}/readme", self.api);
         let request = self.http.get(&url);
-        let body = self
+        let Some(body) = self
             .send(
                 &url,
                 request,
                 "application/vnd.github.raw",
-                MAX_README_BYTES,
+                MAX_README_RESPONSE_BYTES,
             )
-            .await?;
-        Ok(body
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default())
+            .await?
+        else {
+            return Ok(String::new());
+        };
+        let mut text = if body.json {
+            readme_from_json(&url, &body.bytes)
+        } else {
+            body.bytes
+        };
+        text.truncate(MAX_README_BYTES);
+        Ok(String::from_utf8_lossy(&text).into_owned())
     }
 
     /// Sends with retries: transient failures (5xx, connection errors) and
@@ -289,7 +324,7 @@ impl Finder {
         request: reqwest::RequestBuilder,
         accept: &str,
         max_bytes: usize,
-    ) -> Result<Option<Vec<u8>>, Error> {
+    ) -> Result<Option<Body>, Error> {
         let mut retry = 0u32;
         loop {
             let mut attempt = request
@@ -303,7 +338,7 @@ impl Finder {
             let failure = match attempt.send().await {
                 Err(error) => Failure::Transient(Error::Network {
                     url: url.to_owned(),
-                    message: error.to_string(),
+                    message: describe(error),
                 }),
                 Ok(response) => match classify(url, response, max_bytes).await {
                     Ok(body) => return Ok(body),
@@ -342,6 +377,21 @@ pub(crate) fn http_client() -> Result<reqwest::ClientBuilder, Error> {
     Ok(reqwest::Client::builder().tls_backend_preconfigured(tls))
 }
 
+/// What failed, with its causes ("error sending request: client error
+/// (Connect): dns error: ..."): reqwest's own message names only the
+/// request, which the error already does.
+fn describe(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
 /// Percent-encodes a query value (RFC 3986's unreserved characters stay).
 fn encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len() * 3);
@@ -353,6 +403,40 @@ fn encode(value: &str) -> String {
         }
     }
     out
+}
+
+/// A successful response's body (cut at the request's cap).
+struct Body {
+    bytes: Vec<u8>,
+    /// The server said the body is JSON (`Content-Type: application/json`
+    /// or GitHub's `application/vnd.github+json`).
+    json: bool,
+}
+
+/// The text of a README answered in the API's JSON form: its `content`,
+/// base64 (GitHub breaks it into lines). Anything else is no README: a
+/// README is context for the ranking, never a reason to fail the search.
+fn readme_from_json(url: &str, body: &[u8]) -> Vec<u8> {
+    use base64::Engine as _;
+    let decoded = serde_json::from_slice::<ReadmeJson>(body)
+        .map_err(|e| e.to_string())
+        .and_then(|json| {
+            if !json.encoding.eq_ignore_ascii_case("base64") {
+                return Err(format!("an encoding of {:?}", json.encoding));
+            }
+            let packed: Vec<u8> = json
+                .content
+                .bytes()
+                .filter(|b| !b.is_ascii_whitespace())
+                .collect();
+            base64::engine::general_purpose::STANDARD
+                .decode(packed)
+                .map_err(|e| e.to_string())
+        });
+    decoded.unwrap_or_else(|message| {
+        tracing::warn!(%url, %message, "a README in JSON form that cannot be read; taken as none");
+        Vec::new()
+    })
 }
 
 enum Failure {
@@ -369,14 +453,23 @@ async fn classify(
     url: &str,
     response: reqwest::Response,
     max_bytes: usize,
-) -> Result<Option<Vec<u8>>, Failure> {
+) -> Result<Option<Body>, Failure> {
     let status = response.status();
     let headers = response.headers().clone();
     let body = read_capped(url, response, max_bytes)
         .await
         .map_err(Failure::Transient)?;
     if status.is_success() {
-        return Ok(Some(body));
+        let json = headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|v| {
+                let v = v.trim();
+                v.eq_ignore_ascii_case("application/json")
+                    || v.eq_ignore_ascii_case("application/vnd.github+json")
+            });
+        return Ok(Some(Body { bytes: body, json }));
     }
     if status.as_u16() == 404 {
         return Ok(None);
@@ -425,10 +518,41 @@ async fn read_capped(
             Err(error) => {
                 return Err(Error::Network {
                     url: url.to_owned(),
-                    message: error.to_string(),
+                    message: describe(error),
                 });
             }
         }
     }
     Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_owner_and_a_name_pass_as_a_full_name() {
+        for good in [
+            "py-pdf/pypdf",
+            "pdfminer/pdfminer.six",
+            "a_b/c-d",
+            "o/.github",
+        ] {
+            assert!(valid_full_name(good), "{good}");
+        }
+        for bad in [
+            "", "pypdf", "a/b/c", "/b", "a/", "../x", "x/..", "./x", "a/b c", "a/b?x", "a\\b/c",
+        ] {
+            assert!(!valid_full_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_readme_in_json_form_is_decoded_and_anything_else_is_none() {
+        let json = br#"{"name":"README.md","encoding":"base64","content":"IyBweXBk\nZgo=\n"}"#;
+        assert_eq!(readme_from_json("u", json), b"# pypdf\n");
+        assert!(readme_from_json("u", br#"{"encoding":"utf-8","content":"x"}"#).is_empty());
+        assert!(readme_from_json("u", br#"{"encoding":"base64","content":"!!"}"#).is_empty());
+        assert!(readme_from_json("u", b"not json").is_empty());
+    }
 }

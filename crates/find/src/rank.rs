@@ -92,6 +92,7 @@ const LICENCE: f64 = 0.05;
 
 /// A candidate with its score, best first in [`rank`]'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Ranked {
     /// The repository (with its README).
     pub repo: Repository,
@@ -101,6 +102,7 @@ pub struct Ranked {
 
 /// The parts of a candidate's score, each in [0, 1].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Score {
     /// The weighted sum (with the model's judgement, when there is one,
     /// averaged in at equal weight).

@@ -23,6 +23,11 @@ const MAX_REQUEST_BYTES: usize = 16 << 20;
 /// Chunks of a response buffered between the HTTP thread and libgit2.
 const CHUNKS_IN_FLIGHT: usize = 64;
 
+/// Largest ref advertisement read (`info/refs`): libgit2 keeps every ref
+/// in memory, and the clone's cap counts only the pack. A ref is one
+/// line of 60 to 100 bytes, so this is most of a million refs.
+const MAX_ADVERTISEMENT_BYTES: usize = 64 << 20;
+
 /// No byte for this long ends the transfer.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -67,12 +72,15 @@ impl SmartSubtransport for HttpSubtransport {
                 url: format!("{base}/info/refs?service=git-upload-pack"),
                 content_type: None,
                 accept: "application/x-git-upload-pack-advertisement",
+                max_bytes: MAX_ADVERTISEMENT_BYTES,
             },
             Service::UploadPack => Request {
                 post: true,
                 url: format!("{base}/git-upload-pack"),
                 content_type: Some("application/x-git-upload-pack-request"),
                 accept: "application/x-git-upload-pack-result",
+                // The pack: the clone's cap stops it (`transfer_progress`).
+                max_bytes: usize::MAX,
             },
             Service::ReceivePackLs | Service::ReceivePack => {
                 return Err(git2::Error::from_str(
@@ -99,6 +107,8 @@ struct Request {
     url: String,
     content_type: Option<&'static str>,
     accept: &'static str,
+    /// The response is an error past this many bytes.
+    max_bytes: usize,
 }
 
 /// One request: libgit2 writes the body, then reads the response, which
@@ -223,9 +233,18 @@ fn fetch(request: &Request, body: Vec<u8>, sender: &SyncSender<io::Result<Vec<u8
             ))));
             return;
         }
+        let mut received = 0usize;
         loop {
             match response.chunk().await {
                 Ok(Some(chunk)) => {
+                    received = received.saturating_add(chunk.len());
+                    if received > request.max_bytes {
+                        let _ = sender.send(Err(io::Error::other(format!(
+                            "{} answered more than {} bytes",
+                            request.url, request.max_bytes
+                        ))));
+                        return;
+                    }
                     if sender.send(Ok(chunk.to_vec())).is_err() {
                         return;
                     }

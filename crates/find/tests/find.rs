@@ -106,24 +106,42 @@ async fn the_token_is_sent_as_a_bearer_and_never_shown() -> TestResult {
     Ok(())
 }
 
+/// Seconds since the epoch, `ahead` seconds from now (x-ratelimit-reset).
+fn epoch_in(ahead: u64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    (now + ahead).to_string()
+}
+
 #[tokio::test]
 async fn a_spent_rate_limit_is_waited_out_then_retried() -> TestResult {
-    let (url, seen) = serve(|path, n| {
-        if n == 0 {
-            return (
-                403,
-                vec![
-                    ("x-ratelimit-remaining", "0".to_owned()),
-                    ("retry-after", "1".to_owned()),
-                ],
-                b"{\"message\":\"API rate limit exceeded\"}".to_vec(),
-            );
-        }
-        recorded(path, n)
+    let (url, seen) = serve(|path, n| match n {
+        // The primary limit, spent: x-ratelimit-reset says when it resets
+        // (now, so the test does not wait).
+        0 => (
+            403,
+            vec![
+                ("x-ratelimit-remaining", "0".to_owned()),
+                ("x-ratelimit-reset", epoch_in(0)),
+            ],
+            b"{\"message\":\"API rate limit exceeded\"}".to_vec(),
+        ),
+        // Then a 429 whose Retry-After is honoured.
+        1 => (
+            429,
+            vec![("retry-after", "0".to_owned())],
+            b"{\"message\":\"slow down\"}".to_vec(),
+        ),
+        _ => recorded(path, n),
     })?;
     let ranked = finder(&url)?.find("extract pdf text", None).await?;
     assert_eq!(ranked.len(), 6);
-    assert!(seen.lock().map_err(|_| "poisoned")?[1].starts_with("GET /search"));
+    let log = seen.lock().map_err(|_| "poisoned")?.clone();
+    assert!(
+        log[..3].iter().all(|r| r.starts_with("GET /search")),
+        "{log:?}"
+    );
     Ok(())
 }
 
@@ -159,6 +177,30 @@ async fn rate_limits_and_server_errors_end_after_the_retries_with_what_to_do() -
     assert!(matches!(error, Error::RateLimited { .. }), "{error}");
     assert_eq!(requests, 1);
 
+    // Nor is a reset an hour away told by x-ratelimit-reset; the error
+    // says when it resets.
+    let spent = vec![
+        ("x-ratelimit-remaining", "0".to_owned()),
+        ("x-ratelimit-reset", epoch_in(3600)),
+    ];
+    let (error, requests) = failure((403, spent, Vec::new())).await?;
+    assert!(
+        matches!(error, Error::RateLimited { reset: Some(s) } if (3500..=3600).contains(&s)),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("resets in"), "{error}");
+    assert_eq!(requests, 1);
+
+    // A secondary rate limit says so only in its body: retried by the
+    // backoff, then reported.
+    let secondary = b"{\"message\":\"You have exceeded a secondary rate limit.\"}".to_vec();
+    let (error, requests) = failure((403, vec![], secondary)).await?;
+    assert!(
+        matches!(error, Error::RateLimited { reset: None }),
+        "{error:?}"
+    );
+    assert_eq!(requests, 3);
+
     let (error, requests) = failure((502, vec![], b"bad gateway".to_vec())).await?;
     assert!(matches!(error, Error::Http { status: 502, .. }), "{error}");
     assert_eq!(requests, 3);
@@ -185,12 +227,48 @@ async fn malformed_answers_are_errors_and_huge_readmes_are_cut() -> TestResult {
     let ranked = finder(&url)?.find("pdf text", None).await?;
     assert!(ranked.iter().all(|r| r.repo.readme.len() == 256 << 10));
 
+    // A name that is no owner/name (it would become the clone's path).
+    let escape =
+        b"{\"items\": [{\"full_name\": \"../home\", \"html_url\": \"x\", \"clone_url\": \"x\"}]}";
+    let (error, _) = failure((200, vec![], escape.to_vec())).await?;
+    assert!(matches!(error, Error::Malformed { .. }), "{error}");
+
     let empty = finder(&url)?
         .find("the of a", None)
         .await
         .err()
         .ok_or("no error")?;
     assert!(matches!(empty, Error::NoKeywords));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_readme_in_the_apis_json_form_is_decoded() -> TestResult {
+    let (url, _) = serve(|path, n| {
+        if path == "/repos/py-pdf/pypdf/readme" {
+            // What the API answers without `Accept: ...raw`: base64, in lines.
+            let body = serde_json::json!({
+                "name": "README.md",
+                "encoding": "base64",
+                "content": "IyBweXBkZgoKRXh0cmFjdCB0ZXh0\nIGZyb20gUERGIGZpbGVzLgo=\n",
+            });
+            return (
+                200,
+                vec![("Content-Type", "application/json; charset=utf-8".to_owned())],
+                body.to_string().into_bytes(),
+            );
+        }
+        recorded(path, n)
+    })?;
+    let ranked = finder(&url)?.find("pdf text", None).await?;
+    let pypdf = ranked
+        .iter()
+        .find(|r| r.repo.full_name == "py-pdf/pypdf")
+        .ok_or("pypdf not found")?;
+    assert_eq!(
+        pypdf.repo.readme,
+        "# pypdf\n\nExtract text from PDF files.\n"
+    );
     Ok(())
 }
 

@@ -10,7 +10,7 @@ pub struct Args {
     /// The task, in plain words.
     task: String,
     /// How many candidates to print.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = at_least_one)]
     top: usize,
     /// Only repositories in this language (GitHub's name: python, java...).
     #[arg(long)]
@@ -22,7 +22,7 @@ pub struct Args {
     #[arg(long)]
     clone: bool,
     /// With --clone: the candidate to clone, 1 = the best.
-    #[arg(long, default_value_t = 1, requires = "clone")]
+    #[arg(long, default_value_t = 1, requires = "clone", value_parser = at_least_one)]
     pick: usize,
     /// With --clone: stop a clone past this many MiB.
     #[arg(long, default_value_t = DEFAULT_CLONE_MB)]
@@ -39,6 +39,15 @@ pub struct Args {
     judge: bool,
     #[command(flatten)]
     model: crate::cmd::ModelArgs,
+}
+
+/// `--top` and `--pick` count from 1: 0 is refused, not read as 1.
+fn at_least_one(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(0) => Err("counts from 1 (1 = the best candidate)".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -63,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if ranked.is_empty() {
         anyhow::bail!("GitHub found no repository for these words; try fewer or other words");
     }
-    let shown = &ranked[..ranked.len().min(args.top.max(1))];
+    let shown = &ranked[..ranked.len().min(args.top)];
     if args.json {
         let value: Vec<serde_json::Value> = shown.iter().map(candidate_json).collect();
         println!("{}", serde_json::to_string_pretty(&value)?);
@@ -72,7 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if args.clone {
         let chosen = ranked
-            .get(args.pick.saturating_sub(1))
+            .get(args.pick - 1)
             .with_context(|| format!("--pick {}: only {} candidates", args.pick, ranked.len()))?;
         let cloned = clone_candidate(chosen, args.max_clone_mb)?;
         let graph = repo_graph::Analyzer::new(&cloned.path).analyze()?;
