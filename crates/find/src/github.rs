@@ -255,12 +255,18 @@ impl Finder {
         if let Some(language) = language {
             query.push_str(&format!(" language:{language}"));
         }
-        let url = format!(
-            "{}/search/repositories?q={}&sort=stars&order=desc&per_page={}",
-            self.api,
-            encode(&query),
-            self.candidates
-        );
+        let per_page = self.candidates.to_string();
+        let url = reqwest::Url::parse_with_params(
+            &format!("{}/search/repositories", self.api),
+            [
+                ("q", query.as_str()),
+                ("sort", "stars"),
+                ("order", "desc"),
+                ("per_page", per_page.as_str()),
+            ],
+        )
+        .map_err(|e| Error::Setup(format!("--api-base {} is not a URL: {e}", self.api)))?
+        .to_string();
         let request = self.http.get(&url);
         let body = self
             .send(
@@ -363,46 +369,17 @@ impl Finder {
     }
 }
 
-/// An HTTP client builder with TLS through rustls (ring) and the
-/// platform's certificates, as the model client's: the search and the
-/// clone's transport use it.
+/// The workspace's HTTP client setup ([`llm::http_client_builder`]): the
+/// search and the clone's transport use it.
 pub(crate) fn http_client() -> Result<reqwest::ClientBuilder, Error> {
-    use rustls_platform_verifier::BuilderVerifierExt as _;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|builder| builder.with_platform_verifier())
-        .map_err(|e| Error::Setup(format!("TLS: {e}")))?
-        .with_no_client_auth();
-    Ok(reqwest::Client::builder().tls_backend_preconfigured(tls))
+    llm::http_client_builder().map_err(|e| Error::Setup(e.to_string()))
 }
 
 /// What failed, with its causes ("error sending request: client error
-/// (Connect): dns error: ..."): reqwest's own message names only the
-/// request, which the error already does.
+/// (Connect): tcp connect error: Connection refused"), without the URL,
+/// which the error names already.
 fn describe(error: reqwest::Error) -> String {
-    let error = error.without_url();
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
-}
-
-/// Percent-encodes a query value (RFC 3986's unreserved characters stay).
-fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() * 3);
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    llm::error_chain(&error.without_url())
 }
 
 /// A successful response's body (cut at the request's cap).

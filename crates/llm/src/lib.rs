@@ -79,6 +79,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod http;
 mod json_repair;
 mod model;
 mod openai;
@@ -93,6 +94,7 @@ mod types;
 mod usage;
 
 pub use error::LlmError;
+pub use http::{error_chain, http_client_builder};
 pub use model::ChatModel;
 pub use openai::OpenAiModel;
 pub use openai::config::{

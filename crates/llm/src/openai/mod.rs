@@ -16,13 +16,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use rustls_platform_verifier::BuilderVerifierExt;
 use tracing::{debug, trace, warn};
 
 use self::classify::{classify, classify_body, error_value};
 use self::config::{OpenAiConfig, ToolMode};
 use self::wire::{NotACompletion, WireAnswer, from_wire, to_wire};
 use crate::error::LlmError;
+use crate::http::error_chain;
 use crate::json_repair::parse_tool_arguments;
 use crate::model::ChatModel;
 use crate::retry::retry_after;
@@ -67,15 +67,7 @@ impl OpenAiModel {
     /// A client for `config`. Fails only if TLS or the tokenizer cannot be
     /// set up.
     pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
-        // An explicit provider, so nothing depends on a process-wide default.
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .and_then(|builder| builder.with_platform_verifier())
-            .map_err(|e| LlmError::config(format!("cannot set up TLS: {e}")))?
-            .with_no_client_auth();
-        let mut builder = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
+        let mut builder = crate::http::http_client_builder()?
             .connect_timeout(config.connect_timeout)
             .user_agent(concat!("repo-agent-llm/", env!("CARGO_PKG_VERSION")));
         if !config.env_proxy {
@@ -333,18 +325,4 @@ impl ChatModel for OpenAiModel {
     fn model_name(&self) -> &str {
         &self.config.model
     }
-}
-
-/// The error and its causes on one line (reqwest's own message is terse).
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut parts = vec![error.to_string()];
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if parts.last() != Some(&text) {
-            parts.push(text);
-        }
-        source = cause.source();
-    }
-    parts.join(": ")
 }
