@@ -87,6 +87,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Something the server needs could not be set up.
+    #[error("cannot start the MCP server: {0}")]
+    Setup(String),
     /// The MCP session ended with an error.
     #[error("the MCP session failed: {0}")]
     Session(String),

@@ -109,7 +109,7 @@ impl McpServer {
             })
             .collect();
         let counter = TokenCounter::new(context_pack::Encoding::default())
-            .map_err(|e| Error::Session(format!("cannot load the token counter: {e}")))?;
+            .map_err(|e| Error::Setup(format!("cannot load the token counter: {e}")))?;
         Ok(McpServer {
             inner: Arc::new(Inner {
                 repos,

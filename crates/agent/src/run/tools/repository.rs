@@ -41,13 +41,16 @@ impl Tools {
         Ok(out)
     }
 
+    /// Each repository's share of the call's token budget (`default`
+    /// when it names none; clamped to the schema's bounds, `min` to
+    /// 64,000, as out-of-range values are clamped rather than refused).
+    fn budget_share(&self, budget: Option<u64>, default: u64, min: u64) -> usize {
+        let budget = budget.unwrap_or(default).clamp(min, 64_000) as usize;
+        budget / self.graphs.len().max(1)
+    }
+
     pub(super) fn overview(&self, args: &OverviewArgs) -> ToolResult {
-        let budget = args
-            .budget
-            .unwrap_or(DEFAULT_OVERVIEW_BUDGET)
-            .clamp(500, 64_000) as usize;
-        // Several repositories share the budget.
-        let share = budget / self.graphs.len().max(1);
+        let share = self.budget_share(args.budget, DEFAULT_OVERVIEW_BUDGET, 500);
         self.per_repository(|i, out| {
             let (Some(graph), Some(ranking), Some(index)) = (
                 self.graphs.get(i),
@@ -136,11 +139,7 @@ impl Tools {
     }
 
     pub(super) fn usage(&self, args: &UsageArgs) -> ToolResult {
-        let budget = args
-            .budget
-            .unwrap_or(DEFAULT_USAGE_BUDGET)
-            .clamp(200, 64_000) as usize;
-        let share = budget / self.graphs.len().max(1);
+        let share = self.budget_share(args.budget, DEFAULT_USAGE_BUDGET, 200);
         let text = self.per_repository(|i, out| {
             let view = context_pack::usage_view(
                 &self.graphs[i],
