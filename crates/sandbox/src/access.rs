@@ -9,13 +9,23 @@
 //! code).
 //!
 //! The grant lasts as long as a sandbox holds it ([`Granted`]): when the last
-//! holder of a tree in this process goes, the entries are taken back (an ACL
-//! that is exactly a grant of this module, also one a new file inherited, is
-//! removed and the file's group bits restored), so no host file keeps a door
-//! open for the code's user. An agent that is killed cannot take its grants
-//! back; it leaves a journal (`sandbox-grants-<pid>` in the temporary
-//! directory, readable by its owner only) that the next sandbox reads to take
-//! them back instead.
+//! holder of a tree goes, the entries are taken back (an ACL that is exactly
+//! a grant of this module, also one a new file inherited, is removed and the
+//! file's group bits restored), so no host file keeps a door open for the
+//! code's user. Each process keeps a journal of the trees it holds
+//! (`sandbox-grants-<pid>` in the temporary directory, readable by its owner
+//! only), for two readers:
+//!
+//! - another process of the same user about to take a tree back: a tree (or
+//!   one around it) that a live process still holds is left granted, so two
+//!   agents or two test binaries sharing a directory (a virtualenv cache, the
+//!   pip cache) do not pull it from under each other;
+//! - the next sandbox, when an agent was killed and could not take its
+//!   grants back: it takes them back instead.
+//!
+//! Grant and take-back walks of one user's processes run one at a time
+//! (a lock file beside the journals), so a take-back never interleaves with
+//! a grant of the same tree.
 
 use std::io::Write as _;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -115,6 +125,9 @@ fn live() -> std::sync::MutexGuard<'static, Vec<(PathBuf, u32, usize)>> {
 
 impl Drop for Granted {
     fn drop(&mut self) {
+        // The lock first, the registry second, as everywhere: no thread
+        // waits for the lock while it holds the registry.
+        let _walks = WalkLock::acquire();
         let others: Vec<PathBuf> = {
             let mut live = live();
             let Some(at) = live
@@ -134,13 +147,57 @@ impl Drop for Granted {
                 .map(|(root, _, _)| root.clone())
                 .collect()
         };
+        let others = [others, held_elsewhere(self.uid)].concat();
         // A tree another holder still needs (this one, or one around it) keeps
         // its grant; trees inside this one that are still held are skipped.
         if others.iter().any(|o| self.root.starts_with(o)) {
+            tracing::debug!(root = %self.root.display(), "still held by another process: kept");
             return;
         }
         let revoked = revoke(&self.root, self.uid, &others);
         tracing::debug!(root = %self.root.display(), uid = self.uid, revoked, "write access taken back");
+    }
+}
+
+/// Prefix of the lock file that serialises grant and take-back walks among
+/// one user's processes (`<prefix><euid>`; not a journal name, which ends
+/// in a pid).
+const LOCK_PREFIX: &str = "sandbox-grants-lock-";
+
+/// Held while a grant or take-back walk runs; released when dropped. Without
+/// a lock file (the temporary directory is not writable, or the name is
+/// taken by another user) walks are not serialised across processes, which
+/// only reopens the race the lock closes.
+struct WalkLock {
+    _held: Option<std::fs::File>,
+}
+
+impl WalkLock {
+    fn acquire() -> Self {
+        use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+        let euid = rustix::process::geteuid().as_raw();
+        let path = std::env::temp_dir().join(format!("{LOCK_PREFIX}{euid}"));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(OFlags::NOFOLLOW.bits() as i32)
+            .open(&path)
+            .and_then(|file| {
+                if file.metadata()?.uid() != euid {
+                    return Err(std::io::Error::other("owned by another user"));
+                }
+                file.lock()?;
+                Ok(file)
+            });
+        match file {
+            Ok(file) => Self { _held: Some(file) },
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "cannot lock the grant walks; processes sharing a tree may race");
+                Self { _held: None }
+            }
+        }
     }
 }
 
@@ -183,6 +240,9 @@ pub(crate) fn shared_directory(dir: &Path) -> Option<String> {
 /// The first failure on `root` itself (the file system may not support
 /// ACLs: `EOPNOTSUPP`); failures below it are counted as skipped.
 pub(crate) fn grant_write(root: &Path, identity: RunAs) -> std::io::Result<Granted> {
+    // One name for a tree in every process's journal, so that holders are
+    // recognised whatever path each was configured with.
+    let root = &root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     {
         let mut live = live();
         match live
@@ -202,9 +262,14 @@ pub(crate) fn grant_write(root: &Path, identity: RunAs) -> std::io::Result<Grant
         grant: Grant::default(),
     };
     let mut grant = Grant::default();
-    let walked = walk_tree(root, &[], |_, fd, stat| {
-        grant_one(fd, stat, identity, &mut grant)
-    })?;
+    let walked = {
+        // Released before `held` can drop on an error: its drop takes the
+        // lock again.
+        let _walks = WalkLock::acquire();
+        walk_tree(root, &[], |_, fd, stat| {
+            grant_one(fd, stat, identity, &mut grant)
+        })
+    }?;
     grant.skipped += walked.skipped;
     grant.truncated = walked.truncated;
     grant.too_deep = walked.too_deep;
@@ -431,17 +496,24 @@ fn journal_rewrite(live: &[(PathBuf, u32, usize)]) {
     }
 }
 
-/// Takes back the grants of agents that were killed, from their journals;
-/// returns how many trees. Only journals owned by this process's user are
-/// trusted.
-pub(crate) fn revoke_stale() -> usize {
+/// One process's journal: its pid, whether it still runs, and the trees it
+/// holds (uid, root).
+struct Journal {
+    path: PathBuf,
+    alive: bool,
+    trees: Vec<(u32, PathBuf)>,
+}
+
+/// The journals of this user's other processes. Only journals owned by this
+/// process's user are trusted.
+fn other_journals() -> Vec<Journal> {
     use std::os::unix::fs::MetadataExt as _;
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return 0;
+        return Vec::new();
     };
     let euid = rustix::process::geteuid().as_raw();
     let own = std::process::id();
-    let mut trees = 0;
+    let mut journals = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(pid) = name
@@ -454,27 +526,69 @@ pub(crate) fn revoke_stale() -> usize {
         let path = entry.path();
         let trusted = std::fs::symlink_metadata(&path)
             .is_ok_and(|m| m.is_file() && m.uid() == euid && m.mode() & 0o022 == 0);
-        if pid == own || !trusted || Path::new("/proc").join(pid.to_string()).exists() {
+        if pid == own || !trusted {
             continue;
         }
+        let alive = Path::new("/proc").join(pid.to_string()).exists();
         let text = std::fs::read(&path).unwrap_or_default();
-        for line in text.split(|b| *b == b'\n') {
-            let Some(tab) = line.iter().position(|b| *b == b'\t') else {
-                continue;
-            };
-            let Some(uid) = std::str::from_utf8(&line[..tab])
-                .ok()
-                .and_then(|u| u.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let root = Path::new(std::ffi::OsStr::from_bytes(&line[tab + 1..]));
-            if root.is_absolute() {
-                revoke(root, uid, &[]);
-                trees += 1;
+        let trees = text
+            .split(|b| *b == b'\n')
+            .filter_map(|line| {
+                let tab = line.iter().position(|b| *b == b'\t')?;
+                let uid = std::str::from_utf8(&line[..tab])
+                    .ok()?
+                    .parse::<u32>()
+                    .ok()?;
+                let root = PathBuf::from(std::ffi::OsStr::from_bytes(&line[tab + 1..]));
+                root.is_absolute().then_some((uid, root))
+            })
+            .collect();
+        journals.push(Journal { path, alive, trees });
+    }
+    journals
+}
+
+/// The trees granted to `uid` that other live processes of this user hold.
+fn held_elsewhere(uid: u32) -> Vec<PathBuf> {
+    other_journals()
+        .into_iter()
+        .filter(|j| j.alive)
+        .flat_map(|j| j.trees)
+        .filter(|(u, _)| *u == uid)
+        .map(|(_, root)| root)
+        .collect()
+}
+
+/// Takes back the grants of agents that were killed, from their journals,
+/// except trees that this process or another live one holds; returns how
+/// many trees.
+pub(crate) fn revoke_stale() -> usize {
+    let _walks = WalkLock::acquire();
+    let journals = other_journals();
+    let own: Vec<(u32, PathBuf)> = live()
+        .iter()
+        .map(|(root, uid, _)| (*uid, root.clone()))
+        .collect();
+    let held: Vec<(u32, PathBuf)> = journals
+        .iter()
+        .filter(|j| j.alive)
+        .flat_map(|j| j.trees.iter().cloned())
+        .chain(own)
+        .collect();
+    let mut trees = 0;
+    for journal in journals.iter().filter(|j| !j.alive) {
+        for (uid, root) in &journal.trees {
+            let keep: Vec<PathBuf> = held
+                .iter()
+                .filter(|(u, _)| u == uid)
+                .map(|(_, r)| r.clone())
+                .collect();
+            if !keep.iter().any(|k| root.starts_with(k)) {
+                revoke(root, *uid, &keep);
             }
+            trees += 1;
         }
-        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(&journal.path);
     }
     trees
 }
@@ -755,6 +869,105 @@ mod tests {
         assert!(read_acl(&root, DEFAULT_ACL).is_none());
         let kept = read_acl(&foreign, ACCESS_ACL).unwrap();
         assert!(kept.iter().any(|e| e.tag == TAG_USER && e.id == 4242));
+    }
+
+    /// Set for [`holds_a_grant_for_another_test`] run as a child process:
+    /// the directory to hold.
+    const HOLD_ENV: &str = "SANDBOX_ACCESS_TEST_HOLD";
+
+    /// Not a test of its own: the other process of
+    /// [`a_tree_another_process_holds_is_not_taken_back_under_it`].
+    #[test]
+    #[ignore = "run by another test as its second process"]
+    fn holds_a_grant_for_another_test() {
+        let Some(root) = std::env::var_os(HOLD_ENV).map(PathBuf::from) else {
+            return;
+        };
+        let held = grant_write(&root, USER).unwrap();
+        let parent = root.parent().unwrap();
+        std::fs::write(parent.join("ready"), "").unwrap();
+        for _ in 0..6000 {
+            if parent.join("release").exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        drop(held);
+    }
+
+    /// Two test binaries (or two agents) sharing a cache directory: the one
+    /// that finishes first used to take the grant back while the other's
+    /// code was still writing there (CI: "Permission denied" creating a
+    /// virtualenv in the shared cache).
+    #[test]
+    fn a_tree_another_process_holds_is_not_taken_back_under_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("cache");
+        std::fs::create_dir(&root).unwrap();
+        let mut other = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "access::tests::holds_a_grant_for_another_test",
+                "--exact",
+                "--ignored",
+                "--test-threads=1",
+            ])
+            .env(HOLD_ENV, &root)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let ready = dir.path().join("ready");
+        for _ in 0..6000 {
+            if ready.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(ready.exists(), "the other process never held its grant");
+        let mine = grant_write(&root, USER).unwrap();
+        drop(mine);
+        assert!(
+            acl_grants(&root, USER.uid, 0o7),
+            "taken back while another process held it"
+        );
+        // A sandbox starting now must not take it back as stale either.
+        revoke_stale();
+        assert!(acl_grants(&root, USER.uid, 0o7));
+        std::fs::write(dir.path().join("release"), "").unwrap();
+        assert!(other.wait().unwrap().success());
+        assert!(
+            !acl_grants(&root, USER.uid, 0o1),
+            "the last holder, in the other process, took it back"
+        );
+    }
+
+    #[test]
+    fn a_stale_journal_does_not_take_back_what_a_live_process_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("shared");
+        std::fs::create_dir(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        let held = grant_write(&root, USER).unwrap();
+        // A killed agent had the same tree.
+        let journal = journal_path(4_000_000_001);
+        let mut text = format!("{}\t", USER.uid).into_bytes();
+        text.extend_from_slice(root.as_os_str().as_bytes());
+        text.push(b'\n');
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&journal)
+                .unwrap();
+            file.write_all(&text).unwrap();
+        }
+        assert!(revoke_stale() >= 1);
+        assert!(!journal.exists());
+        assert!(acl_grants(&root, USER.uid, 0o7), "still held here");
+        drop(held);
+        assert!(!acl_grants(&root, USER.uid, 0o1));
     }
 
     #[test]
