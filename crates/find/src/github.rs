@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::StreamExt as _;
 use serde::Deserialize;
 
 use crate::Error;
@@ -222,8 +223,15 @@ impl Finder {
             return Err(Error::NoKeywords);
         }
         let mut repos = self.search(&words, language).await?;
-        for repo in &mut repos {
-            repo.readme = self.readme(&repo.full_name).await?;
+        // A few at a time: each is a round trip of its own, and GitHub
+        // asks clients not to flood it (secondary rate limits).
+        let readmes: Vec<Result<String, Error>> = futures_util::stream::iter(&repos)
+            .map(|repo| self.readme(&repo.full_name))
+            .buffered(READMES_IN_FLIGHT)
+            .collect()
+            .await;
+        for (repo, readme) in repos.iter_mut().zip(readmes) {
+            repo.readme = readme?;
         }
         let mut judged = Vec::with_capacity(repos.len());
         for repo in &repos {
@@ -322,8 +330,9 @@ impl Finder {
         Ok(String::from_utf8_lossy(&text).into_owned())
     }
 
-    /// Sends with retries: transient failures (5xx, connection errors) and
-    /// rate limits are retried by the policy; 404 is `None`.
+    /// Sends with retries: transient failures (5xx, a connection that
+    /// broke, a timeout) and rate limits are retried by the policy, a host
+    /// that cannot be connected to once; 404 is `None`.
     async fn send(
         &self,
         url: &str,
@@ -342,9 +351,18 @@ impl Finder {
                 attempt = attempt.bearer_auth(token);
             }
             let failure = match attempt.send().await {
+                // No connection at all (no route, no name, refused): a
+                // machine offline stays offline for the backoff's half
+                // minute, so one retry covers a blip and no more.
+                Err(error) if error.is_connect() => Failure::Unreachable(Error::Network {
+                    url: url.to_owned(),
+                    message: describe(error),
+                    attempts: 1,
+                }),
                 Err(error) => Failure::Transient(Error::Network {
                     url: url.to_owned(),
                     message: describe(error),
+                    attempts: 1,
                 }),
                 Ok(response) => match classify(url, response, max_bytes).await {
                     Ok(body) => return Ok(body),
@@ -352,9 +370,12 @@ impl Finder {
                 },
             };
             retry += 1;
+            let failure = failure.tried(retry);
             let (error, wait) = match failure {
                 Failure::Final(error) => return Err(error),
                 Failure::Transient(error) => (error, None),
+                Failure::Unreachable(error) if retry > UNREACHABLE_RETRIES => return Err(error),
+                Failure::Unreachable(error) => (error, None),
                 Failure::RateLimited { reset, wait } => (Error::RateLimited { reset }, wait),
             };
             if retry > self.retry.max_retries() {
@@ -416,13 +437,34 @@ fn readme_from_json(url: &str, body: &[u8]) -> Vec<u8> {
     })
 }
 
+/// README requests in flight at once.
+const READMES_IN_FLIGHT: usize = 4;
+
+/// Retries after a request that could not connect at all.
+const UNREACHABLE_RETRIES: u32 = 1;
+
 enum Failure {
     Final(Error),
     Transient(Error),
+    /// No connection was made: retried [`UNREACHABLE_RETRIES`] times.
+    Unreachable(Error),
     RateLimited {
         reset: Option<u64>,
         wait: Option<Duration>,
     },
+}
+
+impl Failure {
+    /// The failure of the `attempts`th try: a network error says how many.
+    fn tried(mut self, attempts: u32) -> Self {
+        if let Failure::Final(error) | Failure::Transient(error) | Failure::Unreachable(error) =
+            &mut self
+            && let Error::Network { attempts: n, .. } = error
+        {
+            *n = attempts;
+        }
+        self
+    }
 }
 
 /// The body of a success (None for 404), or how the request failed.
@@ -496,6 +538,7 @@ async fn read_capped(
                 return Err(Error::Network {
                     url: url.to_owned(),
                     message: describe(error),
+                    attempts: 1,
                 });
             }
         }

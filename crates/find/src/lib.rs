@@ -64,12 +64,17 @@ pub enum Error {
         message: String,
     },
     /// The request did not complete (connection, timeout).
-    #[error("cannot reach {url}: {message}; check the network or --api-base")]
+    #[error(
+        "cannot reach {url} ({attempts} {}): {message}; check the network or --api-base",
+        if *attempts == 1 { "try" } else { "tries" }
+    )]
     Network {
         /// The request.
         url: String,
-        /// What failed.
+        /// What failed, the last time.
         message: String,
+        /// How many times it was tried.
+        attempts: u32,
     },
     /// The response was not what the API documents.
     #[error("{url} answered something that is not a search result: {message}")]
@@ -97,6 +102,23 @@ pub enum Error {
         limit: u64,
         /// Bytes received when it stopped.
         received: u64,
+    },
+    /// The clone's files are more or larger than the caps; nothing was
+    /// checked out or kept.
+    #[error(
+        "the repository's files ({files} files, {bytes} bytes) are more than the caps \
+         ({max_files} files, {max_bytes} bytes); nothing was kept (raise --max-checkout-mb \
+         to allow it)"
+    )]
+    CheckoutTooLarge {
+        /// Files counted when the count stopped (past a cap, it stops).
+        files: u64,
+        /// Bytes counted when the count stopped.
+        bytes: u64,
+        /// The cap on files.
+        max_files: u64,
+        /// The cap on bytes.
+        max_bytes: u64,
     },
     /// git failed.
     #[error("cannot clone {url}: {message}")]
