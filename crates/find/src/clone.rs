@@ -12,6 +12,13 @@ use crate::Error;
 pub struct CloneOptions {
     /// Stop the transfer past this many bytes (default 200 MiB).
     pub max_bytes: u64,
+    /// Refuse to check out more than this many bytes of files (default
+    /// 1 GiB): a pack compresses, so a small transfer can unpack into a
+    /// huge tree. Counted from the objects' sizes before anything is
+    /// written.
+    pub max_checkout_bytes: u64,
+    /// Refuse to check out more files than this (default 200,000).
+    pub max_files: u64,
     /// Fetch only the last commit (default true). libgit2's local
     /// transport cannot make a shallow clone; `file://` URLs are cloned
     /// whole (they are the user's own repositories or a test's).
@@ -22,10 +29,25 @@ impl Default for CloneOptions {
     fn default() -> Self {
         CloneOptions {
             max_bytes: 200 << 20,
+            max_checkout_bytes: 1 << 30,
+            max_files: 200_000,
             shallow: true,
         }
     }
 }
+
+/// The name every staging directory starts with, beside the destination.
+const STAGING_PREFIX: &str = ".clone-";
+
+/// The file in a staging directory that its clone holds locked while it
+/// runs: a staging directory whose lock can be taken was left by a clone
+/// that was killed.
+const STAGING_LOCK: &str = "lock";
+
+/// How old a staging directory without a lock file must be before it is
+/// taken for a leftover (a clone creates its lock right after the
+/// directory).
+const UNLOCKED_STAGING_AGE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// A clone on disk.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -83,11 +105,19 @@ pub fn clone(url: &str, dest: &Path, options: CloneOptions) -> Result<Cloned, Er
         context: format!("cannot create {}", parent.display()),
         source,
     })?;
+    remove_abandoned_staging(parent);
     let staging = tempfile::Builder::new()
-        .prefix(".clone-")
+        .prefix(STAGING_PREFIX)
         .tempdir_in(parent)
         .map_err(|source| Error::Io {
             context: format!("cannot create a directory in {}", parent.display()),
+            source,
+        })?;
+    let lock_path = staging.path().join(STAGING_LOCK);
+    let _held = std::fs::File::create(&lock_path)
+        .and_then(|file| file.try_lock().map_err(std::io::Error::from).map(|()| file))
+        .map_err(|source| Error::Io {
+            context: format!("cannot lock {}", lock_path.display()),
             source,
         })?;
     let received = Arc::new(AtomicU64::new(0));
@@ -116,11 +146,15 @@ pub fn clone(url: &str, dest: &Path, options: CloneOptions) -> Result<Cloned, Er
         fetch.depth(1);
     }
     let target = staging.path().join("repo");
+    // Nothing is checked out until the tree's size is known.
+    let mut no_checkout = git2::build::CheckoutBuilder::new();
+    no_checkout.dry_run();
     let result = git2::build::RepoBuilder::new()
         // The git-aware transport even for a local path: a local clone
         // copies objects without reporting them, past the cap.
         .clone_local(git2::build::CloneLocal::None)
         .fetch_options(fetch)
+        .with_checkout(no_checkout)
         .clone(url, &target);
     let stopped_at = over.load(Ordering::Relaxed);
     if stopped_at > 0 {
@@ -129,10 +163,12 @@ pub fn clone(url: &str, dest: &Path, options: CloneOptions) -> Result<Cloned, Er
             received: stopped_at,
         });
     }
-    result.map_err(|e| Error::Clone {
+    let repo = result.map_err(|e| Error::Clone {
         url: url.to_owned(),
         message: e.message().to_owned(),
     })?;
+    check_out(&repo, url, &options)?;
+    drop(repo);
     std::fs::rename(&target, dest).map_err(|source| Error::Io {
         context: format!("cannot move the clone to {}", dest.display()),
         source,
@@ -143,6 +179,96 @@ pub fn clone(url: &str, dest: &Path, options: CloneOptions) -> Result<Cloned, Er
         received: received.load(Ordering::Relaxed),
         has_submodules: dest.join(".gitmodules").is_file(),
     })
+}
+
+/// Checks out HEAD once its files are known to fit the options' caps.
+fn check_out(repo: &git2::Repository, url: &str, options: &CloneOptions) -> Result<(), Error> {
+    let git = |e: git2::Error| Error::Clone {
+        url: url.to_owned(),
+        message: e.message().to_owned(),
+    };
+    // An empty repository has no HEAD to check out.
+    let Ok(head) = repo.head() else {
+        return Ok(());
+    };
+    let tree = head.peel_to_tree().map_err(git)?;
+    let odb = repo.odb().map_err(git)?;
+    let (mut files, mut bytes) = (0u64, 0u64);
+    let mut failure = None;
+    tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            return git2::TreeWalkResult::Ok;
+        }
+        // The header only: the object's size without inflating it.
+        match odb.read_header(entry.id()) {
+            Ok((size, _)) => {
+                files += 1;
+                bytes = bytes.saturating_add(size as u64);
+            }
+            Err(e) => failure = Some(e),
+        }
+        if failure.is_some() || files > options.max_files || bytes > options.max_checkout_bytes {
+            git2::TreeWalkResult::Abort
+        } else {
+            git2::TreeWalkResult::Ok
+        }
+    })
+    .or_else(|e| match e.code() {
+        // The walk stopped by the callback: what stopped it is known.
+        git2::ErrorCode::User => Ok(()),
+        _ => Err(e),
+    })
+    .map_err(git)?;
+    if let Some(e) = failure {
+        return Err(git(e));
+    }
+    if files > options.max_files || bytes > options.max_checkout_bytes {
+        return Err(Error::CheckoutTooLarge {
+            files,
+            bytes,
+            max_files: options.max_files,
+            max_bytes: options.max_checkout_bytes,
+        });
+    }
+    repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
+        .map_err(git)
+}
+
+/// Removes the staging directories in `parent` that clones killed midway
+/// left: those whose lock nobody holds (or, without a lock file, that
+/// are older than [`UNLOCKED_STAGING_AGE`]). A clone running in another
+/// process holds its lock and is left alone.
+fn remove_abandoned_staging(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with(STAGING_PREFIX)
+            || !entry.file_type().is_ok_and(|t| t.is_dir())
+        {
+            continue;
+        }
+        let dir = entry.path();
+        let abandoned = match std::fs::File::open(dir.join(STAGING_LOCK)) {
+            // Taken, then released when `lock` drops.
+            Ok(lock) => lock.try_lock().is_ok(),
+            Err(_) => entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > UNLOCKED_STAGING_AGE),
+        };
+        if abandoned {
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => tracing::info!(dir = %dir.display(), "removed what a killed clone left"),
+                Err(error) => {
+                    tracing::warn!(dir = %dir.display(), %error, "cannot remove what a killed clone left");
+                }
+            }
+        }
+    }
 }
 
 /// Whether `url` is one this crate clones, and whether it is local.

@@ -6,7 +6,9 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Answer, serve, serve_with_body};
+use std::sync::Arc;
+
+use common::{Answer, serve, serve_concurrently, serve_with_body};
 
 use repo_find::{CloneOptions, Error, Finder};
 
@@ -210,6 +212,88 @@ async fn rate_limits_and_server_errors_end_after_the_retries_with_what_to_do() -
     let (error, requests) = failure((422, vec![], invalid)).await?;
     assert!(error.to_string().contains("Validation Failed"), "{error}");
     assert_eq!(requests, 1);
+    Ok(())
+}
+
+/// Offline, `repo-agent run` without `--repo` waited out the whole backoff
+/// (about 31 s by default) before saying the network was down.
+#[tokio::test]
+async fn a_host_that_refuses_connections_is_tried_twice_not_through_the_backoff() -> TestResult {
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let finder = Finder::builder()
+        .api_base(format!("http://127.0.0.1:{port}"))
+        .retry(
+            llm::RetryPolicy::new()
+                .with_max_retries(5)
+                .with_base_delay(Duration::from_millis(5)),
+        )
+        .build()?;
+    let error = finder
+        .find("pdf text", None)
+        .await
+        .err()
+        .ok_or("the search succeeded")?;
+    assert!(
+        matches!(error, Error::Network { attempts: 2, .. }),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(
+        text.contains("(2 tries)") && text.contains("refused"),
+        "{text}"
+    );
+    Ok(())
+}
+
+/// READMEs are fetched a few at a time, and each candidate keeps its own.
+#[tokio::test]
+async fn readmes_are_fetched_concurrently_and_stay_with_their_repository() -> TestResult {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let names: Vec<String> = (0..8).map(|i| format!("owner/repo{i}")).collect();
+    let items: Vec<String> = names
+        .iter()
+        .map(|n| {
+            format!(
+                "{{\"full_name\":\"{n}\",\"html_url\":\"https://github.com/{n}\",\"clone_url\":\"https://github.com/{n}.git\",\"stargazers_count\":1}}"
+            )
+        })
+        .collect();
+    let page = format!("{{\"items\":[{}]}}", items.join(","));
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (now, top) = (Arc::clone(&in_flight), Arc::clone(&most));
+    let (url, _) = serve_concurrently(move |path| {
+        if path.starts_with("/search") {
+            return (200, vec![], page.clone().into_bytes());
+        }
+        let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+        top.fetch_max(n, Ordering::SeqCst);
+        // Long enough for the others to arrive, if they are sent together.
+        std::thread::sleep(Duration::from_millis(200));
+        now.fetch_sub(1, Ordering::SeqCst);
+        let name = path
+            .strip_prefix("/repos/")
+            .and_then(|p| p.strip_suffix("/readme"))
+            .unwrap_or("?");
+        (
+            200,
+            vec![],
+            format!("README of {name}: pdf text").into_bytes(),
+        )
+    })?;
+    let ranked = finder(&url)?.find("pdf text", None).await?;
+    assert_eq!(ranked.len(), 8);
+    for r in &ranked {
+        assert_eq!(
+            r.repo.readme,
+            format!("README of {}: pdf text", r.repo.full_name)
+        );
+    }
+    let most = most.load(Ordering::SeqCst);
+    assert!((2..=4).contains(&most), "{most} READMEs in flight at most");
     Ok(())
 }
 
@@ -445,5 +529,132 @@ fn a_clone_over_https_uses_the_crates_own_transport_shallow_and_capped() -> Test
         .ok_or("cloned past the cap")?;
     assert!(matches!(error, Error::CloneTooLarge { .. }), "{error}");
     assert!(!capped.exists());
+    Ok(())
+}
+
+/// A pack compresses: a small transfer can unpack into a huge tree. The
+/// tree's size is counted from the objects before anything is written.
+#[test]
+fn a_tree_past_the_checkout_caps_is_refused_before_anything_is_written() -> TestResult {
+    let source = tempfile::tempdir()?;
+    // 4 MiB of zeros: a few KiB in the pack.
+    let zeros = vec![0u8; 4 << 20];
+    git_repo(
+        source.path(),
+        &[("zeros.bin", &zeros), ("a.py", b"x = 1\n")],
+    )?;
+    let home = tempfile::tempdir()?;
+    let url = format!("file://{}", source.path().display());
+    let bytes = CloneOptions {
+        max_checkout_bytes: 1 << 20,
+        ..CloneOptions::default()
+    };
+    let dest = home.path().join("repos/zeros");
+    let error = repo_find::clone(&url, &dest, bytes)
+        .err()
+        .ok_or("checked out past the cap")?;
+    assert!(
+        matches!(error, Error::CheckoutTooLarge { bytes, .. } if bytes > 1 << 20),
+        "{error}"
+    );
+    assert!(!dest.exists());
+    let files = CloneOptions {
+        max_files: 1,
+        ..CloneOptions::default()
+    };
+    let error = repo_find::clone(&url, &dest, files)
+        .err()
+        .ok_or("checked out past the file cap")?;
+    assert!(
+        matches!(error, Error::CheckoutTooLarge { files: 2, .. }),
+        "{error}"
+    );
+    assert!(!dest.exists());
+    let left: Vec<_> = std::fs::read_dir(home.path().join("repos"))?.collect();
+    assert!(left.is_empty(), "{left:?}");
+    // Within the caps, the files are there.
+    let cloned = repo_find::clone(&url, &dest, CloneOptions::default())?;
+    assert_eq!(std::fs::read(cloned.path.join("zeros.bin"))?.len(), 4 << 20);
+    assert_eq!(std::fs::read_to_string(dest.join("a.py"))?, "x = 1\n");
+    let repo = git2::Repository::open(&dest)?;
+    let statuses = repo.statuses(None)?;
+    assert!(statuses.is_empty(), "a clean work tree after the checkout");
+    Ok(())
+}
+
+/// A clone that was killed leaves its staging directory; the next clone
+/// beside it removes that, and never one a running clone holds.
+#[test]
+fn staging_left_by_a_killed_clone_is_removed_and_a_running_ones_is_kept() -> TestResult {
+    let source = tempfile::tempdir()?;
+    git_repo(source.path(), &[("a.py", b"x = 1\n")])?;
+    let home = tempfile::tempdir()?;
+    let repos = home.path().join("repos");
+    let staging = |name: &str| -> std::io::Result<std::path::PathBuf> {
+        let dir = repos.join(name);
+        std::fs::create_dir_all(dir.join("repo"))?;
+        std::fs::write(dir.join("repo/half"), b"...")?;
+        Ok(dir)
+    };
+    let killed = staging(".clone-killed")?;
+    std::fs::write(killed.join("lock"), b"")?;
+    let running = staging(".clone-running")?;
+    let held = std::fs::File::create(running.join("lock"))?;
+    held.try_lock()?;
+    // Without a lock file: old is a leftover, new may be a clone starting.
+    let old = staging(".clone-old")?;
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::open(&old)?.set_modified(hour_ago)?;
+    let new = staging(".clone-new")?;
+    let not_staging = staging("clone-of-mine")?;
+
+    let url = format!("file://{}", source.path().display());
+    repo_find::clone(&url, &repos.join("a"), CloneOptions::default())?;
+    assert!(!killed.exists() && !old.exists());
+    assert!(running.join("repo/half").is_file());
+    assert!(new.join("repo/half").is_file());
+    assert!(not_staging.join("repo/half").is_file());
+    drop(held);
+    Ok(())
+}
+
+/// libgit2 keeps every advertised ref in memory: an endless ref
+/// advertisement is cut at 64 MiB with an error naming it.
+#[test]
+fn an_endless_ref_advertisement_is_cut_with_a_clear_error() -> TestResult {
+    let (url, _) = serve(|path, _| {
+        if !path.contains("/info/refs") {
+            return (404, vec![], Vec::new());
+        }
+        let mut body = Vec::with_capacity(65 << 20);
+        let line = "# service=git-upload-pack\n";
+        body.extend_from_slice(format!("{:04x}{line}0000", line.len() + 4).as_bytes());
+        let mut n = 0u64;
+        while body.len() < 65 << 20 {
+            let name = format!("{:040x} refs/heads/b{n:012}\n", n);
+            body.extend_from_slice(format!("{:04x}{name}", name.len() + 4).as_bytes());
+            n += 1;
+        }
+        (
+            200,
+            vec![(
+                "Content-Type",
+                "application/x-git-upload-pack-advertisement".to_owned(),
+            )],
+            body,
+        )
+    })?;
+    let home = tempfile::tempdir()?;
+    let dest = home.path().join("repos/owner/refs");
+    let error = repo_find::clone(
+        &format!("{url}/owner/refs.git"),
+        &dest,
+        CloneOptions::default(),
+    )
+    .err()
+    .ok_or("the clone took every ref")?;
+    let text = error.to_string();
+    assert!(text.contains("more than 67108864 bytes"), "{text}");
+    assert!(!dest.exists());
     Ok(())
 }

@@ -27,6 +27,10 @@ pub struct Args {
     /// With --clone: stop a clone past this many MiB.
     #[arg(long, default_value_t = DEFAULT_CLONE_MB)]
     max_clone_mb: u64,
+    /// With --clone: refuse to check out more than this many MiB of files
+    /// (counted before anything is written).
+    #[arg(long, default_value_t = DEFAULT_CHECKOUT_MB)]
+    max_checkout_mb: u64,
     /// The GitHub API's base URL.
     #[arg(
         long,
@@ -83,7 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let chosen = ranked
             .get(args.pick - 1)
             .with_context(|| format!("--pick {}: only {} candidates", args.pick, ranked.len()))?;
-        let cloned = clone_candidate(chosen, args.max_clone_mb)?;
+        let cloned = clone_candidate(chosen, args.max_clone_mb, args.max_checkout_mb)?;
         let graph = repo_graph::Analyzer::new(&cloned.path).analyze()?;
         let stats = graph.stats();
         eprintln!(
@@ -114,7 +118,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// Clones `chosen` into the home's cache (`<home>/repos/OWNER/NAME`).
-fn clone_candidate(chosen: &repo_find::Ranked, max_mb: u64) -> anyhow::Result<repo_find::Cloned> {
+fn clone_candidate(
+    chosen: &repo_find::Ranked,
+    max_mb: u64,
+    max_checkout_mb: u64,
+) -> anyhow::Result<repo_find::Cloned> {
     let home = agent::repo_agent_home().context("no home directory for the clone")?;
     let dest: PathBuf = home.join("repos").join(&chosen.repo.full_name);
     Ok(repo_find::clone(
@@ -122,6 +130,7 @@ fn clone_candidate(chosen: &repo_find::Ranked, max_mb: u64) -> anyhow::Result<re
         &dest,
         repo_find::CloneOptions {
             max_bytes: max_mb.saturating_mul(1 << 20),
+            max_checkout_bytes: max_checkout_mb.saturating_mul(1 << 20),
             ..repo_find::CloneOptions::default()
         },
     )?)
@@ -145,7 +154,7 @@ pub fn find_repository(task: &str) -> anyhow::Result<PathBuf> {
     let best = ranked
         .first()
         .context("no --repo given, and GitHub found no repository for the task")?;
-    let cloned = clone_candidate(best, DEFAULT_CLONE_MB)?;
+    let cloned = clone_candidate(best, DEFAULT_CLONE_MB, DEFAULT_CHECKOUT_MB)?;
     eprintln!(
         "no --repo: using {} (score {:.2}), {} {}",
         best.repo.full_name,
@@ -162,6 +171,9 @@ pub fn find_repository(task: &str) -> anyhow::Result<PathBuf> {
 
 /// `--max-clone-mb`'s default.
 const DEFAULT_CLONE_MB: u64 = 200;
+
+/// `--max-checkout-mb`'s default.
+const DEFAULT_CHECKOUT_MB: u64 = 1024;
 
 fn candidate_json(ranked: &repo_find::Ranked) -> serde_json::Value {
     let repo = &ranked.repo;
