@@ -940,6 +940,22 @@ mod tests {
         );
     }
 
+    /// Writes the journal of a process holding `root` for [`USER`].
+    fn write_journal(journal: &Path, root: &Path) {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let mut text = format!("{}\t", USER.uid).into_bytes();
+        text.extend_from_slice(root.as_os_str().as_bytes());
+        text.push(b'\n');
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(journal)
+            .unwrap();
+        file.write_all(&text).unwrap();
+    }
+
     #[test]
     fn a_stale_journal_does_not_take_back_what_a_live_process_holds() {
         let dir = tempfile::tempdir().unwrap();
@@ -949,21 +965,10 @@ mod tests {
         let held = grant_write(&root, USER).unwrap();
         // A killed agent had the same tree.
         let journal = journal_path(4_000_000_001);
-        let mut text = format!("{}\t", USER.uid).into_bytes();
-        text.extend_from_slice(root.as_os_str().as_bytes());
-        text.push(b'\n');
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&journal)
-                .unwrap();
-            file.write_all(&text).unwrap();
-        }
-        assert!(revoke_stale() >= 1);
+        write_journal(&journal, &root);
+        // Another test's call may have taken it already: the journal's
+        // fate is what counts, not this call's count.
+        revoke_stale();
         assert!(!journal.exists());
         assert!(acl_grants(&root, USER.uid, 0o7), "still held here");
         drop(held);
@@ -976,6 +981,7 @@ mod tests {
         let root = dir.path().join("left");
         std::fs::create_dir(&root).unwrap();
         // The grant of an agent that was killed: made here, then forgotten.
+        let root = root.canonicalize().unwrap();
         let held = grant_write(&root, USER).unwrap();
         std::mem::forget(held);
         {
@@ -986,21 +992,10 @@ mod tests {
         assert!(acl_grants(&root, USER.uid, 0o7));
         // 4,000,000,000 is above any Linux pid_max, so no process has it.
         let journal = journal_path(4_000_000_000);
-        let mut text = format!("{}\t", USER.uid).into_bytes();
-        text.extend_from_slice(root.as_os_str().as_bytes());
-        text.push(b'\n');
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&journal)
-                .unwrap();
-            file.write_all(&text).unwrap();
-        }
-        assert!(revoke_stale() >= 1);
+        write_journal(&journal, &root);
+        // Another test's call may have taken it already: the journal's
+        // fate is what counts, not this call's count.
+        revoke_stale();
         assert!(!journal.exists());
         assert!(!acl_grants(&root, USER.uid, 0o1));
     }
