@@ -871,58 +871,53 @@ mod tests {
         assert!(kept.iter().any(|e| e.tag == TAG_USER && e.id == 4242));
     }
 
-    /// Set for [`holds_a_grant_for_another_test`] run as a child process:
-    /// the directory to hold.
+    /// Set when [`a_tree_another_process_holds_is_not_taken_back_under_it`]
+    /// runs as its own second process: the directory to hold.
     const HOLD_ENV: &str = "SANDBOX_ACCESS_TEST_HOLD";
 
-    /// Not a test of its own: the other process of
-    /// [`a_tree_another_process_holds_is_not_taken_back_under_it`].
-    #[test]
-    #[ignore = "run by another test as its second process"]
-    fn holds_a_grant_for_another_test() {
-        let Some(root) = std::env::var_os(HOLD_ENV).map(PathBuf::from) else {
-            return;
-        };
-        let held = grant_write(&root, USER).unwrap();
-        let parent = root.parent().unwrap();
-        std::fs::write(parent.join("ready"), "").unwrap();
+    /// Waits (at most a minute) for `path` to exist; whether it does.
+    fn appears(path: &Path) -> bool {
         for _ in 0..6000 {
-            if parent.join("release").exists() {
-                break;
+            if path.exists() {
+                return true;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        drop(held);
+        path.exists()
     }
 
     /// Two test binaries (or two agents) sharing a cache directory: the one
     /// that finishes first used to take the grant back while the other's
     /// code was still writing there (CI: "Permission denied" creating a
-    /// virtualenv in the shared cache).
+    /// virtualenv in the shared cache). The test runs itself again as the
+    /// other process, which holds the grant until told to let go.
     #[test]
     fn a_tree_another_process_holds_is_not_taken_back_under_it() {
+        if let Some(root) = std::env::var_os(HOLD_ENV).map(PathBuf::from) {
+            let held = grant_write(&root, USER).unwrap();
+            let parent = root.parent().unwrap();
+            std::fs::write(parent.join("ready"), "").unwrap();
+            assert!(appears(&parent.join("release")), "never released");
+            drop(held);
+            return;
+        }
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("cache");
         std::fs::create_dir(&root).unwrap();
         let mut other = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
-                "access::tests::holds_a_grant_for_another_test",
+                "access::tests::a_tree_another_process_holds_is_not_taken_back_under_it",
                 "--exact",
-                "--ignored",
                 "--test-threads=1",
             ])
             .env(HOLD_ENV, &root)
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let ready = dir.path().join("ready");
-        for _ in 0..6000 {
-            if ready.exists() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        assert!(ready.exists(), "the other process never held its grant");
+        assert!(
+            appears(&dir.path().join("ready")),
+            "the other process never held its grant"
+        );
         let mine = grant_write(&root, USER).unwrap();
         drop(mine);
         assert!(
