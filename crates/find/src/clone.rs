@@ -250,10 +250,17 @@ fn remove_abandoned_staging(parent: &Path) {
             continue;
         }
         let dir = entry.path();
-        let abandoned = match std::fs::File::open(dir.join(STAGING_LOCK)) {
+        let lock_path = dir.join(STAGING_LOCK);
+        // Only a plain file is a clone's lock: opening a FIFO or a link put
+        // in its place could block or lead elsewhere.
+        let lock = std::fs::symlink_metadata(&lock_path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|_| std::fs::File::open(&lock_path).ok());
+        let abandoned = match lock {
             // Taken, then released when `lock` drops.
-            Ok(lock) => lock.try_lock().is_ok(),
-            Err(_) => entry
+            Some(lock) => lock.try_lock().is_ok(),
+            None => entry
                 .metadata()
                 .and_then(|m| m.modified())
                 .ok()

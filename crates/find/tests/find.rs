@@ -610,6 +610,12 @@ fn staging_left_by_a_killed_clone_is_removed_and_a_running_ones_is_kept() -> Tes
     let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
     std::fs::File::open(&old)?.set_modified(hour_ago)?;
     let new = staging(".clone-new")?;
+    // A FIFO where the lock should be is no lock (opening it would block).
+    let fifo = staging(".clone-fifo")?;
+    let made = std::process::Command::new("mkfifo")
+        .arg(fifo.join("lock"))
+        .status()?;
+    assert!(made.success(), "mkfifo failed");
     let not_staging = staging("clone-of-mine")?;
 
     let url = format!("file://{}", source.path().display());
@@ -617,6 +623,7 @@ fn staging_left_by_a_killed_clone_is_removed_and_a_running_ones_is_kept() -> Tes
     assert!(!killed.exists() && !old.exists());
     assert!(running.join("repo/half").is_file());
     assert!(new.join("repo/half").is_file());
+    assert!(fifo.join("repo/half").is_file(), "fresh, and no lock: kept");
     assert!(not_staging.join("repo/half").is_file());
     drop(held);
     Ok(())
