@@ -496,8 +496,8 @@ fn journal_rewrite(live: &[(PathBuf, u32, usize)]) {
     }
 }
 
-/// One process's journal: its pid, whether it still runs, and the trees it
-/// holds (uid, root).
+/// Another process's journal: where it is, whether its process still runs
+/// (by its pid, the name's suffix), and the trees it holds (uid, root).
 struct Journal {
     path: PathBuf,
     alive: bool,
