@@ -50,29 +50,81 @@ fn budget(size: usize) -> u64 {
 type StarImport<'f> = (ModuleId, Option<&'f [String]>);
 
 /// An interned string: attribute and variable names, external names.
+///
+/// The texts sit end to end in one buffer and the table maps a 64-bit hash
+/// of a text to its id, so interning allocates nothing per text: on Django
+/// the two allocations per name (a key and a copy) and freeing them came to
+/// about a tenth of the whole resolution. A text whose hash an earlier,
+/// different text already holds goes to `collided`.
 #[derive(Default)]
 pub(super) struct Interner {
-    ids: FxHashMap<String, u32>,
-    texts: Vec<String>,
+    by_hash: FxHashMap<u64, u32>,
+    collided: FxHashMap<Box<str>, u32>,
+    buffer: String,
+    /// Where each id's text ends in `buffer`; it starts where the previous one ends.
+    ends: Vec<usize>,
 }
 
 impl Interner {
     pub(super) fn id(&mut self, text: &str) -> u32 {
-        if let Some(id) = self.ids.get(text) {
-            return *id;
+        self.id_hashed(text, Self::hash(text))
+    }
+
+    fn id_hashed(&mut self, text: &str, hash: u64) -> u32 {
+        match self.by_hash.get(&hash) {
+            Some(&id) if self.text(id) == text => return id,
+            Some(_) => {
+                if let Some(&id) = self.collided.get(text) {
+                    return id;
+                }
+                let id = self.push(text);
+                self.collided.insert(text.into(), id);
+                id
+            }
+            None => {
+                let id = self.push(text);
+                self.by_hash.insert(hash, id);
+                id
+            }
         }
-        let id = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
-        self.ids.insert(text.to_string(), id);
-        self.texts.push(text.to_string());
-        id
     }
 
     pub(super) fn get(&self, text: &str) -> Option<u32> {
-        self.ids.get(text).copied()
+        self.get_hashed(text, Self::hash(text))
+    }
+
+    fn get_hashed(&self, text: &str, hash: u64) -> Option<u32> {
+        match self.by_hash.get(&hash) {
+            Some(&id) if self.text(id) == text => Some(id),
+            Some(_) => self.collided.get(text).copied(),
+            None => None,
+        }
     }
 
     pub(super) fn text(&self, id: u32) -> &str {
-        self.texts.get(id as usize).map_or("", String::as_str)
+        let id = id as usize;
+        let (Some(&end), start) = (
+            self.ends.get(id),
+            id.checked_sub(1)
+                .and_then(|p| self.ends.get(p))
+                .copied()
+                .unwrap_or(0),
+        ) else {
+            return "";
+        };
+        self.buffer.get(start..end).unwrap_or("")
+    }
+
+    fn push(&mut self, text: &str) -> u32 {
+        let id = u32::try_from(self.ends.len()).unwrap_or(u32::MAX);
+        self.buffer.push_str(text);
+        self.ends.push(self.buffer.len());
+        id
+    }
+
+    fn hash(text: &str) -> u64 {
+        use std::hash::BuildHasher as _;
+        rustc_hash::FxBuildHasher.hash_one(text)
     }
 }
 
@@ -1307,5 +1359,38 @@ impl<'f> Analysis<'f> {
                 .collect();
         }
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Interner;
+
+    #[test]
+    fn interned_texts_keep_their_ids_and_read_back() {
+        let mut atoms = Interner::default();
+        let texts = ["", "self", "__init__", "a", "self", "ä€", "a"];
+        let ids: Vec<u32> = texts.iter().map(|t| atoms.id(t)).collect();
+        assert_eq!(ids, [0, 1, 2, 3, 1, 4, 3]);
+        for (text, id) in texts.iter().zip(&ids) {
+            assert_eq!(atoms.text(*id), *text);
+            assert_eq!(atoms.get(text), Some(*id));
+        }
+        assert_eq!(atoms.get("missing"), None);
+        assert_eq!(atoms.text(99), "");
+    }
+
+    #[test]
+    fn texts_whose_hashes_collide_stay_apart() {
+        let mut atoms = Interner::default();
+        let first = atoms.id_hashed("first", 7);
+        let second = atoms.id_hashed("second", 7);
+        let third = atoms.id_hashed("third", 7);
+        assert_eq!((first, second, third), (0, 1, 2));
+        assert_eq!(atoms.id_hashed("second", 7), 1);
+        assert_eq!(atoms.id_hashed("first", 7), 0);
+        assert_eq!(atoms.get_hashed("third", 7), Some(2));
+        assert_eq!(atoms.get_hashed("fourth", 7), None);
+        assert_eq!(atoms.text(second), "second");
     }
 }

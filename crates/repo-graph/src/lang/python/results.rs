@@ -148,6 +148,10 @@ impl<'f> Analysis<'f> {
             std::mem::take(&mut self.name_all),
             std::mem::take(&mut self.constraints),
             std::mem::take(&mut self.function_params),
+            (
+                std::mem::take(&mut self.atoms),
+                std::mem::take(&mut self.externals),
+            ),
         );
         let _ = std::thread::Builder::new()
             .name("repo-graph-free".into())
