@@ -174,16 +174,22 @@ struct WalkLock {
 
 impl WalkLock {
     fn acquire() -> Self {
+        let euid = rustix::process::geteuid().as_raw();
+        Self::acquire_at(&std::env::temp_dir().join(format!("{LOCK_PREFIX}{euid}")))
+    }
+
+    /// Locks the file at `path`, made if missing; never through a link, and
+    /// never a file another user owns (they could hold it forever).
+    fn acquire_at(path: &Path) -> Self {
         use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
         let euid = rustix::process::geteuid().as_raw();
-        let path = std::env::temp_dir().join(format!("{LOCK_PREFIX}{euid}"));
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
             .mode(0o600)
             .custom_flags(OFlags::NOFOLLOW.bits() as i32)
-            .open(&path)
+            .open(path)
             .and_then(|file| {
                 if file.metadata()?.uid() != euid {
                     return Err(std::io::Error::other("owned by another user"));
@@ -993,5 +999,45 @@ mod tests {
         revoke_stale();
         assert!(!journal.exists());
         assert!(!acl_grants(&root, USER.uid, 0o1));
+    }
+
+    #[test]
+    fn the_walk_lock_is_exclusive_and_refuses_links_and_other_users_files() {
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let first = WalkLock::acquire_at(&path);
+        assert!(first._held.is_some());
+        // A second holder (another open file, as another process's would
+        // be) waits until the first lets go.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let second = WalkLock::acquire_at(&path);
+                tx.send(second._held.is_some()).unwrap();
+            })
+        };
+        assert!(
+            rx.recv_timeout(Duration::from_millis(300)).is_err(),
+            "locked twice at once"
+        );
+        drop(first);
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(true));
+        waiter.join().unwrap();
+        // A link in its place is not followed, and nothing is made where it points.
+        let target = dir.path().join("elsewhere");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(WalkLock::acquire_at(&link)._held.is_none());
+        assert!(!target.exists());
+        // A file another user planted is refused: they could hold it
+        // forever. Only root can plant one here (CI runs as root).
+        if rustix::process::geteuid().is_root() {
+            let planted = dir.path().join("planted");
+            std::fs::write(&planted, "").unwrap();
+            std::os::unix::fs::chown(&planted, Some(65534), Some(65534)).unwrap();
+            assert!(WalkLock::acquire_at(&planted)._held.is_none());
+        }
     }
 }
