@@ -72,7 +72,7 @@ impl Interner {
 
     fn id_hashed(&mut self, text: &str, hash: u64) -> u32 {
         match self.by_hash.get(&hash) {
-            Some(&id) if self.text(id) == text => return id,
+            Some(&id) if self.text(id) == text => id,
             Some(_) => {
                 if let Some(&id) = self.collided.get(text) {
                     return id;
