@@ -251,12 +251,7 @@ fn remove_abandoned_staging(parent: &Path) {
         }
         let dir = entry.path();
         let lock_path = dir.join(STAGING_LOCK);
-        // Only a plain file is a clone's lock: opening a FIFO or a link put
-        // in its place could block or lead elsewhere.
-        let lock = std::fs::symlink_metadata(&lock_path)
-            .ok()
-            .filter(std::fs::Metadata::is_file)
-            .and_then(|_| std::fs::File::open(&lock_path).ok());
+        let lock = open_plain_file(&lock_path);
         let abandoned = match lock {
             // Taken, then released when `lock` drops.
             Some(lock) => lock.try_lock().is_ok(),
@@ -276,6 +271,27 @@ fn remove_abandoned_staging(parent: &Path) {
             }
         }
     }
+}
+
+/// `path` opened for reading when it is a plain file. Only a plain file is
+/// a clone's lock: a link put in its place could lead elsewhere, and a
+/// FIFO could block the open. The open itself neither follows a link nor
+/// waits, and the type is read from what was opened, so nothing can be
+/// swapped in between a check and the open.
+fn open_plain_file(path: &Path) -> Option<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use rustix::fs::OFlags;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32);
+    }
+    let file = options.open(path).ok()?;
+    file.metadata()
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|_| file)
 }
 
 /// Whether `url` is one this crate clones, and whether it is local.
