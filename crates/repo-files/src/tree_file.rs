@@ -22,6 +22,7 @@
 use std::fs::File;
 use std::io::Read as _;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
@@ -138,44 +139,20 @@ pub struct TreeFile {
 ///
 /// `path` may be relative (to `root`) or absolute; either way it must
 /// resolve, through any symbolic links, to a place inside `root`. See the
-/// [module documentation](self) for how.
+/// [module documentation](self) for how. To open many files of one root,
+/// open the root once with [`TreeRoot::new`].
 ///
 /// # Errors
 ///
 /// [`TreeFileError::Outside`], [`TreeFileError::NotRegular`] or
 /// [`TreeFileError::Io`] (also when `root` itself cannot be opened).
 pub fn open_in_tree(root: &Path, path: &Path) -> Result<TreeFile, TreeFileError> {
-    let io = |source| TreeFileError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let outside = || TreeFileError::Outside {
-        path: path.to_path_buf(),
-        root: root.to_path_buf(),
-    };
-    let canonical_root = std::fs::canonicalize(root).map_err(io)?;
-    let relative = relative_to(&canonical_root, root, path).ok_or_else(outside)?;
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
-    let file = match open_beneath(&canonical_root, &relative, flags) {
-        Ok(Some(fd)) => File::from(fd),
-        Ok(None) => open_checked(&canonical_root, &relative, flags).map_err(|e| match e {
-            Checked::Outside => outside(),
-            Checked::Io(e) => io(e),
-        })?,
-        Err(e) if e.raw_os_error() == Some(libc_exdev()) => return Err(outside()),
-        Err(e) => return Err(io(e)),
-    };
-    let meta = file.metadata().map_err(io)?;
-    if let Some(kind) = FileKind::of(meta.file_type()) {
-        return Err(TreeFileError::NotRegular {
+    TreeRoot::open_root(root)
+        .map_err(|source| TreeFileError::Io {
             path: path.to_path_buf(),
-            kind,
-        });
-    }
-    Ok(TreeFile {
-        file,
-        len: meta.len(),
-    })
+            source,
+        })?
+        .open(path)
 }
 
 /// Reads `path`, a regular file inside `root`, whole, if it holds at most
@@ -209,29 +186,159 @@ pub fn open_in_tree(root: &Path, path: &Path) -> Result<TreeFile, TreeFileError>
 /// As [`open_in_tree`], and [`TreeFileError::TooLarge`] when the file holds
 /// more than `max_bytes` (also when it grows while being read).
 pub fn read_in_tree(root: &Path, path: &Path, max_bytes: u64) -> Result<Vec<u8>, TreeFileError> {
-    let opened = open_in_tree(root, path)?;
-    let too_large = |size| TreeFileError::TooLarge {
-        path: path.to_path_buf(),
-        size,
-        limit: max_bytes,
-    };
-    if opened.len > max_bytes {
-        return Err(too_large(opened.len));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(opened.len).unwrap_or(0));
-    opened
-        .file
-        .take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
+    TreeRoot::open_root(root)
         .map_err(|source| TreeFileError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
-    let read = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-    if read > max_bytes {
-        return Err(too_large(read));
+        })?
+        .read(path, max_bytes)
+}
+
+/// A repository root opened once, for reading many of its files: the root
+/// is canonicalized and opened (`O_PATH`) when this is made, and every
+/// file is then resolved beneath that open directory, instead of the root
+/// being resolved again for each file (seven system calls a file: on
+/// Django's 2,786 sources about 19,500 of them). It can be shared between
+/// threads.
+///
+/// The open directory is what files are read beneath: if the root's path
+/// is renamed or replaced afterwards, files are still read from the
+/// directory that was opened.
+///
+/// ```
+/// use repo_files::{TreeFileError, TreeRoot};
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("a.py"), "a = 1\n")?;
+/// let root = TreeRoot::new(dir.path())?;
+/// assert_eq!(root.read("a.py".as_ref(), 1024)?, b"a = 1\n");
+/// assert!(matches!(
+///     root.read("../a.py".as_ref(), 1024),
+///     Err(TreeFileError::Outside { .. })
+/// ));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct TreeRoot {
+    /// The root as given, for absolute paths written with it.
+    given: PathBuf,
+    canonical: PathBuf,
+    dir: rustix::fd::OwnedFd,
+    /// `openat2` was refused once (an old kernel, a seccomp filter): every
+    /// later file takes the fallback at once.
+    no_openat2: AtomicBool,
+}
+
+impl TreeRoot {
+    /// Opens the directory `root`.
+    ///
+    /// # Errors
+    ///
+    /// [`TreeFileError::Io`] when it cannot be canonicalized or opened (it
+    /// does not exist, is not a directory, is not readable).
+    pub fn new(root: &Path) -> Result<TreeRoot, TreeFileError> {
+        TreeRoot::open_root(root).map_err(|source| TreeFileError::Io {
+            path: root.to_path_buf(),
+            source,
+        })
     }
-    Ok(bytes)
+
+    fn open_root(root: &Path) -> std::io::Result<TreeRoot> {
+        let canonical = std::fs::canonicalize(root)?;
+        let dir = rustix::fs::open(
+            &canonical,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(TreeRoot {
+            given: root.to_path_buf(),
+            canonical,
+            dir,
+            no_openat2: AtomicBool::new(false),
+        })
+    }
+
+    /// The root's canonical path.
+    pub fn path(&self) -> &Path {
+        &self.canonical
+    }
+
+    /// Opens `path` (relative to the root, or absolute under it) as
+    /// [`open_in_tree`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`open_in_tree`].
+    pub fn open(&self, path: &Path) -> Result<TreeFile, TreeFileError> {
+        let io = |source| TreeFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let outside = || TreeFileError::Outside {
+            path: path.to_path_buf(),
+            root: self.given.clone(),
+        };
+        let relative = relative_to(&self.canonical, &self.given, path).ok_or_else(outside)?;
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+        let beneath = if self.no_openat2.load(Ordering::Relaxed) {
+            Ok(None)
+        } else {
+            open_beneath(&self.dir, &relative, flags)
+        };
+        let file = match beneath {
+            Ok(Some(fd)) => File::from(fd),
+            Ok(None) => {
+                self.no_openat2.store(true, Ordering::Relaxed);
+                open_checked(&self.canonical, &relative, flags).map_err(|e| match e {
+                    Checked::Outside => outside(),
+                    Checked::Io(e) => io(e),
+                })?
+            }
+            Err(e) if e.raw_os_error() == Some(libc_exdev()) => return Err(outside()),
+            Err(e) => return Err(io(e)),
+        };
+        let meta = file.metadata().map_err(io)?;
+        if let Some(kind) = FileKind::of(meta.file_type()) {
+            return Err(TreeFileError::NotRegular {
+                path: path.to_path_buf(),
+                kind,
+            });
+        }
+        Ok(TreeFile {
+            file,
+            len: meta.len(),
+        })
+    }
+
+    /// Reads `path` whole as [`read_in_tree`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_in_tree`].
+    pub fn read(&self, path: &Path, max_bytes: u64) -> Result<Vec<u8>, TreeFileError> {
+        let opened = self.open(path)?;
+        let too_large = |size| TreeFileError::TooLarge {
+            path: path.to_path_buf(),
+            size,
+            limit: max_bytes,
+        };
+        if opened.len > max_bytes {
+            return Err(too_large(opened.len));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(opened.len).unwrap_or(0));
+        opened
+            .file
+            .take(max_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|source| TreeFileError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let read = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        if read > max_bytes {
+            return Err(too_large(read));
+        }
+        Ok(bytes)
+    }
 }
 
 /// `path` relative to the root, lexically: an absolute path must start
@@ -263,21 +370,15 @@ fn relative_to(canonical_root: &Path, root: &Path, path: &Path) -> Option<PathBu
     })
 }
 
-/// `openat2` with `RESOLVE_BENEATH`; `Ok(None)` when the kernel (or a
-/// seccomp filter) does not offer it.
+/// `openat2` with `RESOLVE_BENEATH` beneath the open directory `dir`;
+/// `Ok(None)` when the kernel (or a seccomp filter) does not offer it.
 fn open_beneath(
-    root: &Path,
+    dir: &rustix::fd::OwnedFd,
     relative: &Path,
     flags: OFlags,
 ) -> std::io::Result<Option<rustix::fd::OwnedFd>> {
-    let dir = rustix::fs::open(
-        root,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(std::io::Error::from)?;
     match rustix::fs::openat2(
-        &dir,
+        dir,
         relative,
         flags,
         Mode::empty(),
@@ -350,6 +451,39 @@ mod tests {
             read_in_tree(root, &root.join("pkg/a.py"), 100).unwrap(),
             b"a = 1\n"
         );
+    }
+
+    /// The root is resolved once: files are read beneath the directory
+    /// that was opened, even after its path names another directory, and
+    /// the same escapes are refused through it.
+    #[test]
+    fn a_tree_root_reads_beneath_the_directory_it_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = dir.path().join("repo");
+        std::fs::create_dir(&first).unwrap();
+        std::fs::write(first.join("a.py"), "first\n").unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", first.join("host")).unwrap();
+        let root = TreeRoot::new(&first).unwrap();
+        std::fs::rename(&first, dir.path().join("moved")).unwrap();
+        std::fs::create_dir(&first).unwrap();
+        std::fs::write(first.join("a.py"), "second\n").unwrap();
+
+        assert_eq!(root.read("a.py".as_ref(), 100).unwrap(), b"first\n");
+        assert_eq!(
+            read_in_tree(&first, "a.py".as_ref(), 100).unwrap(),
+            b"second\n"
+        );
+        for escape in ["host", "../repo/a.py", "/etc/hostname"] {
+            let error = root.read(escape.as_ref(), 100).unwrap_err();
+            assert!(
+                matches!(error, TreeFileError::Outside { .. }),
+                "{escape}: {error}"
+            );
+        }
+        assert!(matches!(
+            TreeRoot::new(&dir.path().join("missing")),
+            Err(TreeFileError::Io { .. })
+        ));
     }
 
     #[test]

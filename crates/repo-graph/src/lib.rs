@@ -496,17 +496,16 @@ impl Analyzer {
             "walk and cache load done"
         );
         let walk_time = started.elapsed();
-        let root = std::fs::canonicalize(&self.root).map_err(|source| Error::Root {
-            path: self.root.clone(),
-            source,
-        })?;
+        // Opened once: every file is read beneath this directory.
+        let tree = open_root(&self.root)?;
+        let root = tree.path().to_path_buf();
         let names = names::module_names(&walked.files);
         let total = walked.files.len();
         let done = AtomicUsize::new(0);
         let report_every = (total / 100).max(16);
         let held = AtomicU64::new(0);
         let file = FileInput {
-            root: &root,
+            root: &tree,
             known: &known.facts,
             max_file_size: self.max_file_size,
             held: &held,
@@ -758,13 +757,25 @@ fn name_java_modules(modules: &mut [assemble::ModuleInput]) {
 
 /// What every file of the parallel phase shares.
 struct FileInput<'a> {
-    /// The canonical root: files are read only inside it.
-    root: &'a Path,
+    /// The root, open: files are read only inside it.
+    root: &'a repo_files::TreeRoot,
     known: &'a cache::FactsMap,
     max_file_size: u64,
     /// Estimated bytes held by the files read so far ([`memory::estimate`]).
     held: &'a AtomicU64,
     ceiling: u64,
+}
+
+/// The repository root, canonicalized and opened once for the files read
+/// beneath it.
+fn open_root(root: &Path) -> Result<repo_files::TreeRoot, Error> {
+    repo_files::TreeRoot::new(root).map_err(|error| Error::Root {
+        path: root.to_path_buf(),
+        source: match error {
+            repo_files::TreeFileError::Io { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        },
+    })
 }
 
 /// Reads one file and takes its facts from the cache or the parser.
@@ -847,11 +858,8 @@ fn analyze_file(
 /// ```
 #[cfg(feature = "measure")]
 pub fn parse_only(root: &Path) -> Result<(usize, u64), Error> {
-    let canonical = std::fs::canonicalize(root).map_err(|source| Error::Root {
-        path: root.to_path_buf(),
-        source,
-    })?;
-    let root = canonical.as_path();
+    let tree = open_root(root)?;
+    let root = tree.path();
     let walked = walk::walk(
         root,
         &walk::WalkOptions {
@@ -865,7 +873,7 @@ pub fn parse_only(root: &Path) -> Result<(usize, u64), Error> {
         .files
         .par_iter()
         .map_init(Parsers::default, |parsers, file| {
-            let Ok(text) = source::read(root, &file.abs_path, file.kind, DEFAULT_MAX_FILE_SIZE)
+            let Ok(text) = source::read(&tree, &file.abs_path, file.kind, DEFAULT_MAX_FILE_SIZE)
             else {
                 return 0;
             };

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::model::{SkipReason, SourceKind};
-use repo_files::{TreeFileError, read_in_tree};
+use repo_files::{TreeFileError, TreeRoot};
 
 /// Bytes inspected for NUL when deciding that a file is binary.
 const BINARY_PROBE: usize = 8 * 1024;
@@ -21,17 +21,17 @@ pub(crate) struct SourceText {
 }
 
 /// Reads and decodes the source file at `path` (absolute, or relative to
-/// `root`) through [`repo_files::read_in_tree`]: only a regular file inside `root`
+/// `root`) through [`TreeRoot::read`]: only a regular file inside `root`
 /// is read, without blocking and at most `max_size` bytes, so a file that
 /// changed since the walk saw it (into a named pipe, or a link out of the
 /// tree) is refused here too.
 pub(crate) fn read(
-    root: &Path,
+    root: &TreeRoot,
     path: &Path,
     kind: SourceKind,
     max_size: u64,
 ) -> Result<SourceText, SkipReason> {
-    let bytes = read_in_tree(root, path, max_size).map_err(|error| {
+    let bytes = root.read(path, max_size).map_err(|error| {
         let reason = skip_reason(&error);
         tracing::debug!(%error, reason = reason.as_str(), "source file not read");
         reason

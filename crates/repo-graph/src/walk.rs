@@ -12,6 +12,10 @@
 //! opens no file but the ignore files, and those through
 //! [`repo_files::read_in_tree`], so a named pipe or a device in the tree can make
 //! nothing wait. Such files are skipped as `not_regular`.
+//!
+//! Whether a directory is a virtualenv and which ignore files it has are
+//! read from its own listing, which the walk makes anyway, rather than by
+//! a `stat` for each name in each directory.
 
 use std::collections::HashSet;
 use std::fs;
@@ -22,7 +26,9 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::model::{Language, SkipReason, Skipped, SourceKind};
-use repo_files::{FileKind, is_tool_directory, read_in_tree};
+use repo_files::{
+    FileKind, VIRTUALENV_MARKER, is_tool_directory, is_tool_directory_by_name, read_in_tree,
+};
 
 /// Largest ignore file read (256 KiB): real ones are a few KiB, and each
 /// line becomes a glob to compile.
@@ -117,11 +123,6 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
     }];
     while let Some(dir) = stack.pop() {
         matchers.truncate(dir.matchers);
-        if options.respect_ignore_files
-            && let Some(matcher) = dir_matcher(&canonical_root, &dir.path)
-        {
-            matchers.push((dir.rel.clone(), matcher));
-        }
         let entries = match fs::read_dir(&dir.path) {
             Ok(entries) => entries,
             Err(error) => {
@@ -135,6 +136,21 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
         };
         let mut entries: Vec<fs::DirEntry> = entries.filter_map(Result::ok).collect();
         entries.sort_by_key(|e| e.file_name());
+        // The listing answers what a `stat` per directory used to: whether
+        // it is a virtualenv (not entered; the root always is) and which
+        // ignore files it has.
+        if !dir.rel.is_empty() && lists_file(&entries, VIRTUALENV_MARKER) {
+            out.skipped.push(Skipped {
+                path: dir.rel.clone(),
+                reason: SkipReason::ToolDirectory,
+            });
+            continue;
+        }
+        if options.respect_ignore_files
+            && let Some(matcher) = dir_matcher(&canonical_root, &dir.path, &entries)
+        {
+            matchers.push((dir.rel.clone(), matcher));
+        }
         let mut subdirs = Vec::new();
         for entry in entries {
             let name = entry.file_name();
@@ -197,7 +213,15 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
                 continue;
             }
             if is_dir {
-                if is_tool_directory(&dir.path, &name) {
+                // A directory's own listing shows whether it is a
+                // virtualenv; a link to one is looked into here, before the
+                // directory it reaches counts as walked.
+                let tool = if meta.is_some() {
+                    is_tool_directory(&dir.path, &name)
+                } else {
+                    is_tool_directory_by_name(&dir.path, &name)
+                };
+                if tool {
                     skip(&mut out, SkipReason::ToolDirectory);
                     continue;
                 }
@@ -287,12 +311,28 @@ fn symlink_target(path: &Path, canonical_root: &Path) -> Result<fs::Metadata, Sk
     fs::metadata(&target).map_err(|_| SkipReason::Unreadable)
 }
 
-fn dir_matcher(root: &Path, dir: &Path) -> Option<Gitignore> {
+/// Whether `entries` (one directory's listing, sorted by name) hold a
+/// regular file `name`, directly or through a link; only a link costs a
+/// `stat`.
+fn lists_file(entries: &[fs::DirEntry], name: &str) -> bool {
+    let Ok(at) = entries.binary_search_by(|e| e.file_name().as_os_str().cmp(name.as_ref())) else {
+        return false;
+    };
+    let entry = &entries[at];
+    match entry.file_type() {
+        Ok(t) if t.is_symlink() => entry.path().is_file(),
+        Ok(t) => t.is_file(),
+        Err(_) => false,
+    }
+}
+
+/// The ignore rules of `dir`, whose listing is `entries`.
+fn dir_matcher(root: &Path, dir: &Path, entries: &[fs::DirEntry]) -> Option<Gitignore> {
     let mut builder = GitignoreBuilder::new(dir);
     let mut any = false;
     for name in [".gitignore", ".ignore"] {
-        let file = dir.join(name);
-        if file.is_file() {
+        if lists_file(entries, name) {
+            let file = dir.join(name);
             add_ignore_file(&mut builder, root, &file);
             any = true;
         }

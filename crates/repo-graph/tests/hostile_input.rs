@@ -120,6 +120,51 @@ fn a_pipe_named_like_an_ignore_file_is_not_read() {
     assert_eq!(graph.stats().modules, 1);
 }
 
+/// The walk learns from each directory's own listing whether it is a
+/// virtualenv and which ignore files it has (no `stat` per directory): a
+/// virtualenv, reached directly or through a link, is skipped whole; a
+/// `pyvenv.cfg` that is a directory, or one at the root, changes nothing;
+/// ignore files apply whether they are files or links inside the tree.
+#[test]
+fn virtualenvs_and_ignore_files_are_found_in_each_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "pyvenv.cfg", "home = /usr\n");
+    write(root, "pkg/a.py", "x = 1\n");
+    write(root, "env/pyvenv.cfg", "home = /usr\n");
+    write(root, "env/lib/site.py", "y = 2\n");
+    write(root, "notenv/pyvenv.cfg/inner.py", "z = 3\n");
+    write(root, "sub/.gitignore", "gen.py\n");
+    write(root, "sub/gen.py", "g = 1\n");
+    write(root, "sub/keep.py", "k = 1\n");
+    write(root, "rules.txt", "skip.py\n");
+    write(root, "linked/skip.py", "s = 1\n");
+    write(root, "linked/kept.py", "s = 2\n");
+    std::os::unix::fs::symlink("../rules.txt", root.join("linked/.ignore")).unwrap();
+    // Sorted before and after the virtualenv it points at.
+    std::os::unix::fs::symlink("env", root.join("a_env_link")).unwrap();
+    std::os::unix::fs::symlink("env", root.join("z_env_link")).unwrap();
+    let graph = Analyzer::new(root).analyze().unwrap();
+
+    let mut names: Vec<&str> = graph.modules().iter().map(|m| m.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "linked.kept",
+            "notenv.pyvenv.cfg.inner",
+            "pkg.a",
+            "sub.keep"
+        ]
+    );
+    for path in ["env", "a_env_link", "z_env_link"] {
+        assert_eq!(reasons(&graph, path), [SkipReason::ToolDirectory], "{path}");
+    }
+    for path in ["sub/gen.py", "linked/skip.py"] {
+        assert_eq!(reasons(&graph, path), [SkipReason::Ignored], "{path}");
+    }
+}
+
 #[test]
 fn links_out_of_the_tree_are_never_read() {
     let outside = tempfile::tempdir().unwrap();
