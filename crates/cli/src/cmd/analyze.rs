@@ -77,7 +77,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &languages,
     )?;
     let text = render(&graph, args.format)?;
-    output::emit(&text, args.output.as_deref())
+    output::emit(&text, args.output.as_deref())?;
+    // The process ends here: the graph is not taken apart first.
+    std::mem::forget(graph);
+    Ok(())
 }
 
 /// Analyses `path` with a progress bar.
@@ -112,6 +115,13 @@ pub fn analyze_languages(
         .analyze()
         .with_context(|| format!("analysis of {} failed", path.display()))?;
     bar.finish_and_clear();
+    // The analyzer keeps every file's facts for a next analysis, which this
+    // command does not make: they are freed while the graph is used (on
+    // Django that took about 60 ms before any output was written). A
+    // command that ends first does not wait for it.
+    let _ = std::thread::Builder::new()
+        .name("analyzer-free".into())
+        .spawn(move || drop(analyzer));
     Ok(graph)
 }
 
