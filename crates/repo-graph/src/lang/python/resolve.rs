@@ -291,6 +291,10 @@ pub(crate) struct Analysis<'f> {
     pub(super) engine: Engine,
     pub(super) atoms: Interner,
     pub(super) externals: Interner,
+    /// [`Analysis::external_attr`]'s answers, by outside object and attribute.
+    pub(super) external_attrs: FxHashMap<(u32, u32), Option<Obj>>,
+    /// What calling each outside callable returns, by its name.
+    pub(super) external_results: FxHashMap<u32, Option<Obj>>,
     /// Per module: binding node of binding 0, call node of call 0, first
     /// global call site, first container id and first lambda id.
     pub(super) binding_node: Vec<u32>,
@@ -389,6 +393,8 @@ impl<'f> Analysis<'f> {
             engine: Engine::new(),
             atoms: Interner::default(),
             externals: Interner::default(),
+            external_attrs: FxHashMap::default(),
+            external_results: FxHashMap::default(),
             binding_node: Vec::new(),
             call_node: Vec::new(),
             site_base: Vec::new(),
@@ -513,9 +519,18 @@ impl<'f> Analysis<'f> {
         (name.len() <= MAX_EXTERNAL_NAME).then(|| Obj::External(self.externals.id(name)))
     }
 
+    /// The outside object `base.attr`, named once per pair: the same
+    /// attribute of the same outside object is read at many places, and
+    /// each value reaching each of them used to format and intern the name
+    /// again.
     pub(super) fn external_attr(&mut self, base: u32, attr: u32) -> Option<Obj> {
+        if let Some(known) = self.external_attrs.get(&(base, attr)) {
+            return *known;
+        }
         let name = format!("{}.{}", self.externals.text(base), self.atoms.text(attr));
-        self.external(&name)
+        let obj = self.external(&name);
+        self.external_attrs.insert((base, attr), obj);
+        obj
     }
 
     // ----- compilation: facts to nodes and constraints -----

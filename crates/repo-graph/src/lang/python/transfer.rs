@@ -650,21 +650,21 @@ impl<'f> Analysis<'f> {
             s.externals.push(name);
         }
         let (result, kind) = (s.result, s.kind);
-        let text = self.externals.text(name).to_string();
+        let callee = KnownCallee::of(self.externals.text(name));
         let first = self.arg(site, 0);
         // An unknown decorator leaves the definition it decorates.
         if kind == CallKind::Decorator {
             self.flow(first, result, out);
             return;
         }
-        match text.as_str() {
-            "builtins.next" => {
+        match callee {
+            KnownCallee::Next => {
                 if let Some(from) = self.node_of(first) {
                     self.constrain(from, Constraint::Elem { dst: result }, out);
                 }
             }
             // `dict(a=f, **other)`: a new dict, keyed by the keywords.
-            "builtins.dict" => {
+            KnownCallee::Dict => {
                 let container = self.dict_made_at(site);
                 let mut index = 0;
                 while let Some((slot, op)) = self.site_arg(site, index) {
@@ -688,21 +688,21 @@ impl<'f> Analysis<'f> {
             }
             // Callables handed to a builtin that calls them: `map(f, xs)`
             // and `filter(f, xs)` call `f` on each element.
-            "builtins.map" | "builtins.filter" => {
+            KnownCallee::MapOrFilter { filter } => {
                 let mut args = Vec::new();
                 let mut position = 1;
                 while let op @ (Operand::Node(_) | Operand::Const(_)) = self.arg(site, position) {
                     let elements = self.elements_of(op, out);
                     args.push((ArgSlot::Positional(position - 1), elements));
                     position += 1;
-                    if text == "builtins.filter" {
+                    if filter {
                         break;
                     }
                 }
                 let returned = self.implicit_call(site, first, args, out);
                 let items = self.new_container();
                 let elem = self.elem(items);
-                if text == "builtins.map" {
+                if !filter {
                     if let Some(returned) = returned {
                         self.engine.edge(returned, elem, Transform::Copy, out);
                     }
@@ -711,12 +711,12 @@ impl<'f> Analysis<'f> {
                 }
                 self.engine.add(result, Obj::Container(items));
                 // Still the builtin's object too, for its other methods.
-                if let Some(obj) = self.external(&external_result(&text)) {
+                if let Some(obj) = self.external_result(name) {
                     self.engine.add(result, obj);
                 }
             }
             // `reduce(f, xs[, start])` calls `f(total, element)`.
-            "functools.reduce" => {
+            KnownCallee::Reduce => {
                 let elements = self.elements_of(self.arg(site, 1), out);
                 let total = match self.node_of(elements) {
                     Some(node) => {
@@ -740,7 +740,7 @@ impl<'f> Analysis<'f> {
             }
             // `sorted(xs, key=f)`, `min(xs, key=f)`, `max(a, b, key=f)`:
             // `f` is called on each element (or each argument).
-            "builtins.sorted" | "builtins.min" | "builtins.max" => {
+            KnownCallee::SortedMinMax { sorted } => {
                 let several = matches!(self.arg(site, 1), Operand::Node(_) | Operand::Const(_));
                 if let Some(key) = self.keyword_arg(site, "key") {
                     let item = match several {
@@ -759,8 +759,8 @@ impl<'f> Analysis<'f> {
                     };
                     self.implicit_call(site, key, vec![(ArgSlot::Positional(0), item)], out);
                 }
-                match (text.as_str(), several) {
-                    ("builtins.sorted", _) => self.flow(first, result, out),
+                match (sorted, several) {
+                    (true, _) => self.flow(first, result, out),
                     (_, false) => {
                         if let Some(from) = self.node_of(first) {
                             self.constrain(from, Constraint::Elem { dst: result }, out);
@@ -777,20 +777,10 @@ impl<'f> Analysis<'f> {
                     }
                 }
             }
-            "builtins.iter"
-            | "builtins.list"
-            | "builtins.tuple"
-            | "builtins.set"
-            | "builtins.frozenset"
-            | "builtins.reversed"
-            | "builtins.staticmethod"
-            | "builtins.classmethod"
-            | "builtins.property"
-            | "functools.partial" => self.flow(first, result, out),
+            KnownCallee::SameValue => self.flow(first, result, out),
             // Items are pairs: (index, element) or (element of a, element of b).
-            "builtins.enumerate" | "builtins.zip" => {
+            KnownCallee::Pairs { zip } => {
                 let mut parts = [self.engine.node(), self.engine.node()];
-                let zip = text == "builtins.zip";
                 for (i, part) in parts.iter_mut().enumerate() {
                     let position = if zip { i as u32 } else { 0 };
                     if zip || i == 1 {
@@ -804,13 +794,24 @@ impl<'f> Analysis<'f> {
                 self.engine.add(items, Obj::Tuple2(parts[0], parts[1]));
                 self.engine.add(result, Obj::Pairs(items));
             }
-            _ => {
-                let returned = external_result(&text);
-                if let Some(obj) = self.external(&returned) {
+            KnownCallee::Other => {
+                if let Some(obj) = self.external_result(name) {
                     self.engine.add(result, obj);
                 }
             }
         }
+    }
+
+    /// What calling the outside callable `name` returns
+    /// ([`external_result`]), interned once per name.
+    fn external_result(&mut self, name: u32) -> Option<Obj> {
+        if let Some(known) = self.external_results.get(&name) {
+            return *known;
+        }
+        let returned = external_result(self.externals.text(name));
+        let obj = self.external(&returned);
+        self.external_results.insert(name, obj);
+        obj
     }
 
     /// The value of keyword argument `name` at `site`.
@@ -960,6 +961,55 @@ impl<'f> Analysis<'f> {
     }
 }
 
+/// The outside callables whose calls the analysis models, told apart once
+/// by name so that a call does not copy or compare the name again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KnownCallee {
+    /// `next(it)`: an element.
+    Next,
+    /// `dict(...)`: a new dict keyed by the keywords.
+    Dict,
+    /// `map(f, xs)` or `filter(f, xs)`: `f` called on each element.
+    MapOrFilter { filter: bool },
+    /// `functools.reduce(f, xs[, start])`.
+    Reduce,
+    /// `sorted`, `min`, `max`, with an optional `key=`.
+    SortedMinMax { sorted: bool },
+    /// Returns its first argument's values (`list(xs)`, `partial(f)`).
+    SameValue,
+    /// `enumerate` or `zip`: pairs.
+    Pairs { zip: bool },
+    /// Anything else: its result by [`external_result`].
+    Other,
+}
+
+impl KnownCallee {
+    fn of(name: &str) -> KnownCallee {
+        match name {
+            "builtins.next" => KnownCallee::Next,
+            "builtins.dict" => KnownCallee::Dict,
+            "builtins.map" => KnownCallee::MapOrFilter { filter: false },
+            "builtins.filter" => KnownCallee::MapOrFilter { filter: true },
+            "functools.reduce" => KnownCallee::Reduce,
+            "builtins.sorted" => KnownCallee::SortedMinMax { sorted: true },
+            "builtins.min" | "builtins.max" => KnownCallee::SortedMinMax { sorted: false },
+            "builtins.iter"
+            | "builtins.list"
+            | "builtins.tuple"
+            | "builtins.set"
+            | "builtins.frozenset"
+            | "builtins.reversed"
+            | "builtins.staticmethod"
+            | "builtins.classmethod"
+            | "builtins.property"
+            | "functools.partial" => KnownCallee::SameValue,
+            "builtins.enumerate" => KnownCallee::Pairs { zip: false },
+            "builtins.zip" => KnownCallee::Pairs { zip: true },
+            _ => KnownCallee::Other,
+        }
+    }
+}
+
 /// What calling an external name gives, named so that methods called on
 /// it read as Python names them: a class gives an instance of itself
 /// (`pathlib.Path()` → `pathlib.Path`), a few well-known factories give
@@ -1036,5 +1086,39 @@ fn external_result(name: &str) -> String {
         name.to_string()
     } else {
         format!("{name}()")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each modelled callable is told apart by its full dotted name only:
+    /// a same-named function elsewhere is an ordinary outside call.
+    #[test]
+    fn known_callees_are_told_apart_by_their_full_names() {
+        let cases = [
+            ("builtins.next", KnownCallee::Next),
+            ("builtins.dict", KnownCallee::Dict),
+            ("builtins.map", KnownCallee::MapOrFilter { filter: false }),
+            ("builtins.filter", KnownCallee::MapOrFilter { filter: true }),
+            ("functools.reduce", KnownCallee::Reduce),
+            (
+                "builtins.sorted",
+                KnownCallee::SortedMinMax { sorted: true },
+            ),
+            ("builtins.max", KnownCallee::SortedMinMax { sorted: false }),
+            ("functools.partial", KnownCallee::SameValue),
+            ("builtins.zip", KnownCallee::Pairs { zip: true }),
+            ("builtins.enumerate", KnownCallee::Pairs { zip: false }),
+            ("mylib.map", KnownCallee::Other),
+            ("builtins.next.x", KnownCallee::Other),
+            ("reduce", KnownCallee::Other),
+        ];
+        for (name, expected) in cases {
+            assert_eq!(KnownCallee::of(name), expected, "{name}");
+        }
+        assert_eq!(external_result("re.compile"), "re.Pattern");
+        assert_eq!(external_result("mylib.make"), "mylib.make()");
     }
 }
