@@ -201,7 +201,8 @@ pub(super) struct Site {
     /// The node of the object a method is read from (`obj` in `obj.m()`).
     pub(super) receiver: u32,
     pub(super) result: u32,
-    pub(super) args: Box<[(ArgSlot, Operand)]>,
+    /// Its arguments: this range of [`Analysis::site_args`].
+    pub(super) args: ArgRange,
     pub(super) kind: CallKind,
     /// Internal callees found.
     pub(super) targets: Vec<EntityId>,
@@ -212,6 +213,14 @@ pub(super) struct Site {
     /// class, which is the site's target.
     pub(super) outside_inits: Vec<u32>,
     pub(super) local: u32,
+}
+
+/// Where a site's arguments are in [`Analysis::site_args`]: one vector for
+/// every site rather than an allocation each (184,655 sites on Django).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct ArgRange {
+    start: u32,
+    len: u32,
 }
 
 /// A parameter of a function or lambda.
@@ -323,6 +332,10 @@ pub(crate) struct Analysis<'f> {
     pub(super) lambda_params: Vec<Params>,
     pub(super) constraints: Vec<Constraint>,
     pub(super) sites: Vec<Site>,
+    /// Every site's arguments, end to end ([`Site::args`]).
+    pub(super) site_args: Vec<(ArgSlot, Operand)>,
+    /// Arguments being compiled, before they join [`Analysis::site_args`].
+    arg_scratch: Vec<(ArgSlot, Operand)>,
     pub(super) loads: Vec<Load>,
     pub(super) property_edges: Vec<(ModuleId, EntityId, EntityId)>,
     pub(super) deferred: Vec<(u32, Obj)>,
@@ -413,6 +426,8 @@ impl<'f> Analysis<'f> {
             lambda_params: Vec::new(),
             constraints: Vec::new(),
             sites: Vec::new(),
+            site_args: Vec::new(),
+            arg_scratch: Vec::new(),
             loads: Vec::new(),
             property_edges: Vec::new(),
             deferred: Vec::new(),
@@ -819,19 +834,21 @@ impl<'f> Analysis<'f> {
                 }
                 callee => (self.operand(module, call.scope, callee, out), u32::MAX),
             };
-            let args = call
-                .args
-                .iter()
-                .map(|arg| {
-                    let slot = match &arg.kind {
-                        ArgKind::Positional(p) => ArgSlot::Positional(*p),
-                        ArgKind::Keyword(k) => ArgSlot::Keyword(self.atom_of(module, *k)),
-                        ArgKind::Star => ArgSlot::Star,
-                        ArgKind::DoubleStar => ArgSlot::DoubleStar,
-                    };
-                    (slot, self.operand(module, call.scope, &arg.value, out))
-                })
-                .collect();
+            // Gathered aside first: compiling an argument may add to the
+            // graph, and the site's range must be contiguous.
+            let mut args = std::mem::take(&mut self.arg_scratch);
+            args.clear();
+            for arg in &call.args {
+                let slot = match &arg.kind {
+                    ArgKind::Positional(p) => ArgSlot::Positional(*p),
+                    ArgKind::Keyword(k) => ArgSlot::Keyword(self.atom_of(module, *k)),
+                    ArgKind::Star => ArgSlot::Star,
+                    ArgKind::DoubleStar => ArgSlot::DoubleStar,
+                };
+                args.push((slot, self.operand(module, call.scope, &arg.value, out)));
+            }
+            let args_range = self.push_args(&args);
+            self.arg_scratch = args;
             let site = u32::try_from(self.sites.len()).unwrap_or(u32::MAX);
             let callee = self.node_of(callee).unwrap_or_else(|| self.engine.node());
             self.sites.push(Site {
@@ -839,7 +856,7 @@ impl<'f> Analysis<'f> {
                 caller: self.caller(module, call.scope),
                 receiver,
                 result: self.call_node[module.index()] + k as u32,
-                args,
+                args: args_range,
                 kind: call.kind,
                 targets: Vec::new(),
                 externals: Vec::new(),
@@ -860,6 +877,27 @@ impl<'f> Analysis<'f> {
             bases.push((id, nodes));
         }
         self.classes.add_base_nodes(bases);
+    }
+
+    /// Appends a site's arguments to [`Analysis::site_args`].
+    pub(super) fn push_args(&mut self, args: &[(ArgSlot, Operand)]) -> ArgRange {
+        let start = u32::try_from(self.site_args.len()).unwrap_or(u32::MAX);
+        self.site_args.extend_from_slice(args);
+        ArgRange {
+            start,
+            len: u32::try_from(args.len()).unwrap_or(0),
+        }
+    }
+
+    /// The arguments of call site `site`.
+    pub(super) fn args_of(&self, site: u32) -> &[(ArgSlot, Operand)] {
+        self.sites
+            .get(site as usize)
+            .and_then(|s| {
+                let start = s.args.start as usize;
+                self.site_args.get(start..start + s.args.len as usize)
+            })
+            .unwrap_or(&[])
     }
 
     /// The global atom of name id `name` of `module`.

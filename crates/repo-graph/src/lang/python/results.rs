@@ -144,6 +144,7 @@ impl<'f> Analysis<'f> {
         let garbage = (
             std::mem::replace(&mut self.engine, super::solve::Engine::new()),
             sites,
+            std::mem::take(&mut self.site_args),
             std::mem::take(&mut self.names),
             std::mem::take(&mut self.name_all),
             std::mem::take(&mut self.constraints),

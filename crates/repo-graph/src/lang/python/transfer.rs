@@ -621,17 +621,15 @@ impl<'f> Analysis<'f> {
     /// arguments changes the graph, and copying the list per callee would
     /// allocate on the solver's hot path).
     pub(super) fn site_arg(&self, site: u32, index: usize) -> Option<(ArgSlot, Operand)> {
-        self.sites.get(site as usize)?.args.get(index).copied()
+        self.args_of(site).get(index).copied()
     }
 
     pub(super) fn arg(&self, site: u32, position: u32) -> Operand {
-        self.sites
-            .get(site as usize)
-            .and_then(|s| {
-                s.args.iter().find_map(|(slot, op)| match slot {
-                    ArgSlot::Positional(p) if *p == position => Some(*op),
-                    _ => None,
-                })
+        self.args_of(site)
+            .iter()
+            .find_map(|(slot, op)| match slot {
+                ArgSlot::Positional(p) if *p == position => Some(*op),
+                _ => None,
             })
             .unwrap_or(Operand::None)
     }
@@ -817,14 +815,10 @@ impl<'f> Analysis<'f> {
     /// The value of keyword argument `name` at `site`.
     fn keyword_arg(&self, site: u32, name: &str) -> Option<Operand> {
         let atom = self.atoms.get(name)?;
-        self.sites
-            .get(site as usize)?
-            .args
-            .iter()
-            .find_map(|(slot, op)| match slot {
-                ArgSlot::Keyword(k) if *k == atom => Some(*op),
-                _ => None,
-            })
+        self.args_of(site).iter().find_map(|(slot, op)| match slot {
+            ArgSlot::Keyword(k) if *k == atom => Some(*op),
+            _ => None,
+        })
     }
 
     /// A node holding the elements of `op`'s values.
@@ -861,12 +855,13 @@ impl<'f> Analysis<'f> {
         let callee = self.node_of(callee)?;
         let id = u32::try_from(self.sites.len()).ok()?;
         let result = self.engine.node();
+        let args = self.push_args(&args);
         self.sites.push(super::resolve::Site {
             module,
             caller,
             receiver: u32::MAX,
             result,
-            args: args.into_boxed_slice(),
+            args,
             kind: CallKind::Implicit,
             targets: Vec::new(),
             externals: Vec::new(),
@@ -922,16 +917,11 @@ impl<'f> Analysis<'f> {
         self.record_builtin_method(site, container);
         let elem = self.elem(container);
         let last = self
-            .sites
-            .get(site as usize)
-            .and_then(|s| {
-                s.args
-                    .iter()
-                    .rev()
-                    .find(|(slot, _)| matches!(slot, ArgSlot::Positional(_)))
-                    .map(|(_, op)| *op)
-            })
-            .unwrap_or(Operand::None);
+            .args_of(site)
+            .iter()
+            .rev()
+            .find(|(slot, _)| matches!(slot, ArgSlot::Positional(_)))
+            .map_or(Operand::None, |(_, op)| *op);
         match op {
             ContainerOp::Put => self.store_element(container, None, last, out),
             ContainerOp::PutAll => {
