@@ -134,8 +134,13 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
                 continue;
             }
         };
-        let mut entries: Vec<fs::DirEntry> = entries.filter_map(Result::ok).collect();
-        entries.sort_by_key(|e| e.file_name());
+        // Each name is copied out of its entry once: sorting and looking up
+        // by `DirEntry::file_name` would allocate at every comparison.
+        let mut entries: Vec<(std::ffi::OsString, fs::DirEntry)> = entries
+            .filter_map(Result::ok)
+            .map(|e| (e.file_name(), e))
+            .collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         // The listing answers what a `stat` per directory used to: whether
         // it is a virtualenv (not entered; the root always is) and which
         // ignore files it has.
@@ -152,8 +157,7 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkOutput, cra
             matchers.push((dir.rel.clone(), matcher));
         }
         let mut subdirs = Vec::new();
-        for entry in entries {
-            let name = entry.file_name();
+        for (name, entry) in entries {
             let name = name.to_string_lossy();
             let rel = if dir.rel.is_empty() {
                 name.to_string()
@@ -314,11 +318,13 @@ fn symlink_target(path: &Path, canonical_root: &Path) -> Result<fs::Metadata, Sk
 /// Whether `entries` (one directory's listing, sorted by name) hold a
 /// regular file `name`, directly or through a link; only a link costs a
 /// `stat`.
-fn lists_file(entries: &[fs::DirEntry], name: &str) -> bool {
-    let Ok(at) = entries.binary_search_by(|e| e.file_name().as_os_str().cmp(name.as_ref())) else {
+fn lists_file(entries: &[(std::ffi::OsString, fs::DirEntry)], name: &str) -> bool {
+    let Ok(at) = entries.binary_search_by(|(n, _)| n.as_os_str().cmp(name.as_ref())) else {
         return false;
     };
-    let entry = &entries[at];
+    let Some((_, entry)) = entries.get(at) else {
+        return false;
+    };
     match entry.file_type() {
         Ok(t) if t.is_symlink() => entry.path().is_file(),
         Ok(t) => t.is_file(),
@@ -327,7 +333,11 @@ fn lists_file(entries: &[fs::DirEntry], name: &str) -> bool {
 }
 
 /// The ignore rules of `dir`, whose listing is `entries`.
-fn dir_matcher(root: &Path, dir: &Path, entries: &[fs::DirEntry]) -> Option<Gitignore> {
+fn dir_matcher(
+    root: &Path,
+    dir: &Path,
+    entries: &[(std::ffi::OsString, fs::DirEntry)],
+) -> Option<Gitignore> {
     let mut builder = GitignoreBuilder::new(dir);
     let mut any = false;
     for name in [".gitignore", ".ignore"] {

@@ -217,7 +217,7 @@ pub(super) struct Site {
 
 /// Where a site's arguments are in [`Analysis::site_args`]: one vector for
 /// every site rather than an allocation each (184,655 sites on Django).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct ArgRange {
     start: u32,
     len: u32,
