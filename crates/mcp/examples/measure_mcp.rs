@@ -3,7 +3,7 @@
 //! and the resident memory after many mixed calls.
 //!
 //! ```text
-//! cargo run --release -p repo-mcp --example measure -- target/corpus/Django-5.1.4 [CALLS]
+//! cargo run --release -p repo-mcp --example measure_mcp -- target/corpus/Django-5.1.4 [CALLS]
 //! ```
 
 use std::time::Instant;
