@@ -8,7 +8,7 @@ use crate::lang::python::PythonFacts;
 use crate::model::{Complexity, Language};
 
 /// Bumped whenever [`Facts`] or an extraction changes, to invalidate caches.
-pub(crate) const FACTS_VERSION: u32 = 15;
+pub(crate) const FACTS_VERSION: u32 = 16;
 
 /// Everything one file tells about itself, and what extracting it cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

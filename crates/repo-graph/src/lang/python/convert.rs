@@ -775,7 +775,10 @@ impl<'s> Extractor<'s> {
                     .field(target, g.field_subscript)
                     .and_then(|k| self.literal_key(k));
                 let container = self.vexpr(container, depth + 1);
-                if key.is_some() && matches!(container, ValueExpr::Use(_)) {
+                if key.is_some()
+                    && (matches!(container, ValueExpr::Use(_))
+                        || super::keyed::key_path(&container).is_some())
+                {
                     let block = self.current_block();
                     self.conversion.keyed_stores.push(super::keyed::KeyedStore {
                         effect: u32::try_from(self.facts.effects.len()).unwrap_or(u32::MAX),

@@ -225,3 +225,51 @@ fn literal_key_reads_stay_broad_when_the_container_escapes() {
         call.callee
     );
 }
+
+#[test]
+fn nested_literal_key_reads_see_the_store_before_them_in_a_long_file() {
+    let mut src = String::new();
+    for i in 0..2000 {
+        src.push_str(&format!("def f{i}(): pass\n"));
+    }
+    src.push_str("config = {'hooks': {'run': f0}}\n");
+    for i in 0..2000 {
+        src.push_str(&format!(
+            "config['hooks']['run'] = f{i}\nconfig['hooks']['run']()\n"
+        ));
+    }
+    let f = facts(&src);
+    let callees = narrowed_callees(&f);
+    assert_eq!(callees.len(), 2000);
+    for (i, callee) in callees.iter().enumerate() {
+        assert_eq!(callee, &[i as u32], "read {i}");
+    }
+}
+
+#[test]
+fn nested_reads_below_many_stores_to_their_prefix_stay_broad() {
+    // Each store to `config['hooks']` is a definition of every path below
+    // it; past MAX_BINDINGS of them a deeper read is left as written
+    // rather than copying them into each path's definitions.
+    let source = |prefix_stores: usize| {
+        let mut src =
+            String::from("def a(): pass\ndef b(): pass\nconfig = {'hooks': {'run': a}}\n");
+        for _ in 0..prefix_stores {
+            src.push_str("config['hooks'] = {'run': a}\n");
+        }
+        src.push_str("config['hooks']['run'] = b\nconfig['hooks']['run']()\n");
+        src
+    };
+    let within = facts(&source(16));
+    assert_eq!(narrowed_callees(&within).last().unwrap(), &[1]);
+    let past = facts(&source(17));
+    // The read of `run` stays a read (its container, one level down, is
+    // still narrowed as before), so the solver sees every store to `run`.
+    let call = past.calls.last().unwrap();
+    assert!(
+        matches!(call.callee, ValueExpr::ElemAt(..)),
+        "{:?}",
+        call.callee
+    );
+    assert_eq!(narrowed_callees(&past).last().unwrap(), &Vec::<u32>::new());
+}

@@ -14,6 +14,15 @@
 //! A module's dict that another module imports and writes to by a literal
 //! key is not seen by the module's own reads that a local store precedes;
 //! within a file, the narrowing is exact.
+//!
+//! Reads through a path of literal keys (`d["a"]["b"]`, up to
+//! [`MAX_PATH`] keys) are narrowed the same way, where every object on the
+//! way is reached only through that path: a display nested in the name's
+//! display, or one stored under a literal key, that is only ever the
+//! container of a literal-key read or store. Their definitions are the
+//! name's bindings and the stores to the path or to any of its prefixes
+//! (`d["a"] = {...}` replaces what `d["a"]["b"]` sees), each followed
+//! through its displays to the key read.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -27,8 +36,36 @@ use super::reach::reaching;
 /// Bindings a name may have in its scope for its reads to be narrowed.
 const MAX_BINDINGS: usize = 16;
 
-/// A store `name[literal] = value` whose container is a plain name: the
-/// effect's index in [`PythonFacts::effects`], and where it takes effect.
+/// The longest path of literal keys whose reads are narrowed.
+pub(super) const MAX_PATH: usize = 4;
+
+/// A use of a name and the literal keys read through it, in source order:
+/// `d["a"]["b"]` is `(d, [a, b])`. `None` for anything else, for a bare
+/// name, and past [`MAX_PATH`] keys.
+pub(super) fn key_path(value: &ValueExpr) -> Option<(u32, Vec<u32>)> {
+    let mut keys = Vec::new();
+    let mut at = value;
+    loop {
+        match at {
+            ValueExpr::ElemAt(inner, key) => {
+                if keys.len() == MAX_PATH {
+                    return None;
+                }
+                keys.push(*key);
+                at = inner;
+            }
+            ValueExpr::Use(u) if !keys.is_empty() => {
+                keys.reverse();
+                return Some((*u, keys));
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// A store `name[literal] = value` whose container is a plain name or a
+/// path of literal keys (`name["a"][literal] = value`): the effect's index
+/// in [`PythonFacts::effects`], and where it takes effect.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct KeyedStore {
     pub effect: u32,
@@ -37,20 +74,27 @@ pub(super) struct KeyedStore {
 }
 
 impl KeyedStore {
-    /// The store's container use, key and value, as extracted (`None` once
-    /// the effect is anything else).
-    fn of(self, facts: &PythonFacts) -> Option<(u32, u32, &ValueExpr)> {
-        match facts.effects.get(self.effect as usize) {
-            Some((
-                _,
-                Effect::ElemStore {
-                    container: ValueExpr::Use(u),
-                    key: Some(key),
-                    value,
-                },
-            )) => Some((*u, *key, value)),
-            _ => None,
-        }
+    /// The store's name use, the path of keys it stores under (its own key
+    /// last) and its value, as extracted (`None` once the effect is
+    /// anything else).
+    fn of(self, facts: &PythonFacts) -> Option<(u32, Vec<u32>, &ValueExpr)> {
+        let Some((
+            _,
+            Effect::ElemStore {
+                container,
+                key: Some(key),
+                value,
+            },
+        )) = facts.effects.get(self.effect as usize)
+        else {
+            return None;
+        };
+        let (u, mut path) = match container {
+            ValueExpr::Use(u) => (*u, Vec::new()),
+            other => key_path(other).filter(|(_, path)| path.len() < MAX_PATH)?,
+        };
+        path.push(*key);
+        Some((u, path, value))
     }
 }
 
@@ -66,6 +110,21 @@ enum Definition {
 /// The definitions of one key of one name in source order, with their
 /// position and block, and their indices (the scan's list).
 type Definitions = (Vec<(Definition, (u32, u32))>, Vec<u32>);
+
+/// A local name: its scope and name id.
+type Name = (ScopeRef, u32);
+
+/// What a path of literal keys below a name holds: `d["a"]["b"]` is
+/// `(d, [a, b])`.
+type Place = (Name, Vec<u32>);
+
+/// A tracked store: the name use it stores through, the key path it
+/// stores under, its value, and its position and block.
+struct Stored {
+    path: Vec<u32>,
+    value: ValueExpr,
+    at: (u32, u32),
+}
 
 /// Rewrites each literal-key read of a tracked local name (see the module
 /// docs) into the values that can reach it. `use_at`, `binding_at` and
@@ -90,36 +149,66 @@ pub(super) fn strong_updates(
     if tracked.is_empty() {
         return;
     }
-    // The stores of each tracked name, with their key and value.
-    let mut keyed: Vec<(u32, u32, ValueExpr, (u32, u32))> = Vec::new();
+    let names: Vec<Name> = facts.uses.iter().map(|u| (u.scope, u.name)).collect();
+    // The stores of each tracked name, with their key path and value, and
+    // their indices by place.
+    let mut keyed: Vec<Stored> = Vec::new();
+    let mut stores_of: FxHashMap<Place, Vec<usize>> = FxHashMap::default();
     for store in stores {
-        if let Some((u, key, value)) = store.of(facts)
-            && let Some(read) = facts.uses.get(u as usize)
-            && tracked.contains(&(read.scope, read.name))
+        if let Some((u, path, value)) = store.of(facts)
+            && let Some(&name) = names.get(u as usize)
+            && tracked.contains(&name)
         {
-            keyed.push((u, key, value.clone(), (store.pos, store.block)));
+            stores_of
+                .entry((name, path.clone()))
+                .or_default()
+                .push(keyed.len());
+            keyed.push(Stored {
+                path,
+                value: value.clone(),
+                at: (store.pos, store.block),
+            });
         }
     }
-    let mut reads = Vec::new();
+    // Reads by literal-key paths, and how often each path's object appears
+    // at all and how often only as the container of a literal-key read or
+    // store: an object that appears otherwise (`f(d["a"])`, `e = d["a"]`,
+    // `d["a"][k] = v`) may change out of sight.
+    let mut reads: Vec<(u32, Vec<u32>)> = Vec::new();
+    let mut appearances: FxHashMap<Place, (u32, u32)> = FxHashMap::default();
     for_each_value(facts, &mut |value| {
-        if let ValueExpr::ElemAt(inner, key) = value
-            && let ValueExpr::Use(u) = **inner
+        if let Some((u, path)) = key_path(value)
+            && let Some(&name) = names.get(u as usize)
+            && tracked.contains(&name)
         {
-            reads.push((u, *key));
+            if path.len() > 1 {
+                let prefix = path[..path.len() - 1].to_vec();
+                appearances.entry((name, prefix)).or_default().1 += 1;
+            }
+            appearances.entry((name, path.clone())).or_default().0 += 1;
+            reads.push((u, path));
         }
         false
     });
-    let mut stores_of: FxHashMap<((ScopeRef, u32), u32), Vec<usize>> = FxHashMap::default();
-    for (index, (u, key, _, _)) in keyed.iter().enumerate() {
-        if let Some(read) = facts.uses.get(*u as usize) {
-            stores_of
-                .entry(((read.scope, read.name), *key))
-                .or_default()
-                .push(index);
+    for (_, effect) in &facts.effects {
+        if let Effect::ElemStore {
+            container,
+            key: Some(_),
+            ..
+        } = effect
+            && let Some((u, path)) = key_path(container)
+            && let Some(&name) = names.get(u as usize)
+        {
+            appearances.entry((name, path)).or_default().1 += 1;
         }
     }
+    let hidden = |name: Name, path: &[u32]| {
+        appearances
+            .get(&(name, path.to_vec()))
+            .is_some_and(|(all, as_container)| all == as_container)
+    };
     // Bindings of each tracked name, in source order.
-    let mut bindings: FxHashMap<(ScopeRef, u32), Vec<u32>> = FxHashMap::default();
+    let mut bindings: FxHashMap<Name, Vec<u32>> = FxHashMap::default();
     for (index, binding) in facts.bindings.iter().enumerate() {
         if tracked.contains(&(binding.scope, binding.name)) {
             bindings
@@ -128,7 +217,6 @@ pub(super) fn strong_updates(
                 .push(u32::try_from(index).unwrap_or(u32::MAX));
         }
     }
-    let names: Vec<(ScopeRef, u32)> = facts.uses.iter().map(|u| (u.scope, u.name)).collect();
     let display_bindings: Vec<Option<&ValueExpr>> = facts
         .bindings
         .iter()
@@ -138,37 +226,59 @@ pub(super) fn strong_updates(
         })
         .collect();
     // Each read's replacement, computed on the facts as extracted.
-    let mut replacements: FxHashMap<(u32, u32), ValueExpr> = FxHashMap::default();
-    let mut definitions_of: FxHashMap<((ScopeRef, u32), u32), Definitions> = FxHashMap::default();
-    for (u, key) in reads {
+    let mut replacements: FxHashMap<(u32, Vec<u32>), ValueExpr> = FxHashMap::default();
+    let mut definitions_of: FxHashMap<Place, Definitions> = FxHashMap::default();
+    for (u, path) in reads {
         let Some(&name) = names.get(u as usize) else {
             continue;
         };
-        if !tracked.contains(&name) || replacements.contains_key(&(u, key)) {
+        if replacements.contains_key(&(u, path.clone()))
+            || !(1..path.len()).all(|len| hidden(name, &path[..len]))
+        {
             continue;
         }
-        let definitions = definitions_of.entry((name, key)).or_insert_with(|| {
-            let mut definitions: Vec<(Definition, (u32, u32))> = bindings
-                .get(&name)
-                .into_iter()
-                .flatten()
-                .map(|b| {
-                    let at = binding_at.get(*b as usize).copied().unwrap_or((0, 0));
-                    (Definition::Binding(*b), at)
-                })
-                .collect();
-            definitions.extend(
+        // A store to a prefix is a definition of every path below it: past
+        // a few, deeper reads keep every store rather than copy them into
+        // each path's list (quadratic in a file of many of both).
+        let prefix_stores: usize = (1..path.len())
+            .map(|len| {
                 stores_of
-                    .get(&(name, key))
+                    .get(&(name, path[..len].to_vec()))
+                    .map_or(0, Vec::len)
+            })
+            .sum();
+        if prefix_stores > MAX_BINDINGS {
+            continue;
+        }
+        let definitions = definitions_of
+            .entry((name, path.clone()))
+            .or_insert_with(|| {
+                let mut definitions: Vec<(Definition, (u32, u32))> = bindings
+                    .get(&name)
                     .into_iter()
                     .flatten()
-                    .filter_map(|index| Some((Definition::Store(*index), keyed.get(*index)?.3))),
-            );
-            // Stable: a binding and a store at one position keep source order.
-            definitions.sort_by_key(|(_, at)| at.0);
-            let order = (0..u32::try_from(definitions.len()).unwrap_or(0)).collect();
-            (definitions, order)
-        });
+                    .map(|b| {
+                        let at = binding_at.get(*b as usize).copied().unwrap_or((0, 0));
+                        (Definition::Binding(*b), at)
+                    })
+                    .collect();
+                // Stores to the path and to each of its prefixes.
+                for len in 1..=path.len() {
+                    definitions.extend(
+                        stores_of
+                            .get(&(name, path[..len].to_vec()))
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|index| {
+                                Some((Definition::Store(*index), keyed.get(*index)?.at))
+                            }),
+                    );
+                }
+                // Stable: a binding and a store at one position keep source order.
+                definitions.sort_by_key(|(_, at)| at.0);
+                let order = (0..u32::try_from(definitions.len()).unwrap_or(0)).collect();
+                (definitions, order)
+            });
         let (definitions, order) = (definitions.0.as_slice(), definitions.1.as_slice());
         let at = |d: u32| definitions.get(d as usize).map_or((0, 0), |(_, at)| *at);
         let (pos, block) = use_at.get(u as usize).copied().unwrap_or((0, 0));
@@ -178,28 +288,32 @@ pub(super) fn strong_updates(
         let mut values = Vec::new();
         let mut known = !seen.is_empty();
         for d in seen {
-            match definitions.get(d as usize).map(|(d, _)| *d) {
-                Some(Definition::Store(index)) => {
-                    if let Some((_, _, value, _)) = keyed.get(index) {
-                        values.push(value.clone());
+            let (value, keys) = match definitions.get(d as usize).map(|(d, _)| *d) {
+                Some(Definition::Store(index)) => match keyed.get(index) {
+                    Some(stored) => (&stored.value, path.get(stored.path.len()..).unwrap_or(&[])),
+                    None => {
+                        known = false;
+                        continue;
                     }
-                }
+                },
                 Some(Definition::Binding(b)) => {
                     match display_bindings.get(b as usize).copied().flatten() {
-                        Some(ValueExpr::Container(display)) => {
-                            if display.elements.iter().any(|(k, _)| k.is_none()) {
-                                // `{**other}`, `[*xs, f]`: the key may come from elsewhere.
-                                known = false;
-                            }
-                            if let Some((_, value)) =
-                                display.elements.iter().rev().find(|(k, _)| *k == Some(key))
-                            {
-                                values.push(value.clone());
-                            }
+                        Some(value) => (value, path.as_slice()),
+                        None => {
+                            known = false;
+                            continue;
                         }
-                        _ => known = false,
                     }
                 }
+                None => {
+                    known = false;
+                    continue;
+                }
+            };
+            match element_at(value, keys) {
+                Some(Some(value)) => values.push(value.clone()),
+                // The display has no such key: this definition adds nothing.
+                Some(None) => {}
                 None => known = false,
             }
         }
@@ -211,15 +325,14 @@ pub(super) fn strong_updates(
         } else {
             ValueExpr::union(values)
         };
-        replacements.insert((u, key), value);
+        replacements.insert((u, path), value);
     }
     if replacements.is_empty() {
         return;
     }
     for_each_value(facts, &mut |value| {
-        if let ValueExpr::ElemAt(inner, key) = value
-            && let ValueExpr::Use(u) = **inner
-            && let Some(replacement) = replacements.get(&(u, *key))
+        if let Some(key) = key_path(value)
+            && let Some(replacement) = replacements.get(&key)
         {
             *value = replacement.clone();
             return true;
@@ -228,11 +341,38 @@ pub(super) fn strong_updates(
     });
 }
 
+/// What `value[k1][k2]...` is, followed through displays: `Some(Some(v))`
+/// the element, `Some(None)` where a display lacks the key (the
+/// definition adds nothing), `None` where the way leads through anything
+/// but a display of literal keys (`{**other}`, `[*xs, f]`, a name, a
+/// call): the value may come from elsewhere.
+fn element_at<'v>(value: &'v ValueExpr, keys: &[u32]) -> Option<Option<&'v ValueExpr>> {
+    let mut at = value;
+    for key in keys {
+        let ValueExpr::Container(display) = at else {
+            return None;
+        };
+        if display.elements.iter().any(|(k, _)| k.is_none()) {
+            return None;
+        }
+        match display
+            .elements
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == Some(*key))
+        {
+            Some((_, element)) => at = element,
+            None => return Some(None),
+        }
+    }
+    Some(Some(at))
+}
+
 /// The local names (scope and name id) whose literal-key reads can be
 /// narrowed: bound only to dict or list displays in their scope, and read
 /// only as the container of a literal-key read or store.
-fn tracked_names(facts: &mut PythonFacts, stores: &[KeyedStore]) -> FxHashSet<(ScopeRef, u32)> {
-    let mut fresh: FxHashMap<(ScopeRef, u32), bool> = FxHashMap::default();
+fn tracked_names(facts: &mut PythonFacts, stores: &[KeyedStore]) -> FxHashSet<Name> {
+    let mut fresh: FxHashMap<Name, bool> = FxHashMap::default();
     for binding in &facts.bindings {
         let display = match &binding.value {
             BindValue::Expr(ValueExpr::Container(display)) => matches!(
@@ -246,7 +386,7 @@ fn tracked_names(facts: &mut PythonFacts, stores: &[KeyedStore]) -> FxHashSet<(S
     fresh.retain(|_, fresh| *fresh);
     // Every read of a name scans its bindings: a name bound very often is
     // left flow-insensitive rather than made quadratic.
-    let mut count: FxHashMap<(ScopeRef, u32), usize> = FxHashMap::default();
+    let mut count: FxHashMap<Name, usize> = FxHashMap::default();
     for binding in &facts.bindings {
         *count.entry((binding.scope, binding.name)).or_default() += 1;
     }
@@ -409,9 +549,12 @@ fn slices(facts: &mut PythonFacts, stores: &[KeyedStore]) {
         return;
     }
     let tracked = tracked_names(facts, stores);
-    let mut written: FxHashSet<(ScopeRef, u32)> = FxHashSet::default();
+    let mut written: FxHashSet<Name> = FxHashSet::default();
     for store in stores {
-        if let Some((u, _, _)) = store.of(facts)
+        // A store under a longer path changes an element, not which
+        // elements the list holds.
+        if let Some((u, path, _)) = store.of(facts)
+            && path.len() == 1
             && let Some(read) = facts.uses.get(u as usize)
         {
             written.insert((read.scope, read.name));
