@@ -118,8 +118,8 @@ type Name = (ScopeRef, u32);
 /// `(d, [a, b])`.
 type Place = (Name, Vec<u32>);
 
-/// A tracked store: the name use it stores through, the key path it
-/// stores under, its value, and its position and block.
+/// A store to a tracked name: the key path it stores under, its value, and
+/// its position and block.
 struct Stored {
     path: Vec<u32>,
     value: ValueExpr,
