@@ -195,17 +195,17 @@ fn narrowed_callees(f: &PythonFacts) -> Vec<Vec<u32>> {
         .collect()
 }
 
-#[test]
-fn literal_key_reads_see_the_store_before_them_in_a_long_file() {
-    // 2,000 stores and reads of one key: each read sees only the store
-    // just before it (the definitions of a key are sorted once, not per read).
+/// 2,000 stores to `place` and reads of it after `binding`: each read
+/// sees only the store just before it (the definitions of a place are
+/// sorted once, not per read).
+fn each_read_sees_the_store_before_it(binding: &str, place: &str) {
     let mut src = String::new();
     for i in 0..2000 {
         src.push_str(&format!("def f{i}(): pass\n"));
     }
-    src.push_str("table = {'k': f0}\n");
+    src.push_str(binding);
     for i in 0..2000 {
-        src.push_str(&format!("table['k'] = f{i}\ntable['k']()\n"));
+        src.push_str(&format!("{place} = f{i}\n{place}()\n"));
     }
     let f = facts(&src);
     let callees = narrowed_callees(&f);
@@ -213,6 +213,19 @@ fn literal_key_reads_see_the_store_before_them_in_a_long_file() {
     for (i, callee) in callees.iter().enumerate() {
         assert_eq!(callee, &[i as u32], "read {i}");
     }
+}
+
+#[test]
+fn literal_key_reads_see_the_store_before_them_in_a_long_file() {
+    each_read_sees_the_store_before_it("table = {'k': f0}\n", "table['k']");
+}
+
+#[test]
+fn nested_literal_key_reads_see_the_store_before_them_in_a_long_file() {
+    each_read_sees_the_store_before_it(
+        "config = {'hooks': {'run': f0}}\n",
+        "config['hooks']['run']",
+    );
 }
 
 #[test]
@@ -224,26 +237,6 @@ fn literal_key_reads_stay_broad_when_the_container_escapes() {
         "{:?}",
         call.callee
     );
-}
-
-#[test]
-fn nested_literal_key_reads_see_the_store_before_them_in_a_long_file() {
-    let mut src = String::new();
-    for i in 0..2000 {
-        src.push_str(&format!("def f{i}(): pass\n"));
-    }
-    src.push_str("config = {'hooks': {'run': f0}}\n");
-    for i in 0..2000 {
-        src.push_str(&format!(
-            "config['hooks']['run'] = f{i}\nconfig['hooks']['run']()\n"
-        ));
-    }
-    let f = facts(&src);
-    let callees = narrowed_callees(&f);
-    assert_eq!(callees.len(), 2000);
-    for (i, callee) in callees.iter().enumerate() {
-        assert_eq!(callee, &[i as u32], "read {i}");
-    }
 }
 
 #[test]
