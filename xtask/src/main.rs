@@ -338,37 +338,36 @@ fn ci(rest: &[&str]) -> anyhow::Result<()> {
     ensure_debian_packages(&[("bwrap", "bubblewrap")])?;
     // The workspace's clippy run is the test build itself (clippy-driver
     // compiles the workspace's crates, `test_runner::Lint`); repo-graph with
-    // one language each (its cargo features) is linted alongside the test
-    // binaries the same way: built under clippy-driver, not run. Built
-    // rather than checked by `cargo clippy`: a check keeps its artifacts
-    // apart from a build's and so checks every dependency again (149-174 s
-    // beside the tests), while a build reuses the test build's, all but the
-    // few dozen whose features one language changes (54 s for the first
-    // language, 16 s for the second, alone on 2 cores). It finds what such
-    // builds break: code one language leaves unused, a path gated on the
-    // wrong feature.
+    // one language each (its cargo features) is checked alongside the test
+    // binaries: checked, not run, since a one-language test build
+    // recompiles its dependencies under another feature set; the check
+    // finds what such builds break (code one language leaves unused, a path
+    // gated on the wrong feature).
     let lints = || -> anyhow::Result<()> {
         let lint_started = std::time::Instant::now();
-        for language in ["java", "python"] {
-            let one_language = [
+        let runs: [&[&str]; 2] = [
+            &[
                 "-p",
                 "repo-graph",
                 "--no-default-features",
                 "--features",
-                language,
-            ];
-            // As in the test build: examples as programs, not test harnesses.
-            let mut targets = cargo();
-            Lint::WhileBuilding.apply(&mut targets)?;
-            run(targets
-                .args(["test", "--quiet", "--no-run"])
-                .args(one_language)
-                .args(["--lib", "--bins", "--tests", "--benches"]))?;
-            let mut examples = cargo();
-            Lint::WhileBuilding.apply(&mut examples)?;
-            run(examples
-                .args(["build", "--quiet", "--examples"])
-                .args(one_language))?;
+                "java",
+                "--all-targets",
+            ],
+            &[
+                "-p",
+                "repo-graph",
+                "--no-default-features",
+                "--features",
+                "python",
+                "--all-targets",
+            ],
+        ];
+        for args in runs {
+            run(cargo()
+                .args(["clippy", "--quiet"])
+                .args(args)
+                .args(["--", "-D", "warnings"]))?;
         }
         eprintln!(
             "== clippy of the one-language builds passed in {:.0} s, alongside the tests",

@@ -205,7 +205,7 @@ pub(crate) enum Lint {
 
 impl Lint {
     /// Sets `command` up to build under clippy-driver, when asked.
-    pub(crate) fn apply(self, command: &mut Command) -> anyhow::Result<()> {
+    fn apply(self, command: &mut Command) -> anyhow::Result<()> {
         if self == Lint::WhileBuilding {
             let sysroot = Command::new("rustc")
                 .args(["--print", "sysroot"])
