@@ -227,32 +227,35 @@ pub(super) fn strong_updates(
         .collect();
     // Each read's replacement, computed on the facts as extracted.
     let mut replacements: FxHashMap<(u32, Vec<u32>), ValueExpr> = FxHashMap::default();
-    let mut definitions_of: FxHashMap<Place, Definitions> = FxHashMap::default();
+    // Per place, once: its definitions, or `None` where it is not narrowed.
+    let mut definitions_of: FxHashMap<Place, Option<Definitions>> = FxHashMap::default();
     for (u, path) in reads {
         let Some(&name) = names.get(u as usize) else {
             continue;
         };
-        if replacements.contains_key(&(u, path.clone()))
-            || !(1..path.len()).all(|len| hidden(name, &path[..len]))
-        {
+        let read = (u, path);
+        if replacements.contains_key(&read) {
             continue;
         }
-        // A store to a prefix is a definition of every path below it: past
-        // a few, deeper reads keep every store rather than copy them into
-        // each path's list (quadratic in a file of many of both).
-        let prefix_stores: usize = (1..path.len())
-            .map(|len| {
-                stores_of
-                    .get(&(name, path[..len].to_vec()))
-                    .map_or(0, Vec::len)
-            })
-            .sum();
-        if prefix_stores > MAX_BINDINGS {
-            continue;
-        }
+        let path = read.1.as_slice();
         let definitions = definitions_of
-            .entry((name, path.clone()))
+            .entry((name, path.to_vec()))
             .or_insert_with(|| {
+                if !(1..path.len()).all(|len| hidden(name, &path[..len])) {
+                    return None;
+                }
+                // A store to a prefix is a definition of every path below
+                // it: past a few, deeper reads keep every store rather than
+                // copy them into each path's list (quadratic in a file of
+                // many of both).
+                let prefixes: Vec<&[usize]> = (1..path.len())
+                    .filter_map(|len| stores_of.get(&(name, path[..len].to_vec())))
+                    .map(Vec::as_slice)
+                    .collect();
+                if prefixes.iter().map(|s| s.len()).sum::<usize>() > MAX_BINDINGS {
+                    return None;
+                }
+                let own = stores_of.get(&(name, path.to_vec())).map(Vec::as_slice);
                 let mut definitions: Vec<(Definition, (u32, u32))> = bindings
                     .get(&name)
                     .into_iter()
@@ -263,22 +266,19 @@ pub(super) fn strong_updates(
                     })
                     .collect();
                 // Stores to the path and to each of its prefixes.
-                for len in 1..=path.len() {
-                    definitions.extend(
-                        stores_of
-                            .get(&(name, path[..len].to_vec()))
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|index| {
-                                Some((Definition::Store(*index), keyed.get(*index)?.at))
-                            }),
-                    );
+                for index in prefixes.into_iter().chain(own).flatten() {
+                    if let Some(stored) = keyed.get(*index) {
+                        definitions.push((Definition::Store(*index), stored.at));
+                    }
                 }
                 // Stable: a binding and a store at one position keep source order.
                 definitions.sort_by_key(|(_, at)| at.0);
                 let order = (0..u32::try_from(definitions.len()).unwrap_or(0)).collect();
-                (definitions, order)
+                Some((definitions, order))
             });
+        let Some(definitions) = definitions else {
+            continue;
+        };
         let (definitions, order) = (definitions.0.as_slice(), definitions.1.as_slice());
         let at = |d: u32| definitions.get(d as usize).map_or((0, 0), |(_, at)| *at);
         let (pos, block) = use_at.get(u as usize).copied().unwrap_or((0, 0));
@@ -298,7 +298,7 @@ pub(super) fn strong_updates(
                 },
                 Some(Definition::Binding(b)) => {
                     match display_bindings.get(b as usize).copied().flatten() {
-                        Some(value) => (value, path.as_slice()),
+                        Some(value) => (value, path),
                         None => {
                             known = false;
                             continue;
@@ -325,7 +325,7 @@ pub(super) fn strong_updates(
         } else {
             ValueExpr::union(values)
         };
-        replacements.insert((u, path), value);
+        replacements.insert(read, value);
     }
     if replacements.is_empty() {
         return;
