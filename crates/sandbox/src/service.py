@@ -200,15 +200,21 @@ def listening(port):
     return None
 
 
-def zombie(pid):
+def running_since(pid):
+    """The start time (clock ticks after boot) of `pid` while it runs; None
+    once it has ended or is a zombie. The start time tells a process from a
+    later one given the same pid."""
     try:
         with open("/proc/%d/stat" % pid, "rb") as f:
             stat = f.read(4096)
     except OSError:
-        return True
-    # The state follows the command name, which may itself hold ") ".
+        return None
+    # The fields follow the command name, which may itself hold ") ": the
+    # state first, the start time 20th.
     rest = stat.rpartition(b")")[2].split()
-    return not rest or rest[0] in (b"Z", b"X")
+    if len(rest) < 20 or rest[0] in (b"Z", b"X"):
+        return None
+    return rest[19]
 
 
 def command_of(pid):
@@ -224,12 +230,19 @@ class Processes:
     """The service's processes: in a PID namespace of the call's own, every
     process but its init and this supervisor (and the test run it is
     waiting for); otherwise those whose environment carries the run's mark,
-    which reaches the descendants that left the process group."""
+    which reaches the descendants that left the process group.
+
+    A process once seen with the mark stays the service's for as long as it
+    runs, whatever its environment shows later: while a process execs, the
+    kernel shows it no environment at all, and a daemon may exec with a
+    cleared one."""
 
     def __init__(self, marker, namespace):
         self.needle = ("%s=%s" % (MARK, marker)).encode()
         self.namespace = namespace
         self.exclude = {1, os.getpid()}
+        # pid -> start time of the processes seen with the mark.
+        self.marked = {}
 
     def live(self):
         found = []
@@ -241,9 +254,12 @@ class Processes:
             if not name.isdigit():
                 continue
             pid = int(name)
-            if pid in self.exclude or zombie(pid):
+            if pid in self.exclude:
                 continue
-            if not self.namespace:
+            since = running_since(pid)
+            if since is None:
+                continue
+            if not self.namespace and self.marked.get(pid) != since:
                 try:
                     with open("/proc/%d/environ" % pid, "rb") as f:
                         environ = f.read(1 << 20)
@@ -251,6 +267,7 @@ class Processes:
                     continue
                 if self.needle not in environ.split(b"\0"):
                     continue
+                self.marked[pid] = since
             found.append((pid, command_of(pid)))
         return found
 

@@ -257,6 +257,53 @@ async fn every_readiness_kind_is_told_apart() {
     }
 }
 
+/// A process of the service is found by the mark in its environment; once
+/// found it stays the service's whatever its environment becomes: while it
+/// execs the kernel shows no environment at all (the CI failure this
+/// reproduces: `setsid` turning into `sleep` read as "every daemon ended"),
+/// and a daemon may exec with a cleared one on purpose.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_daemon_that_execs_without_the_mark_is_still_followed_and_killed() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    for isolation in
+        isolations_or_skip("a_daemon_that_execs_without_the_mark_is_still_followed_and_killed")
+    {
+        let dir = workdir();
+        let sandbox = sandbox_for(dir.path(), isolation, &[]).await;
+        let mut plan = ServicePlan::new(
+            service(
+                dir.path(),
+                &[
+                    "sh",
+                    "-c",
+                    "setsid sh -c 'sleep 0.3; exec env -i sleep 31' & exit 0",
+                ],
+            ),
+            free_port(),
+        );
+        plan.startup_timeout = Duration::from_millis(1500);
+        let report = sandbox.run_service(&plan).await.unwrap();
+        assert!(
+            matches!(report.readiness, Readiness::NeverListened { after_ms } if after_ms >= 1500),
+            "{isolation}: {report:#?}"
+        );
+        assert!(!report.foreground, "{report:#?}");
+        let daemon = report
+            .leftovers
+            .iter()
+            .find(|l| l.contains("sleep 31"))
+            .unwrap_or_else(|| panic!("{isolation}: the daemon is not listed: {report:#?}"));
+        if isolation == Isolation::Process {
+            let pid: u32 = daemon.split(' ').next().unwrap().parse().unwrap();
+            let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline"));
+            assert!(
+                !cmdline.unwrap_or_default().contains("sleep"),
+                "the daemon {pid} still runs"
+            );
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_service_cannot_read_write_or_trace_its_supervisor() {
     let _one = ONE_AT_A_TIME.lock().await;
