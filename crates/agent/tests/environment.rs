@@ -38,6 +38,9 @@ async fn a_missing_requirement_is_named_and_the_package_still_imports() {
     assert!(!report.reused);
     // uv cannot be installed offline: pip did the work, and says so.
     assert_eq!(report.installer, agent::environment::Installer::Pip);
+    // Nor was it tried: with no registry and no --find-links, there is
+    // nothing for pip to install it from.
+    assert!(!cache.join(".tools").exists(), "uv was tried offline");
     // pyproject.toml's, then requirements.txt's (files in name order).
     assert_eq!(
         report.requirements,
