@@ -1141,7 +1141,11 @@ fn uv_location(cache_dir: &Path) -> (PathBuf, PathBuf) {
 /// arguments (`-f`, and the prefixes of `--find-links` that pip accepts as
 /// abbreviations).
 fn uv_obtainable(request: &EnvironmentRequest, cache_dir: &Path) -> bool {
-    let find_links = |arg: &String| arg.starts_with("-f") || arg.starts_with("--f");
+    let find_links = |arg: &String| {
+        let option = arg.split('=').next().unwrap_or_default();
+        (arg.starts_with("-f") && !arg.starts_with("--"))
+            || (option.len() >= "--fi".len() && "--find-links".starts_with(option))
+    };
     request.package_registry
         || request.pip_args.iter().any(find_links)
         || std::fs::metadata(uv_location(cache_dir).1).is_ok_and(|m| m.is_file())
@@ -1194,6 +1198,33 @@ pub fn venv_path(venv: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uv_is_tried_only_where_pip_could_fetch_it() {
+        let cache = tempfile::tempdir().unwrap();
+        let mut request = EnvironmentRequest::new("/repo", cache.path());
+        assert!(uv_obtainable(&request, cache.path()), "the registry");
+        request.package_registry = false;
+        assert!(!uv_obtainable(&request, cache.path()));
+        for args in [
+            &["--find-links", "/w"][..],
+            &["--find-links=/w"],
+            &["--fi", "/w"],
+            &["-f", "/w"],
+            &["-f/w"],
+        ] {
+            request.pip_args = args.iter().map(|a| (*a).to_owned()).collect();
+            assert!(uv_obtainable(&request, cache.path()), "{args:?}");
+        }
+        for args in [&["--force-reinstall"][..], &["--no-index"], &["--f", "/w"]] {
+            request.pip_args = args.iter().map(|a| (*a).to_owned()).collect();
+            assert!(!uv_obtainable(&request, cache.path()), "{args:?}");
+        }
+        let (_, uv) = uv_location(cache.path());
+        std::fs::create_dir_all(uv.parent().unwrap()).unwrap();
+        std::fs::write(&uv, "").unwrap();
+        assert!(uv_obtainable(&request, cache.path()), "installed already");
+    }
 
     fn report() -> EnvironmentReport {
         EnvironmentReport {
